@@ -1,0 +1,57 @@
+"""Little Dragon's language core: the Dragon schedule language.
+
+Public API:
+    from_trace_json(trace_json, *, workload=None, target=None) -> str
+    to_trace_json(text) -> list
+    parse(text) -> (Script, diagnostics)
+    check_text(text) -> (Program, diagnostics)
+    format_text(text) -> str
+    DragonError, Diagnostic, Span
+
+Invariants (see ARCHITECTURE.md): this package's core does no I/O, never
+imports TVM (only `dragon_dsl.tvm` does), and never evaluates user text.
+"""
+
+from __future__ import annotations
+
+from dragon_dsl.check import Program, check
+from dragon_dsl.codec.decode import decode
+from dragon_dsl.codec.encode import encode
+from dragon_dsl.diagnostics import Diagnostic, DragonError, Severity, Span
+from dragon_dsl.format import format_script, format_text
+from dragon_dsl.syntax import printer
+from dragon_dsl.syntax.parser import parse
+from dragon_dsl.table import BY_KIND, BY_NAME, INSTRUCTIONS
+
+__all__ = [
+    "BY_KIND", "BY_NAME", "INSTRUCTIONS", "Diagnostic", "DragonError", "Program", "Severity", "Span",
+    "check_text", "format_text", "from_trace_json", "parse", "to_trace_json", "to_program",
+]
+
+
+def check_text(text: str, extents=None):
+    """Parse and type-check; returns (Program, diagnostics sorted by position)."""
+    script, diags = parse(text)
+    program, more = check(script, extents)
+    return program, diags + more
+
+
+def to_program(text: str) -> Program:
+    """Parse and check; raise DragonError when there is any error."""
+    program, diags = check_text(text)
+    if any(d.severity is Severity.ERROR for d in diags):
+        raise DragonError(diags)
+    return program
+
+
+def to_trace_json(text: str) -> list:
+    """Script text -> TVM trace JSON `[instructions, decisions]` (plain Python lists)."""
+    return encode(to_program(text))
+
+
+def from_trace_json(trace_json, *, workload=None, target=None) -> str:
+    """TVM trace JSON (the plain form of `Trace.as_json(remove_postproc=False)`) -> canonical script text."""
+    script, diags = decode(trace_json, workload=workload, target=target)
+    if script is None:
+        raise DragonError(diags, "<trace>")
+    return printer.script(script)

@@ -1,0 +1,605 @@
+"""The typed checker: gives a parsed script its meaning, from the instruction table.
+
+`check(script)` never raises on user text. It returns a `Program` (every
+instruction bound to its table entry, arguments typed) and diagnostics:
+define-before-use, argument kinds, arity, attribute domains, decision shapes,
+duplicate names, unused results of pure instructions and explanation links.
+A program with error diagnostics must not be encoded.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from dragon_dsl import diagnostics as dg
+from dragon_dsl.codec import index_map as imap
+from dragon_dsl.diagnostics import Diagnostic, Related, Span
+from dragon_dsl.syntax import ast
+from dragon_dsl.table import (
+    BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, RESERVED, SCOPE_PREFIXES, SECTIONS, STORAGE_SCOPES,
+    Instruction, Param,
+)
+from dragon_dsl.values import Buffer, Ref
+
+DISCARD = "_"
+
+
+@dataclass
+class BoundInst:
+    """An instruction with its arguments typed and bound to the table's parameters."""
+
+    entry: Instruction
+    stmt: Any  # ast.CallStmt, or ast.Section for enter_postproc
+    args: dict[str, Any]  # parameter name -> typed value; absent: the default
+    outputs: list[str]
+    label: Optional[str] = None
+
+    @property
+    def span(self) -> Span:
+        return self.stmt.span
+
+    def value(self, param: Param):
+        return self.args.get(param.name, param.default)
+
+
+@dataclass
+class ExplainEntry:
+    kind: str
+    name: Optional[str]
+    text: str
+    links: dict[str, list[str]]
+    data: dict[str, Any]
+    stmt: Any
+
+
+@dataclass
+class Program:
+    workload: Optional[str] = None
+    target: Any = None  # a tag string or a dict
+    instructions: list[BoundInst] = field(default_factory=list)
+    explain: list[ExplainEntry] = field(default_factory=list)
+    definitions: dict[str, tuple[str, Span, int]] = field(default_factory=dict)  # name -> (kind, span, inst index)
+    labels: dict[str, int] = field(default_factory=dict)  # label -> instruction index
+
+
+_CONSTANTS = {"None": None, "True": True, "False": False, "inf": math.inf, "nan": math.nan}
+
+
+class _Bad(Exception):
+    """One problem with one argument; turned into a diagnostic by the caller."""
+
+    def __init__(self, code: str, span: Span, message: str, related=()):
+        self.diag = dg.make(code, span, message, tuple(related))
+
+
+def _describe(e) -> str:
+    if isinstance(e, ast.Name):
+        return f"'{e.id}'"
+    if isinstance(e, ast.Str):
+        return "a string"
+    if isinstance(e, ast.Int):
+        return "an integer"
+    if isinstance(e, ast.Float):
+        return "a float"
+    if isinstance(e, ast.ListExpr):
+        return "a list"
+    if isinstance(e, ast.DictExpr):
+        return "a dict"
+    if isinstance(e, ast.TupleExpr):
+        return "a tuple"
+    if isinstance(e, ast.Lambda):
+        return "a lambda"
+    if isinstance(e, ast.Call):
+        return f"a call of '{e.func.id}'"
+    return "an expression"
+
+
+_ARTICLE = {"block": "a block", "loop": "a loop", "value": "a sampled value"}
+
+
+class Checker:
+    def __init__(self, extents: Optional[dict[str, int]] = None):
+        self.diags: list[Diagnostic] = []
+        self.program = Program()
+        self.kinds: dict[str, str] = {}  # variable -> kind
+        self.def_span: dict[str, Span] = {}
+        self.used: set[str] = set()
+        self.extents = extents or {}
+
+    # -- helpers -------------------------------------------------------------------
+
+    def report(self, code: str, span: Span, message: str, related=()):
+        self.diags.append(dg.make(code, span, message, tuple(related)))
+
+    def ref(self, e, kinds: tuple[str, ...], what: str) -> Ref:
+        if not isinstance(e, ast.Name) or e.id in _CONSTANTS:
+            raise _Bad("DRG102", e.span, f"{what} expects {' or '.join(_ARTICLE[k] for k in kinds)}, but got {_describe(e)}")
+        kind = self.kinds.get(e.id)
+        if kind is None:
+            hint = difflib.get_close_matches(e.id, list(self.kinds), n=1)
+            extra = f"; did you mean '{hint[0]}'?" if hint else ""
+            raise _Bad("DRG101", e.span, f"'{e.id}' is not defined before this use{extra}")
+        self.used.add(e.id)
+        if kind not in kinds:
+            raise _Bad("DRG102", e.span,
+                       f"{what} expects {' or '.join(_ARTICLE[k] for k in kinds)}, but '{e.id}' is {_ARTICLE[kind]}",
+                       [Related(self.def_span[e.id], f"'{e.id}' is defined here")])
+        return Ref(e.id, kind)
+
+    def literal(self, e, what: str):
+        """A plain literal: None, bool, int, float, str, list or dict of literals."""
+        if isinstance(e, ast.Name) and e.id in _CONSTANTS:
+            return _CONSTANTS[e.id]
+        if isinstance(e, (ast.Int, ast.Float, ast.Str)):
+            return e.value
+        if isinstance(e, ast.Neg) and isinstance(e.operand, (ast.Int, ast.Float)):
+            return -e.operand.value
+        if isinstance(e, ast.Neg) and isinstance(e.operand, ast.Name) and e.operand.id == "inf":
+            return -math.inf
+        if isinstance(e, ast.ListExpr):
+            return [self.literal(x, what) for x in e.items]
+        if isinstance(e, ast.DictExpr):
+            return self.dict_literal(e, what)
+        if isinstance(e, (ast.BinOp, ast.Neg)):
+            raise _Bad("DRG208", e.span, f"{what}: arithmetic is only allowed inside an index map (lambda)")
+        raise _Bad("DRG102", e.span, f"{what} expects a literal, but got {_describe(e)}")
+
+    def dict_literal(self, e: ast.DictExpr, what: str) -> dict:
+        out = {}
+        for k, v in e.items:
+            if k.value in out:
+                raise _Bad("DRG205", k.span, f"{what}: key \"{k.value}\" is given twice")
+            if isinstance(v, ast.Name) and v.id not in _CONSTANTS:
+                raise _Bad("DRG102", v.span, f"{what}: a dict value cannot be a variable ('{v.id}'); TVM stores dicts as plain data")
+            out[k.value] = self.literal(v, what)
+        return out
+
+    def int_(self, e, what: str) -> int:
+        v = self.literal(e, what)
+        if type(v) is not int:
+            raise _Bad("DRG102", e.span, f"{what} expects an integer, but got {_describe(e)}")
+        return v
+
+    # -- typing one argument ----------------------------------------------------------
+
+    def typed(self, param: Param, e, entry: Instruction):
+        what = f"{entry.name}: '{param.name}'"
+        t = param.type
+        if t in ("block", "loop", "value"):
+            return self.ref(e, (t,), what)
+        if t == "block|loop":
+            return self.ref(e, ("block", "loop"), what)
+        if t == "loop|list[block]":
+            if isinstance(e, ast.ListExpr):
+                return [self.ref(x, ("block",), what) for x in e.items]
+            return self.ref(e, ("loop",), what)
+        if t == "list[block]":
+            if not isinstance(e, ast.ListExpr):
+                raise _Bad("DRG102", e.span, f"{what} expects a list of blocks, but got {_describe(e)}")
+            return [self.ref(x, ("block",), what) for x in e.items]
+        if t == "list[factor]":
+            if not isinstance(e, ast.ListExpr):
+                raise _Bad("DRG102", e.span, f"{what} expects a list of factors, but got {_describe(e)}")
+            out = [self.factor(x, what) for x in e.items]
+            if not out:
+                raise _Bad("DRG207", e.span, f"{what} needs at least one factor")
+            if sum(1 for x in out if x is None) > 1:
+                raise _Bad("DRG207", e.span, f"{what}: at most one factor can be None (inferred)")
+            return out
+        if t in ("list[int]", "list[float]"):
+            if not isinstance(e, ast.ListExpr):
+                raise _Bad("DRG102", e.span, f"{what} expects a list, but got {_describe(e)}")
+            want = int if t == "list[int]" else float
+            out = []
+            for x in e.items:
+                v = self.literal(x, what)
+                if type(v) is not want:
+                    word = "integers" if want is int else "floats (write 1.0, not 1)"
+                    raise _Bad("DRG102", x.span, f"{what} expects a list of {word}, but got {_describe(x)}")
+                out.append(v)
+            return out
+        if t == "int":
+            return self.int_(e, what)
+        if t == "float":
+            v = self.literal(e, what)
+            if type(v) is not float:
+                raise _Bad("DRG102", e.span, f"{what} expects a float, but got {_describe(e)}")
+            return v
+        if t == "bool":
+            v = self.literal(e, what)
+            # A bool parameter is written the way TVM writes it for this kind: True
+            # becomes 1 where TVM writes 1/0; a 0/1 literal stays an integer, so the
+            # MetaSchedule database form (Split's 1/0) survives a round trip.
+            if type(v) is bool:
+                return v if param.bool_json == "bool" else int(v)
+            if type(v) is int and v in (0, 1):
+                return v
+            raise _Bad("DRG102", e.span, f"{what} expects True or False, but got {_describe(e)}")
+        if t in ("str", "scope", "thread", "dtype", "buffer_kind"):
+            if not isinstance(e, ast.Str):
+                raise _Bad("DRG102", e.span, f"{what} expects a string, but got {_describe(e)}")
+            self.domain(t, e, what)
+            return e.value
+        if t == "buffer":
+            if (isinstance(e, ast.Call) and e.func.id in ("read", "write") and len(e.args) == 1
+                    and e.args[0].name is None):
+                idx = self.int_(e.args[0].value, what)
+                if idx < 0:
+                    raise _Bad("DRG207", e.args[0].span, f"{what}: a buffer index cannot be negative")
+                return Buffer(e.func.id, idx)
+            raise _Bad("DRG102", e.span, f"{what} expects read(i) or write(i), but got {_describe(e)}")
+        if t in ("index_map", "index_map?"):
+            if t.endswith("?") and isinstance(e, ast.Name) and e.id == "None":
+                return None
+            if not isinstance(e, ast.Lambda):
+                raise _Bad("DRG102", e.span, f"{what} expects an index map (a lambda), but got {_describe(e)}")
+            m, diags = imap.from_lambda(e, self.is_value)
+            if diags:
+                raise _Bad(diags[0].code, diags[0].span, f"{what}: {diags[0].message}")
+            for name in m.free_vars():
+                self.used.add(name)
+            return m
+        if t == "any":
+            return self.any_value(e, what)
+        raise AssertionError(f"unknown type {t!r} in the instruction table")  # pragma: no cover
+
+    def is_value(self, name: str) -> bool:
+        return self.kinds.get(name) == "value"
+
+    def factor(self, e, what):
+        if isinstance(e, ast.Name) and e.id == "None":
+            return None
+        if isinstance(e, ast.Name):
+            return self.ref(e, ("value",), what)
+        if isinstance(e, (ast.BinOp, ast.Neg)) and not (isinstance(e, ast.Neg) and isinstance(e.operand, ast.Int)):
+            raise _Bad("DRG208", e.span, f"{what}: a factor must be a sampled value, an integer or None; "
+                       "TVM cannot write a composite factor into a trace")
+        v = self.int_(e, what)
+        if v < 1:
+            raise _Bad("DRG207", e.span, f"{what}: a factor must be positive, got {v}")
+        return v
+
+    def any_value(self, e, what):
+        if isinstance(e, ast.Name) and e.id not in _CONSTANTS:
+            return self.ref(e, ("value",), what)
+        if isinstance(e, ast.ListExpr):
+            return [self.any_value(x, what) for x in e.items]
+        return self.literal(e, what)
+
+    def domain(self, t, e: ast.Str, what):
+        v = e.value
+        if t == "scope":
+            if v in STORAGE_SCOPES or v.startswith(SCOPE_PREFIXES):
+                return
+            hint = difflib.get_close_matches(v, STORAGE_SCOPES, n=1)
+            raise _Bad("DRG207", e.span, f"{what}: '{v}' is not a storage scope"
+                       + (f"; did you mean '{hint[0]}'?" if hint else ""))
+        allowed = DOMAINS.get(t)
+        if allowed and v not in allowed:
+            hint = difflib.get_close_matches(v, allowed, n=1)
+            word = {"thread": "a thread axis", "dtype": "a data type", "buffer_kind": "\"read\" or \"write\""}[t]
+            raise _Bad("DRG207", e.span, f"{what}: '{v}' is not {word}" + (f"; did you mean '{hint[0]}'?" if hint else ""))
+
+    # -- binding a call to its parameters ---------------------------------------------
+
+    def bind(self, entry: Instruction, call: ast.Call) -> Optional[dict[str, Any]]:
+        params = list(entry.params)
+        given: dict[str, tuple[Param, Any]] = {}
+        ok = True
+        positional = [p for p in params if p.slot.section != "decision"]
+        pi = 0
+        variadic_items: list = []
+        variadic_param = next((p for p in params if p.variadic), None)
+        seen_keyword = False
+        for arg in call.args:
+            if arg.name is None:
+                if seen_keyword:
+                    self.report("DRG002", arg.span, f"{entry.name}: a positional argument cannot follow a keyword argument")
+                    ok = False
+                    continue
+                if pi < len(positional) and positional[pi].variadic:
+                    variadic_items.append(arg.value)
+                    continue
+                if pi >= len(positional):
+                    self.report("DRG203", arg.span, f"{entry.name} takes at most {len(positional)} positional "
+                                f"argument(s): {entry.signature()}")
+                    ok = False
+                    continue
+                p = positional[pi]
+                pi += 1
+                given[p.name] = (p, arg.value)
+            else:
+                seen_keyword = True
+                p = entry.param(arg.name.id)
+                if p is None or p.variadic:
+                    hint = difflib.get_close_matches(arg.name.id, [q.name for q in params if not q.variadic], n=1)
+                    self.report("DRG204", arg.name.span, f"{entry.name} has no parameter '{arg.name.id}'"
+                                + (f"; did you mean '{hint[0]}'?" if hint else ""))
+                    ok = False
+                    continue
+                if p.name in given:
+                    self.report("DRG205", arg.span, f"{entry.name}: '{p.name}' is given twice")
+                    ok = False
+                    continue
+                given[p.name] = (p, arg.value)
+        out: dict[str, Any] = {}
+        if variadic_param is not None:
+            if not variadic_items:
+                self.report("DRG202", call.span, f"{entry.name} needs at least one {variadic_param.type}: {entry.signature()}")
+                ok = False
+            refs = []
+            for x in variadic_items:
+                try:
+                    refs.append(self.typed(variadic_param, x, entry))
+                except _Bad as b:
+                    self.diags.append(b.diag)
+                    ok = False
+            out[variadic_param.name] = refs
+        for p in params:
+            if p.variadic:
+                continue
+            if p.name not in given:
+                if p.required:
+                    self.report("DRG202", call.span, f"{entry.name} is missing '{p.name}': {entry.signature()}")
+                    ok = False
+                continue
+            try:
+                out[p.name] = self.typed(p, given[p.name][1], entry)
+            except _Bad as b:
+                self.diags.append(b.diag)
+                ok = False
+        return out if ok else None
+
+    # -- decisions ------------------------------------------------------------------------
+
+    def check_decision(self, entry: Instruction, args: dict, call: ast.Call):
+        if "decision" not in args or args["decision"] is None:
+            return
+        node = next((a.value for a in call.args if a.name is not None and a.name.id == "decision"), call)
+        d = args["decision"]
+        shape = entry.decision
+        if shape == "index":
+            n = len(args.get("candidates", []))
+            if not 0 <= d < n:
+                self.report("DRG302", node.span, f"{entry.name}: decision {d} is not an index into {n} candidate(s)")
+        elif shape == "location":
+            if d < -2:
+                self.report("DRG302", node.span, f"{entry.name}: decision {d} must be -2 (inline), -1 (root) or a loop index >= 0")
+        elif shape == "tile":
+            n = args.get("n")
+            if isinstance(n, int) and len(d) != n:
+                self.report("DRG301", node.span, f"{entry.name}: decision has {len(d)} factor(s), but n={n}")
+                return
+            if any(x < 1 for x in d):
+                self.report("DRG302", node.span, f"{entry.name}: every tile factor must be positive")
+                return
+            loop = args.get("loop")
+            extent = self.extents.get(loop.name) if isinstance(loop, Ref) else None
+            if extent is not None and shape == "tile" and entry.name == "sample_perfect_tile" and math.prod(d) != extent:
+                self.report("DRG303", node.span,
+                            f"{entry.name}: the factors multiply to {math.prod(d)}, but loop '{loop.name}' has extent {extent}")
+
+    # -- results ---------------------------------------------------------------------------
+
+    def expected_results(self, entry: Instruction, args: dict) -> Optional[int]:
+        c = entry.results.count
+        if isinstance(c, int):
+            return c
+        if c == "n":
+            n = args.get("n")
+            return n if isinstance(n, int) else None
+        if c == "factors":
+            return len(args.get("factors", [])) or None
+        return None  # "*"
+
+    def define(self, names: list[ast.Name], kind: str, index: int):
+        for n in names:
+            if n.id == DISCARD:
+                continue
+            if n.id in RESERVED or n.id in BY_NAME or n.id in SECTIONS or n.id in DIRECTIVES:
+                self.report("DRG105", n.span, f"'{n.id}' is a reserved name and cannot be bound")
+                continue
+            if n.id in self.kinds or n.id in self.program.labels:
+                self.report("DRG103", n.span, f"'{n.id}' is already defined",
+                            [Related(self.def_span[n.id], f"'{n.id}' is first defined here")])
+                continue
+            self.kinds[n.id] = kind
+            self.def_span[n.id] = n.span
+            self.program.definitions[n.id] = (kind, n.span, index)
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def run(self, script: ast.Script) -> Program:
+        mode = "header"
+        seen_directives: dict[str, Span] = {}
+        for stmt in script.statements:
+            if isinstance(stmt, ast.Directive):
+                self.directive(stmt, mode, seen_directives)
+                continue
+            if isinstance(stmt, ast.Section):
+                name = stmt.name.id
+                if name == "explain":
+                    mode = "explain"
+                elif name in SECTIONS:
+                    if mode == "explain":
+                        self.report("DRG403", stmt.span, f"'{name}:' cannot follow 'explain:'; the explanation comes last")
+                        continue
+                    mode = name
+                    self.program.instructions.append(BoundInst(SECTIONS[name], stmt, {}, []))
+                else:
+                    hint = difflib.get_close_matches(name, list(SECTIONS) + ["explain"], n=1)
+                    self.report("DRG403", stmt.name.span, f"unknown section '{name}:'" + (f"; did you mean '{hint[0]}:'?" if hint else "")
+                                + " (sections: postproc:, explain:)")
+                continue
+            if mode == "explain":
+                self.explain_stmt(stmt)
+                continue
+            if mode == "header":
+                mode = "body"
+            self.instruction(stmt)
+        self.finish()
+        return self.program
+
+    def directive(self, stmt: ast.Directive, mode: str, seen: dict):
+        name = stmt.name.id
+        if name not in DIRECTIVES:
+            hint = difflib.get_close_matches(name, list(DIRECTIVES), n=1)
+            self.report("DRG401", stmt.name.span, f"unknown header directive '{name}'"
+                        + (f"; did you mean '{hint[0]}'?" if hint else "") + " (directives: workload, target)")
+            return
+        if mode != "header":
+            self.report("DRG402", stmt.span, f"'{name}' belongs in the header, before the first instruction")
+            return
+        if name in seen:
+            self.report("DRG406", stmt.span, f"'{name}' is given twice", [Related(seen[name], "first given here")])
+            return
+        seen[name] = stmt.span
+        try:
+            value = self.literal(stmt.value, name)
+        except _Bad as b:
+            self.diags.append(b.diag)
+            return
+        if name == "workload" and not isinstance(value, str):
+            self.report("DRG102", stmt.value.span, "workload expects a file path string")
+            return
+        if name == "target" and not isinstance(value, (str, dict)):
+            self.report("DRG102", stmt.value.span, "target expects a tag string or a JSON object")
+            return
+        setattr(self.program, name, value)
+
+    def instruction(self, stmt: ast.CallStmt):
+        name = stmt.call.func.id
+        entry = BY_NAME.get(name)
+        if entry is None or entry.section:
+            if name in EXPLAIN_KINDS:
+                msg = f"'{name}' is an explanation entry; it belongs after 'explain:'"
+            else:
+                hint = difflib.get_close_matches(name, [i.name for i in BY_NAME.values() if not i.section], n=1)
+                msg = f"unknown instruction '{name}'" + (f"; did you mean '{hint[0]}'?" if hint else "")
+            self.report("DRG201", stmt.call.func.span, msg)
+            self.define(stmt.targets, "unknown", -1)  # keep later uses from cascading
+            return
+        index = len(self.program.instructions)
+        if stmt.label is not None:
+            self.define_label(stmt.label, index)
+        args = self.bind(entry, stmt.call)
+        if args is None:
+            self.define(stmt.targets, entry.results.kind or "unknown", index)
+            return
+        self.check_decision(entry, args, stmt.call)
+        want = self.expected_results(entry, args)
+        got = len(stmt.targets)
+        if want is not None and got != want:
+            if want == 0:
+                msg = f"{entry.name} binds no result, but {got} name(s) are assigned"
+            else:
+                msg = f"{entry.name} binds {want} result(s) here, but {got} name(s) are assigned"
+            self.report("DRG206", stmt.targets[0].span.cover(stmt.targets[-1].span) if stmt.targets else stmt.call.span, msg)
+        elif entry.results.count == 0 and got:
+            self.report("DRG206", stmt.targets[0].span, f"{entry.name} binds no result")
+        self.define(stmt.targets, entry.results.kind or "unknown", index)
+        self.program.instructions.append(
+            BoundInst(entry, stmt, args, [t.id for t in stmt.targets], stmt.label.id if stmt.label else None))
+
+    def define_label(self, label: ast.Name, index: int):
+        if label.id in self.program.labels or label.id in self.kinds:
+            self.report("DRG103", label.span, f"'{label.id}' is already defined",
+                        [Related(self.def_span[label.id], f"'{label.id}' is first defined here")])
+            return
+        if label.id in RESERVED:
+            self.report("DRG105", label.span, f"'{label.id}' is a reserved name")
+            return
+        self.program.labels[label.id] = index
+        self.def_span[label.id] = label.span
+
+    def explain_stmt(self, stmt: ast.CallStmt):
+        name = stmt.call.func.id
+        kind = EXPLAIN_KINDS.get(name)
+        if kind is None:
+            hint = difflib.get_close_matches(name, list(EXPLAIN_KINDS), n=1)
+            self.report("DRG405", stmt.call.func.span, f"'{name}' is not an explanation entry"
+                        + (f"; did you mean '{hint[0]}'?" if hint else "") + " (entries: fact, rationale, effect)")
+            return
+        if stmt.label is not None or len(stmt.targets) > 1:
+            self.report("DRG405", stmt.span, f"an explanation entry is written 'name = {name}(\"text\", ...)'")
+            return
+        text = None
+        links: dict[str, list[str]] = {}
+        data: dict[str, Any] = {}
+        for arg in stmt.call.args:
+            if arg.name is None:
+                if text is None and isinstance(arg.value, ast.Str):
+                    text = arg.value.value
+                    continue
+                self.report("DRG405", arg.span, f"{name}: the only positional argument is its text, a string")
+                continue
+            key = arg.name.id
+            if key in kind.links:
+                items = arg.value.items if isinstance(arg.value, ast.ListExpr) else [arg.value]
+                names = []
+                for it in items:
+                    if not isinstance(it, ast.Name):
+                        self.report("DRG405", it.span, f"{name}: '{key}' links to names, got {_describe(it)}")
+                        continue
+                    names.append(it)
+                links[key] = names
+            elif kind.free_data:
+                try:
+                    data[key] = self.literal(arg.value, f"{name}: '{key}'")
+                except _Bad as b:
+                    self.diags.append(b.diag)
+            else:
+                self.report("DRG405", arg.name.span, f"{name} has no field '{key}' (fields: {', '.join(kind.links)})")
+        if text is None:
+            self.report("DRG405", stmt.call.span, f"{name} needs its text as the first argument")
+        target = stmt.targets[0].id if stmt.targets else None
+        if stmt.targets:
+            t = stmt.targets[0]
+            if t.id in self.kinds or t.id in self.program.labels or t.id in self._explain_names:
+                self.report("DRG103", t.span, f"'{t.id}' is already defined",
+                            [Related(self.def_span[t.id], f"'{t.id}' is first defined here")])
+            else:
+                self._explain_names[t.id] = name
+                self.def_span[t.id] = t.span
+        self.program.explain.append(ExplainEntry(name, target, text or "", {k: [n.id for n in v] for k, v in links.items()},
+                                                 data, stmt))
+        self._pending_links.append((kind, links))
+
+    _explain_names: dict
+    _pending_links: list
+
+    def finish(self):
+        # explanation links: to instructions (labels or variables they define) or to entries of a kind
+        for kind, links in self._pending_links:
+            for key, names in links.items():
+                wanted = kind.links[key]
+                for n in names:
+                    if "instruction" in wanted and (n.id in self.program.labels or n.id in self.program.definitions):
+                        self.used.add(n.id)
+                        continue
+                    if self._explain_names.get(n.id) in wanted:
+                        continue
+                    what = " or ".join("an instruction label or result" if w == "instruction" else f"a {w}" for w in wanted)
+                    self.report("DRG404", n.span, f"'{key}' links to '{n.id}', which is not {what} of this script")
+        # unused results of pure instructions
+        for inst in self.program.instructions:
+            if not inst.entry.pure or inst.label:
+                continue
+            if DISCARD in inst.outputs or any(o in self.used for o in inst.outputs):
+                continue
+            targets = inst.stmt.targets
+            span = targets[0].span.cover(targets[-1].span) if targets else inst.stmt.call.span
+            what = {0: "it binds no result", 1: "its result is never used"}.get(len(targets), "its results are never used")
+            self.report("DRG104", span, f"{inst.entry.name} has no effect: {what}")
+
+
+def check(script: ast.Script, extents: Optional[dict[str, int]] = None) -> tuple[Program, list[Diagnostic]]:
+    """Type-check a parsed script. `extents` maps loop variables to known extents (after a replay)."""
+    c = Checker(extents)
+    c._explain_names = {}
+    c._pending_links = []
+    program = c.run(script)
+    return program, sorted(c.diags, key=lambda d: (d.span.line, d.span.column))

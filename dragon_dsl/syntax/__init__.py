@@ -1,0 +1,1 @@
+"""Syntax layer: the tree, the parser and the printer. Knows no instruction names."""

@@ -1,0 +1,323 @@
+"""Parsing: text -> (Script, diagnostics). Never raises on user text.
+
+The fast path parses the whole text with one LALR pass and an inline
+transformer (no intermediate parse tree). When that fails, the text is cut
+into logical lines (a statement may continue over lines inside brackets) and
+each line is parsed on its own, so one slip yields one diagnostic and the
+rest of the script is still understood.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from dragon_dsl import diagnostics as dg
+from dragon_dsl.diagnostics import Diagnostic, Span
+from dragon_dsl.syntax import ast
+
+_OPEN = {"LPAR", "LSQB", "LBRACE"}
+_CLOSE = {"RPAR", "RSQB", "RBRACE"}
+
+
+class _BracketNewlines:
+    """Post-lexer: newlines inside brackets do not end a statement."""
+
+    always_accept = ("_NL",)
+
+    def process(self, stream):
+        depth = 0
+        for tok in stream:
+            if tok.type in _OPEN:
+                depth += 1
+            elif tok.type in _CLOSE:
+                depth = max(0, depth - 1)
+            elif tok.type == "_NL" and depth:
+                continue
+            yield tok
+
+
+def _tspan(tok: Token) -> Span:
+    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
+
+
+def _span_of(item) -> Span:
+    if isinstance(item, Token):
+        return _tspan(item)
+    if isinstance(item, list):  # targets, args
+        return _span_of(item[0]).cover(_span_of(item[-1]))
+    return item.span
+
+
+def _cover(children) -> Span:
+    """The span from the first to the last child (tokens are kept for this)."""
+    items = [c for c in children if c is not None and c != [] and not (isinstance(c, Token) and c.type == "_NL")]
+    first, last = _span_of(items[0]), _span_of(items[-1])
+    return Span(first.line, first.column, last.end_line, last.end_column)
+
+
+def _nodes(children):
+    """Children without punctuation tokens and empty optionals."""
+    return [c for c in children if c is not None and not (isinstance(c, Token) and c.type != "NAME")]
+
+
+class _Builder(Transformer):
+    """Builds `ast` nodes while the LALR parser reduces (kept tokens give spans)."""
+
+    def start(self, children):
+        return [c for c in children if not isinstance(c, Token)]
+
+    def line(self, children):
+        return _nodes(children)[0]
+
+    def directive(self, children):
+        name, value = _nodes(children)
+        return ast.Directive(_cover(children), ast.Name(_tspan(name), str(name)), value)
+
+    def section(self, children):
+        (name,) = _nodes(children)
+        return ast.Section(_cover(children), ast.Name(_tspan(name), str(name)))
+
+    def label(self, children):
+        (name,) = _nodes(children)
+        return ast.Name(_tspan(name), str(name))
+
+    def targets(self, children):
+        return [ast.Name(_tspan(t), str(t)) for t in _nodes(children)]
+
+    def assign(self, children):
+        label, targets, call = [c for c in children if not isinstance(c, Token)]
+        return ast.CallStmt(_cover(children), label, targets, call)
+
+    def call_stmt(self, children):
+        label, call = children
+        return ast.CallStmt(_cover(children), label, [], call)
+
+    def call(self, children):
+        nodes = _nodes(children)
+        name, args = nodes[0], (nodes[1] if len(nodes) > 1 else [])
+        return ast.Call(_cover(children), ast.Name(_tspan(name), str(name)), args)
+
+    def args(self, children):
+        out = []
+        for c in _nodes(children):
+            out.append(c if isinstance(c, ast.Arg) else ast.Arg(c.span, None, c))
+        return out
+
+    def kwarg(self, children):
+        name, value = _nodes(children)
+        return ast.Arg(_cover(children), ast.Name(_tspan(name), str(name)), value)
+
+    def lambda_(self, children):
+        nodes = [c for c in children if not isinstance(c, Token)]
+        params, body = (nodes if len(nodes) == 2 else ([], nodes[0]))
+        return ast.Lambda(_cover(children), params or [], body)
+
+    def plain_params(self, children):
+        return [ast.Param(_tspan(t), str(t), None) for t in _nodes(children)]
+
+    def typed_params(self, children):
+        return [c for c in children if not isinstance(c, Token)]
+
+    def typed_param(self, children):
+        name, dtype = _nodes(children)
+        return ast.Param(_cover(children), str(name), str(dtype))
+
+    def _bin(op):  # noqa: N805 - builds the operator callbacks below
+        def method(self, children):
+            left, right = children[0], children[-1]
+            return ast.BinOp(_cover(children), op, left, right)
+
+        return method
+
+    add, sub, mul, floordiv, floormod = _bin("+"), _bin("-"), _bin("*"), _bin("//"), _bin("%")
+    del _bin
+
+    def neg(self, children):
+        return ast.Neg(_cover(children), children[-1])
+
+    def paren(self, children):
+        return children[1]
+
+    def name(self, children):
+        (tok,) = children
+        return ast.Name(_tspan(tok), str(tok))
+
+    def string(self, children):
+        (tok,) = children
+        return ast.Str(_tspan(tok), json.loads(tok))
+
+    def int(self, children):
+        (tok,) = children
+        return ast.Int(_tspan(tok), int(tok))
+
+    def float(self, children):
+        (tok,) = children
+        return ast.Float(_tspan(tok), float(tok))
+
+    def list(self, children):
+        return ast.ListExpr(_cover(children), [c for c in children if not isinstance(c, Token) and c is not None])
+
+    def tuple(self, children):
+        return ast.TupleExpr(_cover(children), [c for c in children if not isinstance(c, Token) and c is not None])
+
+    def dict(self, children):
+        return ast.DictExpr(_cover(children), [c for c in children if not isinstance(c, Token) and c is not None])
+
+    def pair(self, children):
+        key, value = children[0], children[-1]
+        return (ast.Str(_tspan(key), json.loads(key)), value)
+
+
+def grammar_text() -> str:
+    """The Lark grammar shipped with the package (grammar/dragon.lark in the repository)."""
+    return resources.files("dragon_grammar").joinpath("dragon.lark").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=None)
+def _parser() -> Lark:
+    return Lark(
+        grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        start=["start", "line"],
+        keep_all_tokens=True,
+        maybe_placeholders=True,
+        postlex=_BracketNewlines(),
+        transformer=_Builder(),
+    )
+
+
+# A scanner that knows strings, comments and brackets; used for comments,
+# blank lines and for cutting the text into logical lines on the slow path.
+_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[\[\](){}]|\n')
+
+
+def _scan(text: str):
+    """Return (comments, logical_lines). comments: [(line, col, text)];
+    logical_lines: [(first_line, start_offset, end_offset)]."""
+    comments = []
+    logical = []
+    line = 1
+    line_start = 0
+    depth = 0
+    stmt_start, stmt_line = 0, 1
+    for m in _SCAN.finditer(text):
+        tok = m.group()
+        c = tok[0]
+        if c == "\n":
+            line += 1
+            line_start = m.end()
+            nxt = text[m.end() : m.end() + 1]
+            if depth and nxt and nxt not in " \t\n)]}#,":
+                depth = 0  # an unindented line starts a statement, even after an unclosed bracket
+            if depth == 0:
+                logical.append((stmt_line, stmt_start, m.start()))
+                stmt_start, stmt_line = m.end(), line
+        elif c == "#":
+            comments.append((line, m.start() - line_start + 1, tok))
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(0, depth - 1)
+    logical.append((stmt_line, stmt_start, len(text)))
+    return comments, logical
+
+
+def _error_diag(exc: UnexpectedInput, text: str) -> Diagnostic:
+    if isinstance(exc, UnexpectedCharacters):
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        if ch == '"':
+            msg = "unterminated or invalid string literal (strings use JSON escapes: \\\" \\\\ \\n \\t \\uXXXX)"
+            return dg.make("DRG004", Span.point(exc.line, exc.column), msg)
+        return dg.make("DRG001", Span.point(exc.line, exc.column), f"unexpected character {ch!r}")
+    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+        line = text.count("\n") + 1
+        col = len(text) - (text.rfind("\n") + 1) + 1
+        return dg.make("DRG003", Span.point(line, col), "unexpected end of input: a bracket or call is not closed")
+    tok = exc.token
+    expected = _describe_expected(exc.expected)
+    shown = "end of line" if tok.type == "_NL" else repr(str(tok))
+    span = Span.point(tok.line, tok.column) if tok.type == "_NL" else _tspan(tok)
+    return dg.make("DRG002", span, f"unexpected {shown}" + (f"; expected {expected}" if expected else ""))
+
+
+_TERMINAL_WORDS = {
+    "NAME": "a name", "INT": "an integer", "FLOAT": "a number", "STRING": "a string",
+    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'",
+    "COMMA": "','", "EQUAL": "'='", "COLON": "':'", "_NL": "end of line", "LAMBDA": "'lambda'",
+    "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "PERCENT": "'%'", "__ANON_0": "'//'",
+}
+
+
+def _describe_expected(expected) -> str:
+    words = sorted({_TERMINAL_WORDS.get(t, t) for t in expected or ()})
+    if not words or len(words) > 6:
+        return ""
+    return ", ".join(words[:-1]) + (" or " if len(words) > 1 else "") + words[-1]
+
+
+def parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
+    """Parse script text. Returns the tree (possibly partial) and syntax diagnostics."""
+    if not isinstance(text, str):
+        raise TypeError("parse() expects str")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    comments, logical = _scan(text)
+    diags: list[Diagnostic] = []
+    try:
+        statements = _parser().parse(text, start="start")
+    except (UnexpectedInput, VisitError):
+        statements = []
+        for first_line, start, end in logical:
+            chunk = text[start:end]
+            if not chunk.strip() or chunk.lstrip().startswith("#") and "\n" not in chunk.strip():
+                continue
+            padded = "\n" * (first_line - 1) + chunk
+            try:
+                statements.append(_parser().parse(padded, start="line"))
+            except UnexpectedInput as exc:
+                diags.append(_error_diag(exc, padded))
+    script = ast.Script([s for s in statements if s is not None])
+    _attach_trivia(script, text, comments)
+    return script, diags
+
+
+def _attach_trivia(script: ast.Script, text: str, comments) -> None:
+    """Give each statement its comments and blank-line flag.
+
+    Own-line comments above a statement lead it; a comment on a statement's
+    last line trails it; a comment inside a statement spread over several
+    lines joins the leading comments, so the formatter never drops one.
+    """
+    lines = text.split("\n")
+
+    def blank(lineno: int) -> bool:  # 1-based
+        return 1 <= lineno <= len(lines) and not lines[lineno - 1].strip()
+
+    ci = 0
+    prev_end = 0
+    for stmt in script.statements:
+        trivia = ast.Trivia()
+        first, end = stmt.span.line, stmt.span.end_line
+        leading: list[tuple[int, str]] = []
+        while ci < len(comments) and comments[ci][0] <= end:
+            line, _col, body = comments[ci]
+            if line == end and line >= first:
+                trivia.trailing = body
+            else:
+                leading.append((line, body))
+            ci += 1
+        trivia.leading = [b for _, b in leading]
+        top = leading[0][0] if leading and leading[0][0] < first else first
+        trivia.blank_before = prev_end > 0 and blank(top - 1)
+        stmt.trivia = trivia
+        prev_end = end
+    rest = comments[ci:]
+    script.trailing_comments = [b for _, _, b in rest]
+    if rest:
+        script.trailing_blank = prev_end > 0 and blank(rest[0][0] - 1)

@@ -1,0 +1,1 @@
+"""The Dragon grammar, shipped as package data (importable as `dragon_grammar`)."""
