@@ -237,8 +237,9 @@ def _error_diag(exc: UnexpectedInput, text: str) -> Diagnostic:
             return dg.make("DRG004", Span.point(exc.line, exc.column), msg)
         return dg.make("DRG001", Span.point(exc.line, exc.column), f"unexpected character {ch!r}")
     if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
-        line = text.count("\n") + 1
-        col = len(text) - (text.rfind("\n") + 1) + 1
+        body = text.rstrip()  # point just after the last character, not at a trailing newline
+        line = body.count("\n") + 1
+        col = len(body) - (body.rfind("\n") + 1) + 1
         return dg.make("DRG003", Span.point(line, col), "unexpected end of input: a bracket or call is not closed")
     tok = exc.token
     expected = _describe_expected(exc.expected)

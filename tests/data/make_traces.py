@@ -756,3 +756,105 @@ def gen_handwritten(mods):
         lines.append(line)
         log(f"[handwritten] ok   {case}: {len(tj[0])} insts, kinds={line['kinds']}")
     return lines, failures
+
+
+# ---------------------------------------------------------------------------------------------
+# Short CPU tuning run
+# ---------------------------------------------------------------------------------------------
+
+TUNE_TARGET = {"kind": "llvm", "num-cores": 2}
+TUNE_JOBS = [("matmul_64", 32), ("softmax_64", 16)]  # (workload, max_trials_global)
+
+
+def _in_process_builder_runner():
+    """Builder/runner that do in this process what the stock LocalBuilder/LocalRunner workers do
+    (same default_build/default_export and alloc/run_evaluator functions). Used only when
+    `cloudpickle` (needed by TVM's PopenPool workers) is not installed."""
+    # pylint: disable=import-outside-toplevel
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
+    from tvm.s_tir.meta_schedule.builder import local_builder
+    from tvm.s_tir.meta_schedule.runner import EvaluatorConfig, PyRunner, local_runner
+
+    @derived_object
+    class InProcessBuilder(PyBuilder):
+        def build(self, build_inputs):
+            results = []
+            for inp in build_inputs:
+                try:
+                    rt_mod = local_builder.default_build(inp.mod, inp.target, None)
+                    results.append(BuilderResult(local_builder.default_export(rt_mod), None))
+                except Exception as err:  # pylint: disable=broad-except
+                    results.append(BuilderResult(None, f"InProcessBuilder: {err}"))
+            return results
+
+    @derived_object
+    class InProcessRunner(PyRunner):
+        def __init__(self):
+            super().__init__()
+            self.config = EvaluatorConfig._normalized(None)  # pylint: disable=protected-access
+
+        def run(self, runner_inputs):
+            futures = []
+            for inp in runner_inputs:
+                try:
+                    res = local_runner._worker_func(  # pylint: disable=protected-access
+                        None, None, None, self.config, 1, str(inp.artifact_path),
+                        str(inp.device_type), tuple(a.as_json() for a in inp.args_info),
+                    )  # fmt: skip
+                    fut = local_runner.LocalRunnerFuture(res=res, error_message=None)
+                except Exception as err:  # pylint: disable=broad-except
+                    fut = local_runner.LocalRunnerFuture(res=None, error_message=str(err))
+                futures.append(fut)
+            return futures
+
+    return InProcessBuilder(), InProcessRunner()
+
+
+def builder_runner():
+    import importlib.util  # pylint: disable=import-outside-toplevel
+
+    if importlib.util.find_spec("cloudpickle") is not None:
+        return (
+            ms.builder.LocalBuilder(timeout_sec=180),
+            ms.runner.LocalRunner(timeout_sec=60),
+            "stock ms.builder.LocalBuilder(timeout_sec=180) + ms.runner.LocalRunner(timeout_sec=60)",
+        )
+    builder, runner = _in_process_builder_runner()
+    return (
+        builder,
+        runner,
+        "in-process PyBuilder/PyRunner calling local_builder.default_build/default_export and "
+        "local_runner._worker_func (the stock LocalBuilder/LocalRunner need `cloudpickle`, which "
+        "is not installed in this venv)",
+    )
+
+
+def run_tuning(mods):
+    summary = []
+    for name, trials in TUNE_JOBS:
+        builder, runner, how = builder_runner()
+        out = os.path.join(TUNING_DIR, name)
+        t0 = time.time()
+        with tempfile.TemporaryDirectory(prefix="ms_tune_") as work_dir:
+            db = ms.tune_tir(
+                mods[name],
+                Target(TUNE_TARGET),
+                work_dir,
+                max_trials_global=trials,
+                num_trials_per_iter=16,
+                builder=builder,
+                runner=runner,
+                seed=SEED,
+                num_tuning_cores=2,
+            )
+            n_records = len(db.get_all_tuning_records())
+            if os.path.isdir(out):
+                shutil.rmtree(out)
+            os.makedirs(out)
+            for fname in ["database_workload.json", "database_tuning_record.json"]:
+                shutil.copyfile(os.path.join(work_dir, fname), os.path.join(out, fname))
+        secs = time.time() - t0
+        summary.append((name, trials, n_records, secs, how))
+        log(f"[tuning] {name}: {trials} trials, {n_records} records, {secs:.0f}s ({how})")
+    return summary
