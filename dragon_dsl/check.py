@@ -123,6 +123,8 @@ class Checker:
             extra = f"; did you mean '{hint[0]}'?" if hint else ""
             raise _Bad("DRG101", e.span, f"'{e.id}' is not defined before this use{extra}")
         self.used.add(e.id)
+        if kind == "unknown":  # bound by an instruction that did not check: do not cascade
+            return Ref(e.id, kinds[0])
         if kind not in kinds:
             raise _Bad("DRG102", e.span,
                        f"{what} expects {' or '.join(_ARTICLE[k] for k in kinds)}, but '{e.id}' is {_ARTICLE[kind]}",
