@@ -14,6 +14,7 @@ imports TVM (only `dragon_dsl.tvm` does), and never evaluates user text.
 
 from __future__ import annotations
 
+from dragon_dsl._gc import paused_gc
 from dragon_dsl.check import Program, check
 from dragon_dsl.codec.decode import decode
 from dragon_dsl.codec.encode import encode
@@ -31,8 +32,9 @@ __all__ = [
 
 def check_text(text: str, extents=None):
     """Parse and type-check; returns (Program, diagnostics sorted by position)."""
-    script, diags = parse(text)
-    program, more = check(script, extents)
+    with paused_gc():
+        script, diags = parse(text)
+        program, more = check(script, extents)
     return program, diags + more
 
 
@@ -46,12 +48,15 @@ def to_program(text: str) -> Program:
 
 def to_trace_json(text: str) -> list:
     """Script text -> TVM trace JSON `[instructions, decisions]` (plain Python lists)."""
-    return encode(to_program(text))
+    program = to_program(text)
+    with paused_gc():
+        return encode(program)
 
 
 def from_trace_json(trace_json, *, workload=None, target=None) -> str:
     """TVM trace JSON (the plain form of `Trace.as_json(remove_postproc=False)`) -> canonical script text."""
-    script, diags = decode(trace_json, workload=workload, target=target)
-    if script is None:
-        raise DragonError(diags, "<trace>")
-    return printer.script(script)
+    with paused_gc():
+        script, diags = decode(trace_json, workload=workload, target=target)
+        if script is None:
+            raise DragonError(diags, "<trace>")
+        return printer.script(script)

@@ -17,63 +17,63 @@ from dragon_dsl.diagnostics import Span
 # ---- expressions ---------------------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Name:
     span: Span
     id: str
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Str:
     span: Span
     value: str
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Int:
     span: Span
     value: int
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Float:
     span: Span
     value: float
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ListExpr:
     span: Span
     items: list["Expr"]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class TupleExpr:
     span: Span
     items: list["Expr"]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class DictExpr:
     span: Span
     items: list[tuple[Str, "Expr"]]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Arg:
     span: Span
     name: Optional[Name]  # None for a positional argument
     value: "Expr"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Call:
     span: Span
     func: Name
     args: list[Arg]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class BinOp:
     span: Span
     op: str  # "+", "-", "*", "//", "%"
@@ -81,20 +81,20 @@ class BinOp:
     right: "Expr"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Neg:
     span: Span
     operand: "Expr"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Param:
     span: Span
     name: str
     dtype: Optional[str]  # None: the default index dtype (int32)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Lambda:
     span: Span
     params: list[Param]
@@ -107,7 +107,7 @@ Expr = Union[Name, Str, Int, Float, ListExpr, TupleExpr, DictExpr, Call, BinOp, 
 # ---- statements ----------------------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Trivia:
     """Comments and blank lines that belong to a statement (kept by the formatter)."""
 
@@ -116,7 +116,7 @@ class Trivia:
     blank_before: bool = False  # an empty line separates it from what precedes
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Directive:
     """A header line: `workload "m.tvmscript"` or `target "nvidia/nvidia-h100"`."""
 
@@ -126,7 +126,7 @@ class Directive:
     trivia: Trivia = field(default_factory=Trivia)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Section:
     """A section header: `postproc:` or `explain:`."""
 
@@ -135,7 +135,7 @@ class Section:
     trivia: Trivia = field(default_factory=Trivia)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class CallStmt:
     """`[label:] [out, ... =] call(...)`: an instruction or an explanation entry."""
 
@@ -149,14 +149,14 @@ class CallStmt:
 Stmt = Union[Directive, Section, CallStmt]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Script:
     statements: list[Stmt]
     trailing_comments: list[str] = field(default_factory=list)
     trailing_blank: bool = False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Verbatim:
     """Text produced in canonical form by another layer (an index map's lambda)."""
 

@@ -20,6 +20,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from dragon_dsl import diagnostics as dg
 from dragon_dsl.diagnostics import Diagnostic, Span
 from dragon_dsl.syntax import ast
+from dragon_dsl.syntax.fastparse import fast_parse
 
 _OPEN = {"LPAR", "LSQB", "LBRACE"}
 _CLOSE = {"RPAR", "RSQB", "RBRACE"}
@@ -263,6 +264,25 @@ def _describe_expected(expected) -> str:
     return ", ".join(words[:-1]) + (" or " if len(words) > 1 else "") + words[-1]
 
 
+def lark_parse(text: str, logical, diags: list) -> list:
+    """The parser of record: whole text first, then line by line to recover from errors."""
+    try:
+        return _parser().parse(text, start="start")
+    except (UnexpectedInput, VisitError):
+        pass
+    statements = []
+    for first_line, start, end in logical:
+        chunk = text[start:end]
+        if not chunk.strip() or chunk.lstrip().startswith("#") and "\n" not in chunk.strip():
+            continue
+        padded = "\n" * (first_line - 1) + chunk
+        try:
+            statements.append(_parser().parse(padded, start="line"))
+        except UnexpectedInput as exc:
+            diags.append(_error_diag(exc, padded))
+    return statements
+
+
 def parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
     """Parse script text. Returns the tree (possibly partial) and syntax diagnostics."""
     if not isinstance(text, str):
@@ -270,19 +290,9 @@ def parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     comments, logical = _scan(text)
     diags: list[Diagnostic] = []
-    try:
-        statements = _parser().parse(text, start="start")
-    except (UnexpectedInput, VisitError):
-        statements = []
-        for first_line, start, end in logical:
-            chunk = text[start:end]
-            if not chunk.strip() or chunk.lstrip().startswith("#") and "\n" not in chunk.strip():
-                continue
-            padded = "\n" * (first_line - 1) + chunk
-            try:
-                statements.append(_parser().parse(padded, start="line"))
-            except UnexpectedInput as exc:
-                diags.append(_error_diag(exc, padded))
+    statements = fast_parse(text)
+    if statements is None:
+        statements = lark_parse(text, logical, diags)
     script = ast.Script([s for s in statements if s is not None])
     _attach_trivia(script, text, comments)
     return script, diags
