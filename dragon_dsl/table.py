@@ -139,6 +139,7 @@ class Instruction:
         parts = []
         star = False
         for p in self.params:
+            star = star or p.variadic  # after *loops, everything is keyword-only already
             if p.keyword and not star:
                 parts.append("*")
                 star = True
