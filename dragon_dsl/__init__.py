@@ -14,6 +14,8 @@ imports TVM (only `dragon_dsl.tvm` does), and never evaluates user text.
 
 from __future__ import annotations
 
+__version__ = "0.1.0"
+
 from dragon_dsl._gc import paused_gc
 from dragon_dsl.check import Program, check
 from dragon_dsl.codec.decode import decode

@@ -111,6 +111,14 @@ CODES: dict[str, tuple[Severity, str]] = {
     # 6xx: replay on TVM
     "DRG601": (Severity.ERROR, "TVM rejected the instruction"),
     "DRG602": (Severity.ERROR, "workload cannot be loaded"),
+    "DRG603": (Severity.ERROR, "no workload to replay on"),
+    # 7xx: build, verify and time (the measurement engine)
+    "DRG701": (Severity.ERROR, "build failed"),
+    "DRG702": (Severity.ERROR, "the kernel crashed"),
+    "DRG703": (Severity.ERROR, "timed out"),
+    "DRG704": (Severity.ERROR, "wrong result"),
+    "DRG705": (Severity.ERROR, "output not written"),
+    "DRG706": (Severity.INFO, "measured latency"),
 }
 
 

@@ -1,8 +1,12 @@
 """`dragon`: the umbrella command.
 
-    dragon demo                      decode the shipped example trace, check it, replay it, print the TensorIR
-    dragon import TRACE.json [-o F]  trace JSON -> .dragon script
-    dragon export FILE.dragon        .dragon script -> trace JSON
+    dragon demo                        decode the shipped example, check it, replay it, print the TensorIR
+    dragon import TRACE.json [...]     raw trace JSON -> a .dragon script
+    dragon import --database DIR -o D  a MetaSchedule database -> .dragon files and their workload files
+    dragon export FILE.dragon          .dragon script -> trace JSON
+    dragon show FILE.dragon [--cuda]   the scheduled TensorIR (or the generated CUDA source)
+    dragon workload SPEC -o F          write a .tvmscript workload (te_workload name or TVMScript file)
+    dragon fmt ... / dragon check ...  the same as dragon-fmt / dragon-check
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
+from dragon_dsl.cli.files import FileProblem, read_source, write_atomic
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.diagnostics import Severity
 
@@ -28,6 +33,10 @@ def _example(name: str) -> str:
     return resources.files("dragon_dsl").joinpath("examples", name).read_text(encoding="utf-8")
 
 
+def _code(out: Console, text: str, **kw) -> None:
+    out.print(text, markup=False, highlight=False, soft_wrap=True, **kw)
+
+
 def cmd_demo(args, out: Console, err: Console) -> int:
     from dragon_dsl import to_program
     from dragon_dsl.tvm.replay import replay
@@ -35,7 +44,7 @@ def cmd_demo(args, out: Console, err: Console) -> int:
     trace = json.loads(_example(EXAMPLE_TRACE))
     out.rule("1. decode: TVM trace JSON -> Dragon script")
     text = from_trace_json(trace, workload=EXAMPLE_WORKLOAD, target=EXAMPLE_TARGET)
-    out.print(text, markup=False, highlight=False, soft_wrap=True)
+    _code(out, text)
     out.rule("2. check")
     _, diags = check_text(text)
     print_diagnostics(err, diags, text, "example.dragon")
@@ -51,40 +60,130 @@ def cmd_demo(args, out: Console, err: Console) -> int:
     if not result.ok:
         print_diagnostics(err, result.diagnostics, text, "example.dragon")
         return 1
-    out.print(result.module.script(), markup=False, highlight=False, soft_wrap=True)
+    _code(out, result.module.script())
     return 0 if exact else 1
 
 
+def _parse_target(text):
+    if text and text.strip().startswith("{"):
+        return json.loads(text)
+    return text
+
+
 def cmd_import(args, out: Console, err: Console) -> int:
-    raw = sys.stdin.read() if args.trace == "-" else Path(args.trace).read_text(encoding="utf-8")
+    if args.database:
+        return _import_database(args, out, err)
+    if not args.trace:
+        err.print("error: give a trace JSON file, or --database DIR", markup=False)
+        return 2
+    raw = read_source(args.trace)
     try:
         trace = json.loads(raw)
     except json.JSONDecodeError as exc:
         err.print(f"{args.trace}:{exc.lineno}:{exc.colno}: error: not JSON: {exc.msg}", markup=False)
         return 2
-    target = args.target
-    if target and target.strip().startswith("{"):
-        target = json.loads(target)
     try:
-        text = from_trace_json(trace, workload=args.workload, target=target)
+        text = from_trace_json(trace, workload=args.workload, target=_parse_target(args.target))
     except DragonError as exc:
         err.print(f"{args.trace}: error: {exc}", markup=False)
         return 1
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_atomic(args.output, text)
     else:
-        out.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+        _code(out, text, end="")
     return 0
 
 
+def _import_database(args, out: Console, err: Console) -> int:
+    from dragon_dsl.tvm.database import read_database
+
+    if not args.output:
+        err.print("error: --database needs -o OUTDIR", markup=False)
+        return 2
+    outdir = Path(args.output)
+    outdir.mkdir(parents=True, exist_ok=True)
+    records = read_database(args.database)
+    written: dict[str, int] = {}
+    failures = 0
+    for rec in records:
+        n = written.get(rec.workload_key, 0)
+        if args.top and n >= args.top:
+            continue
+        wl_name = f"{rec.workload_key}.tvmscript"
+        if n == 0:
+            write_atomic(str(outdir / wl_name), rec.module.script())
+        try:
+            text = from_trace_json(rec.trace, workload=wl_name, target=rec.target)
+        except DragonError as exc:
+            err.print(f"{rec.workload_key} record {n}: error: {exc}", markup=False)
+            failures += 1
+            continue
+        if rec.mean_latency_us is not None:
+            text = f"# MetaSchedule measured {rec.mean_latency_us:.3f} us (mean of its runs)\n" + text
+        write_atomic(str(outdir / f"{rec.workload_key}_{n:03d}.dragon"), text)
+        written[rec.workload_key] = n + 1
+    total = sum(written.values())
+    err.print(f"imported {total} script(s) for {len(written)} workload(s) into {outdir}"
+              + (f"; {failures} record(s) rejected" if failures else ""), markup=False)
+    return 1 if failures else 0
+
+
 def cmd_export(args, out: Console, err: Console) -> int:
-    text = sys.stdin.read() if args.script == "-" else Path(args.script).read_text(encoding="utf-8")
+    text = read_source(args.script)
     try:
         trace = to_trace_json(text)
     except DragonError as exc:
         print_diagnostics(err, exc.diagnostics, text, args.script)
         return 1
-    out.print(json.dumps(trace), markup=False, highlight=False, soft_wrap=True)
+    _code(out, json.dumps(trace))
+    return 0
+
+
+def cmd_show(args, out: Console, err: Console) -> int:
+    from dragon_dsl import check_text as _check
+    from dragon_dsl.levels import resolve_workload
+    from dragon_dsl.tvm.replay import replay
+
+    text = read_source(args.script)
+    program, diags = _check(text)
+    if any(d.severity is Severity.ERROR for d in diags):
+        print_diagnostics(err, diags, text, args.script)
+        return 1
+    wl = resolve_workload(program, args.script, args.workload)
+    if wl is None:
+        err.print(f"{args.script}: error: no workload (header `workload` or --workload)", markup=False)
+        return 1
+    result = replay(program, wl)
+    if not result.ok:
+        print_diagnostics(err, result.diagnostics, text, args.script)
+        return 1
+    if not args.cuda:
+        _code(out, result.module.script())
+        return 0
+    from dragon_dsl.tvm.codegen import cuda_source
+
+    target = _parse_target(args.target) or program.target or "nvidia/nvidia-h100"
+    try:
+        _code(out, cuda_source(result.module, target))
+    except Exception as exc:  # TVM's build errors come as its own exception types
+        err.print(f"{args.script}: error: CUDA code generation failed: {str(exc).strip().splitlines()[-1]}", markup=False)
+        return 1
+    return 0
+
+
+def cmd_workload(args, out: Console, err: Console) -> int:
+    from dragon_dsl.tvm.workloads import WorkloadSpecError, make_workload
+
+    try:
+        mod = make_workload(args.spec)
+    except WorkloadSpecError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    text = mod.script()
+    if args.output:
+        write_atomic(args.output, text)
+    else:
+        _code(out, text, end="")
     return 0
 
 
@@ -92,23 +191,45 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dragon", description="Little Dragon: typed TVM schedules")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="decode, check and replay the shipped example").set_defaults(func=cmd_demo)
-    imp = sub.add_parser("import", help="trace JSON -> .dragon script")
-    imp.add_argument("trace", help="trace JSON file, or - for standard input")
+    imp = sub.add_parser("import", help="trace JSON or a MetaSchedule database -> .dragon")
+    imp.add_argument("trace", nargs="?", help="trace JSON file, or - for standard input")
+    imp.add_argument("--database", help="MetaSchedule JSONDatabase folder (or its database_tuning_record.json)")
+    imp.add_argument("--top", type=int, default=0, help="with --database: keep the K best records per workload")
     imp.add_argument("--workload", help="workload file named in the script's header")
     imp.add_argument("--target", help="target tag or JSON object named in the header")
-    imp.add_argument("-o", "--output", help="write the script here")
+    imp.add_argument("-o", "--output", help="output file (trace) or folder (--database)")
     imp.set_defaults(func=cmd_import)
     exp = sub.add_parser("export", help=".dragon script -> trace JSON")
     exp.add_argument("script", help=".dragon file, or - for standard input")
     exp.set_defaults(func=cmd_export)
+    show = sub.add_parser("show", help="replay a script and print the scheduled TensorIR")
+    show.add_argument("script")
+    show.add_argument("--workload", help="overrides the header")
+    show.add_argument("--cuda", action="store_true", help="print the generated CUDA source instead")
+    show.add_argument("--target", help="CUDA target tag or JSON (default: the header's, else nvidia/nvidia-h100)")
+    show.set_defaults(func=cmd_show)
+    wl = sub.add_parser("workload", help="write a .tvmscript workload")
+    wl.add_argument("spec", help="a te_workload (e.g. 'C2D:0', 'matmul(1024,1024,1024)') or a TVMScript .py file")
+    wl.add_argument("-o", "--output")
+    wl.set_defaults(func=cmd_workload)
+    for name in ("fmt", "check"):
+        sub.add_parser(name, help=f"the same as dragon-{name}", add_help=False)
     return p
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("fmt", "check"):
+        from dragon_dsl.cli import check, fmt
+
+        return (fmt if argv[0] == "fmt" else check).main(argv[1:])
     args = build_parser().parse_args(argv)
     out, err = Console(), Console(stderr=True)
     try:
         return args.func(args, out, err)
+    except FileProblem as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
     except OSError as exc:
         err.print(f"error: {exc}", markup=False)
         return 2

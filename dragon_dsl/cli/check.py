@@ -1,0 +1,155 @@
+"""`dragon-check FILE...`: lint and validate scripts up to a level.
+
+    dragon-check FILE... [--workload PATH] [--target llvm|cuda|TAG|JSON]
+                 [--level syntax|types|replay|build|verify|time] [--format text|json|sarif] [--jobs N]
+
+Exit codes: 0 clean, 1 findings (errors; warnings too with --strict), 2 usage or internal error.
+Build, verify and time run in the measurement engine's worker processes: a
+kernel that crashes or hangs is a finding and the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from dragon_dsl.cli.files import FileProblem, expand, read_source
+from dragon_dsl.cli.output import to_json, to_sarif, to_text
+from dragon_dsl.diagnostics import Severity
+from dragon_dsl.levels import LEVELS, Report, check_text_at_level
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def parse_target(text):
+    if text is None:
+        return None
+    t = text.strip()
+    if t.startswith("{"):
+        try:
+            return json.loads(t)
+        except json.JSONDecodeError as exc:
+            raise argparse.ArgumentTypeError(f"--target: not a JSON object: {exc.msg} at column {exc.colno}") from None
+    return t
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dragon-check", description="Check Dragon scripts: syntax, types, and with TVM "
+                                "replay, build, numeric verification and timing.")
+    p.add_argument("files", nargs="+", help=".dragon files or folders, or - for standard input")
+    p.add_argument("--workload", help="workload .tvmscript file (overrides the scripts' headers)")
+    p.add_argument("--target", type=parse_target, help='llvm, cuda, a target tag or a JSON object (overrides headers)')
+    p.add_argument("--level", choices=LEVELS, default="types", help="how far to check (default: types)")
+    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="parallel workers")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task (default 60)")
+    p.add_argument("--strict", action="store_true", help="warnings are findings too (exit 1)")
+    return p
+
+
+class _Engines:
+    """One measurement engine per target, created on first use and closed at the end."""
+
+    def __init__(self, jobs: int, timeout: float):
+        self.jobs, self.timeout, self.engines = jobs, timeout, {}
+
+    def __call__(self, target):
+        key = json.dumps(target, sort_keys=True)
+        if key not in self.engines:
+            from dragon_dsl.engine import Engine
+
+            self.engines[key] = Engine(target, workers=max(1, self.jobs), timeout_s=self.timeout)
+        return self.engines[key]
+
+    def close(self):
+        for e in self.engines.values():
+            e.close()
+
+
+def _check_one(job):
+    """Check one file (runs in a worker process for --jobs > 1 below the build level)."""
+    path, src, level, workload, target = job
+    return check_text_at_level(src, path, level=level, workload=workload, target=target)
+
+
+def run(args, err: Console) -> tuple[list[Report], dict[str, str], int]:
+    files = expand(args.files)
+    sources: dict[str, str] = {}
+    internal = 0
+    jobs = []
+    for path in files:
+        try:
+            sources[path] = read_source(path)
+        except FileProblem as exc:
+            err.print(f"error: {exc}", markup=False, highlight=False)
+            internal += 1
+            continue
+        jobs.append((path, sources[path], args.level, args.workload, args.target))
+    reports: list[Report] = []
+    measuring = LEVELS.index(args.level) >= LEVELS.index("build")
+    show_progress = err.is_terminal and len(jobs) > 1
+    progress = Progress(TextColumn("[bold]dragon-check"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("{task.description}"), console=err, transient=True, disable=not show_progress)
+    with progress:
+        task = progress.add_task("", total=len(jobs))
+        if measuring:
+            engines = _Engines(args.jobs, args.timeout)
+            try:
+                for job in jobs:
+                    progress.update(task, description=job[0])
+                    reports.append(check_text_at_level(job[1], job[0], level=args.level, workload=args.workload,
+                                                       target=args.target, engine_for=engines))
+                    progress.advance(task)
+            finally:
+                engines.close()
+        elif args.jobs > 1 and len(jobs) > 1:
+            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+                for report in pool.map(_check_one, jobs, chunksize=max(1, len(jobs) // (4 * args.jobs))):
+                    reports.append(report)
+                    progress.advance(task)
+        else:
+            for job in jobs:
+                reports.append(_check_one(job))
+                progress.advance(task)
+    return reports, sources, internal
+
+
+def main(argv=None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return 2 if exc.code else 0
+    out, err = Console(highlight=False), Console(stderr=True, highlight=False)
+    try:
+        reports, sources, internal = run(args, err)
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
+        return 2
+    if args.format == "json":
+        sys.stdout.write(to_json(reports) + "\n")
+    elif args.format == "sarif":
+        sys.stdout.write(to_sarif(reports) + "\n")
+    else:
+        for r in reports:
+            for head, body, sev in to_text(r, sources.get(r.path, "")):
+                out.print(head, style=_STYLE[sev], markup=False, soft_wrap=True)
+                if body:
+                    out.print(body, markup=False, soft_wrap=True)
+        errors = sum(r.errors for r in reports)
+        warnings = sum(r.warnings for r in reports)
+        err.print(f"{len(reports)} file(s) checked at level {args.level}: {errors} error(s), {warnings} warning(s)",
+                  markup=False)
+    if internal:
+        return 2
+    if any(r.errors for r in reports) or (args.strict and any(r.warnings for r in reports)):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

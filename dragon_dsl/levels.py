@@ -1,0 +1,139 @@
+"""Check levels: syntax < types < replay < build < verify < time.
+
+One implementation of "how good is this script", shared by `dragon-check`, the
+language server and the model's validation loop. Each level runs only when the
+levels below it found no error. Build, verify and time go through the
+measurement engine (`dragon_dsl.engine`), whose worker processes isolate
+crashes and hangs; their results become diagnostics with spans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from dragon_dsl import diagnostics as dg
+from dragon_dsl.check import Program, check
+from dragon_dsl.diagnostics import Diagnostic, Severity, Span
+from dragon_dsl.syntax import ast
+from dragon_dsl.syntax.parser import parse
+
+LEVELS = ("syntax", "types", "replay", "build", "verify", "time")
+
+# Engine statuses -> diagnostic codes.
+STATUS_CODES = {
+    "replay_error": "DRG601",
+    "build_error": "DRG701",
+    "launch_error": "DRG702",
+    "timeout": "DRG703",
+    "numeric_mismatch": "DRG704",
+    "unwritten_output": "DRG705",
+}
+
+
+@dataclass
+class Report:
+    """What checking one script found."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)  # latency and speedups at level "time"
+    level_reached: str = "syntax"
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity is Severity.WARNING for d in self.diagnostics)
+
+
+def resolve_workload(program: Program, script_path: Optional[str], override: Optional[str]):
+    """The workload file: the flag wins; a header path is relative to the script's folder."""
+    if override:
+        return Path(override)
+    if program.workload:
+        base = Path(script_path).parent if script_path and script_path != "-" else Path.cwd()
+        return base / program.workload
+    return None
+
+
+def target_span(script, program: Program) -> Span:
+    """Where findings about the whole kernel go: the target line, else the first instruction."""
+    for stmt in script.statements:
+        if isinstance(stmt, ast.Directive) and stmt.name.id == "target":
+            return stmt.span
+    for inst in program.instructions:
+        return inst.span
+    return Span(1, 1, 1, 1)
+
+
+def check_text_at_level(text: str, path: str = "<script>", *, level: str = "types", workload=None, target=None,
+                        engine_for=None, seeds: int = 3) -> Report:
+    """Check one script up to `level`.
+
+    workload/target override the script's header. `engine_for(target)` returns a
+    measurement engine for the build, verify and time levels.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}")
+    report = Report(path)
+    script, diags = parse(text)
+    report.diagnostics += diags
+    if dg.has_errors(diags) or level == "syntax":
+        return report
+    program, more = check(script)
+    report.diagnostics += more
+    report.level_reached = "types"
+    if dg.has_errors(more) or level == "types":
+        return report
+    wl = resolve_workload(program, path, workload)
+    if wl is None:
+        report.diagnostics.append(dg.make("DRG603", Span(1, 1, 1, 1),
+                                          "no workload: add `workload \"file.tvmscript\"` to the header or pass --workload"))
+        return report
+    from dragon_dsl.tvm.replay import replay
+
+    result = replay(program, wl)
+    report.diagnostics += result.diagnostics
+    report.level_reached = "replay"
+    if not result.ok or level == "replay":
+        return report
+    tgt = target if target is not None else program.target
+    if tgt is None:
+        tgt = "llvm"
+    engine = engine_for(tgt)
+    measured = engine.measure(wl, [result.trace], level=level, seeds=seeds)[0]
+    report.level_reached = level
+    span = target_span(script, program)
+    if measured.status != "ok":
+        code = STATUS_CODES.get(measured.status, "DRG701")
+        report.diagnostics.append(dg.make(code, span, measured.message or measured.status))
+        return report
+    if level == "time":
+        report.figures = _figures(engine, wl, measured)
+        report.diagnostics.append(dg.make("DRG706", span, _latency_message(report.figures)))
+    return report
+
+
+def _figures(engine, workload, measured) -> dict:
+    figures = {"latency_us": measured.latency_us, "latencies_us": list(measured.latencies_us or [])}
+    for kind in ("unscheduled", "dlight"):
+        try:
+            base = engine.baseline(workload, kind=kind)
+        except ValueError:  # dlight applies to GPU targets only
+            continue
+        if base.status == "ok" and base.latency_us and measured.latency_us:
+            figures[f"{kind}_latency_us"] = base.latency_us
+            figures[f"speedup_vs_{kind}"] = base.latency_us / measured.latency_us
+    return figures
+
+
+def _latency_message(f: dict) -> str:
+    parts = [f"median latency {f['latency_us']:.3f} us"]
+    for kind in ("unscheduled", "dlight"):
+        if f"speedup_vs_{kind}" in f:
+            parts.append(f"{f[f'speedup_vs_{kind}']:.2f}x vs {kind} ({f[f'{kind}_latency_us']:.3f} us)")
+    return "; ".join(parts)
