@@ -91,7 +91,7 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
         return report
     wl = resolve_workload(program, path, workload)
     if wl is None:
-        report.diagnostics.append(dg.make("DRG603", Span(1, 1, 1, 1),
+        report.diagnostics.append(dg.make("DRG603", Span.point(1, 1),
                                           "no workload: add `workload \"file.tvmscript\"` to the header or pass --workload"))
         return report
     from dragon_dsl.tvm.replay import replay

@@ -124,7 +124,7 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:
         return 2 if exc.code else 0
-    out, err = Console(highlight=False), Console(stderr=True, highlight=False)
+    out, err = Console(highlight=False, soft_wrap=True), Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         reports, sources, internal = run(args, err)
     except KeyboardInterrupt:

@@ -224,7 +224,7 @@ def main(argv=None) -> int:
 
         return (fmt if argv[0] == "fmt" else check).main(argv[1:])
     args = build_parser().parse_args(argv)
-    out, err = Console(), Console(stderr=True)
+    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
         return args.func(args, out, err)
     except FileProblem as exc:
