@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Union
 
@@ -29,6 +30,15 @@ def load_workload(source: Union[str, Path, "object"]):
             raise WorkloadError(f"cannot read workload {path}: {exc.strerror}") from None
     else:
         text = str(source)
+    return _parse_cached(text)
+
+
+@lru_cache(maxsize=64)
+def _parse_cached(text: str):
+    """Parsing a workload costs tens of milliseconds; IRModules are immutable, so share them."""
+    import tvm
+    from tvm.script import parser as tvm_parser
+
     try:
         mod = tvm_parser.parse(text, extra_vars=_extra_vars())
     except Exception as exc:  # TVM's parser reports all errors through its own exception types
