@@ -75,26 +75,17 @@ class _Bad(Exception):
         self.diag = dg.make(code, span, message, tuple(related))
 
 
+_WHAT = {ast.Str: "a string", ast.Int: "an integer", ast.Float: "a float", ast.ListExpr: "a list",
+         ast.DictExpr: "a dict", ast.TupleExpr: "a tuple", ast.Lambda: "a lambda"}
+
+
 def _describe(e) -> str:
+    """How a message names what was written: 'b0', a string, a call of 'read'..."""
     if isinstance(e, ast.Name):
         return f"'{e.id}'"
-    if isinstance(e, ast.Str):
-        return "a string"
-    if isinstance(e, ast.Int):
-        return "an integer"
-    if isinstance(e, ast.Float):
-        return "a float"
-    if isinstance(e, ast.ListExpr):
-        return "a list"
-    if isinstance(e, ast.DictExpr):
-        return "a dict"
-    if isinstance(e, ast.TupleExpr):
-        return "a tuple"
-    if isinstance(e, ast.Lambda):
-        return "a lambda"
     if isinstance(e, ast.Call):
         return f"a call of '{e.func.id}'"
-    return "an expression"
+    return _WHAT.get(type(e), "an expression")
 
 
 _ARTICLE = {"block": "a block", "loop": "a loop", "value": "a sampled value"}

@@ -18,8 +18,6 @@ from dragon_dsl.syntax import ast, printer
 from dragon_dsl.table import DTYPES, INSTRUCTIONS, STORAGE_SCOPES, THREAD_AXES
 from dragon_dsl.values import Buffer, Ref
 
-NOWHERE = ast.Span if False else None  # spans are irrelevant for printing
-
 floats = st.floats(allow_nan=True, allow_infinity=True)
 texts = st.text(max_size=12)
 small = st.integers(min_value=-(2**40), max_value=2**40)
@@ -188,3 +186,21 @@ def draw_value(draw, p, args, pools):
                               st.lists(st.one_of(small, texts), max_size=3),
                               st.dictionaries(texts, plain_values(1), max_size=3)))
     raise AssertionError(t)
+
+
+MUTATION_ALPHABET = "()[]{},:=\"\\#\n -_0123456789abclvx.e+*/%"
+
+
+def mutate(text: str, rnd, n: int, alphabet: str = MUTATION_ALPHABET) -> str:
+    """Delete, insert or replace n random characters (for "never raises" properties)."""
+    chars = list(text)
+    for _ in range(n):
+        pos = rnd.randrange(len(chars))
+        op = rnd.randrange(3)
+        if op == 0:
+            del chars[pos]
+        elif op == 1:
+            chars.insert(pos, rnd.choice(alphabet))
+        else:
+            chars[pos] = rnd.choice(alphabet)
+    return "".join(chars)

@@ -7,7 +7,7 @@ import dataclasses
 from conftest import DATA
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import scripts
+from strategies import mutate, scripts
 
 from dragon_dsl.syntax import ast
 from dragon_dsl.syntax.fastparse import fast_parse
@@ -56,18 +56,7 @@ def test_generated_scripts_agree(s):
 
 @given(st.randoms(use_true_random=False), st.integers(1, 6))
 def test_mutated_scripts_agree(rnd, n):
-    chars = list(IDENTITY)
-    alphabet = "()[]{},:=\"\\#\n -_0123456789abclvx.e+*/%"
-    for _ in range(n):
-        pos = rnd.randrange(len(chars))
-        op = rnd.randrange(3)
-        if op == 0:
-            del chars[pos]
-        elif op == 1:
-            chars.insert(pos, rnd.choice(alphabet))
-        else:
-            chars[pos] = rnd.choice(alphabet)
-    agree("".join(chars))
+    agree(mutate(IDENTITY, rnd, n))
 
 
 @given(st.text(alphabet="ab01(),[]{}:=\"#\n -.e+*/%lambd\\", max_size=60))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import random
-
 from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import scripts
+from strategies import mutate, scripts
 
 import dragon_dsl
 from dragon_dsl.diagnostics import Severity
@@ -75,15 +73,4 @@ def test_token_soup_never_raises(text):
 @settings(max_examples=300)
 @given(st.randoms(use_true_random=False), st.integers(1, 8))
 def test_mutated_scripts_never_raise(rnd, n):
-    chars = list(IDENTITY)
-    alphabet = "()[]{},:=\"\\#\n -_0123456789abclvx"
-    for _ in range(n):
-        op = rnd.randrange(3)
-        pos = rnd.randrange(len(chars))
-        if op == 0:
-            del chars[pos]
-        elif op == 1:
-            chars.insert(pos, rnd.choice(alphabet))
-        else:
-            chars[pos] = rnd.choice(alphabet)
-    _never_raises("".join(chars))
+    _never_raises(mutate(IDENTITY, rnd, n))
