@@ -185,12 +185,14 @@ class Checker:
         if t in ("list[int]", "list[float]"):
             if not isinstance(e, ast.ListExpr):
                 raise _Bad("DRG102", e.span, f"{what} expects a list, but got {_describe(e)}")
-            want = int if t == "list[int]" else float
+            # Probabilities are floats, but MetaSchedule's database writes 1.0 as 1: an
+            # integer stays an integer so the round trip is exact; TVM reads both.
+            allowed = (int,) if t == "list[int]" else (int, float)
             out = []
             for x in e.items:
                 v = self.literal(x, what)
-                if type(v) is not want:
-                    word = "integers" if want is int else "floats (write 1.0, not 1)"
+                if type(v) not in allowed:
+                    word = "integers" if t == "list[int]" else "numbers"
                     raise _Bad("DRG102", x.span, f"{what} expects a list of {word}, but got {_describe(x)}")
                 out.append(v)
             return out
