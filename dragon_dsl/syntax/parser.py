@@ -1,10 +1,12 @@
 """Parsing: text -> (Script, diagnostics). Never raises on user text.
 
-The fast path parses the whole text with one LALR pass and an inline
-transformer (no intermediate parse tree). When that fails, the text is cut
-into logical lines (a statement may continue over lines inside brackets) and
-each line is parsed on its own, so one slip yields one diagnostic and the
-rest of the script is still understood.
+Well-formed text takes the fast path (`fastparse`). Otherwise Lark, the
+parser of record, parses the whole text in one LALR pass with an inline
+transformer (tokens are kept so every node gets its span); when that fails,
+the text is cut into logical lines (a statement may continue over lines inside
+brackets) and each line is parsed on its own, so one slip yields one
+diagnostic and the rest of the script is still understood. Comments and blank
+lines are collected by a separate scan and attached to statements as trivia.
 """
 
 from __future__ import annotations
