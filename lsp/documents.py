@@ -1,0 +1,85 @@
+"""Open documents: their text, version and edits, with LSP's rules for lines and columns.
+
+LSP separates lines by `\n`, `\r\n` or `\r` (not by the other Unicode line
+breaks Python's `splitlines` knows) and counts columns in the negotiated
+position encoding. The store keeps the text exactly as the client has it;
+analysis reads it with `\r\n` and `\r` turned into `\n`, as the parser does.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+from urllib.parse import unquote, urlparse
+
+from dragon_lsp.convert import units_to_cp
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+#: Documents larger than this are not analysed (the server stays responsive on any input).
+MAX_CHARS = 4_000_000
+
+
+def uri_to_path(uri: str) -> Optional[str]:
+    """file:// URIs -> a filesystem path; other schemes (untitled:, ...) -> None."""
+    try:
+        parsed = urlparse(uri)
+    except ValueError:
+        return None
+    if parsed.scheme != "file":
+        return None
+    path = unquote(parsed.path)
+    if re.match(r"^/[A-Za-z]:", path):  # file:///C:/x on Windows
+        path = path[1:]
+    return str(Path(path))
+
+
+class Document:
+    def __init__(self, uri: str, text: str, version: int, language_id: str = "dragon"):
+        self.uri = uri
+        self.text = text
+        self.version = version
+        self.language_id = language_id
+        self.path = uri_to_path(uri)
+        self._starts: Optional[list[int]] = None
+
+    def _line_starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in _BREAK.finditer(self.text)]
+        return self._starts
+
+    def offset(self, line: int, units: int, encoding: str) -> int:
+        """An LSP position (0-based line, code units) -> an offset into the text (clamped)."""
+        starts = self._line_starts()
+        if line < 0:
+            return 0
+        if line >= len(starts):
+            return len(self.text)
+        start = starts[line]
+        end = starts[line + 1] if line + 1 < len(starts) else len(self.text)
+        body = self.text[start:end].rstrip("\r\n") if line + 1 < len(starts) else self.text[start:end]
+        return start + units_to_cp(body, units, encoding)
+
+    def apply(self, changes, version: Optional[int], encoding: str) -> None:
+        """Apply `didChange` content changes in order (ranged or whole-text)."""
+        for change in changes:
+            rng = getattr(change, "range", None)
+            if rng is None:
+                self.text = change.text
+            else:
+                a = self.offset(rng.start.line, rng.start.character, encoding)
+                b = self.offset(rng.end.line, rng.end.character, encoding)
+                if b < a:
+                    a, b = b, a
+                self.text = self.text[:a] + change.text + self.text[b:]
+            self._starts = None
+        if version is not None:
+            self.version = version
+
+
+def normalize(text: str) -> str:
+    """The text the parser sees: `\r\n` and `\r` read as `\n`."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text

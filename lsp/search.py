@@ -1,0 +1,195 @@
+"""Schedule suggestions, validated before they are offered (runs in a worker process).
+
+Candidates come from the schedule model when one is configured and
+`dragon_model` provides `suggest(...)`; until then, from a short budgeted
+MetaSchedule search (`ms.tune_tir`) on the workload. Every candidate is then
+checked like `dragon-check --level time`: replayed, built, verified against the
+unscheduled workload and timed by the measurement engine (`dragon_dsl.engine`)
+on the configured device. Only candidates that pass are returned, fastest first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from dragon_dsl import check_text, from_trace_json
+from dragon_dsl.levels import check_text_at_level, resolve_workload
+
+from dragon_lsp.tasks import engine_available, engine_for
+
+
+def suggest(text: str, path: Optional[str], workload: Optional[str], target: Any, device: str, mode: str,
+            options: dict, progress: Callable = lambda *a: None) -> dict:
+    program, _diags = check_text(text)
+    wl = resolve_workload(program, path, workload)
+    if wl is None:
+        return {"error": 'no workload: add `workload "file.tvmscript"` to the header (or set dragon.workload)'}
+    if not Path(wl).exists():
+        return {"error": f"the workload {wl} does not exist"}
+    why = engine_available()
+    if why is not None:
+        return {"error": f"suggestions are validated before they are offered, and {why}"}
+    n = int(options.get("candidates", 3))
+    timeout = float(options.get("timeout", 300))
+    measure = engine_for(device, timeout)
+    current = None
+    if mode == "rewrite":
+        progress("measuring the current schedule", 2)
+        current = _validate(text, path, wl, target, measure)
+        if current is None:
+            return {"error": "the current schedule does not pass build, verify and time; fix it first "
+                    "(or use 'Suggest a schedule')"}
+    progress("looking for candidates", 5)
+    texts, source = _model_candidates(options.get("modelPath"), wl, target, text, mode, n)
+    if texts is None:
+        texts = _search(wl, target, device, int(options.get("trials", 16)), options.get("builder", "auto"),
+                        n, program, progress)
+        source = "search"
+    out = []
+    for i, cand in enumerate(texts):
+        progress(f"validating candidate {i + 1}/{len(texts)}: replay, build, verify, time", 60 + 35 * i // max(1, len(texts)))
+        figures = _validate(cand, path, wl, target, measure)
+        if figures is None:
+            continue
+        if current is not None and figures["latency_us"] >= current["latency_us"]:
+            continue
+        out.append({"text": cand, "figures": figures, "source": source})
+    out.sort(key=lambda s: s["figures"]["latency_us"])
+    progress("done", 100)
+    return {"suggestions": out[:n], "current": current, "candidates": len(texts), "source": source}
+
+
+def _validate(text, path, wl, target, measure) -> Optional[dict]:
+    report = check_text_at_level(text, path or "<script>", level="time", workload=str(wl), target=target,
+                                 engine_for=measure)
+    if report.errors or not report.figures.get("latency_us"):
+        return None
+    return dict(report.figures)
+
+
+def _model_candidates(model_path, wl, target, text, mode, n):
+    """Scripts from the model: `dragon_model.suggest(workload=, target=, script=, n=, model_path=)` -> [text]."""
+    if not model_path:
+        return None, None
+    try:
+        import dragon_model
+    except ImportError:
+        return None, None
+    fn = getattr(dragon_model, "suggest", None)
+    if fn is None:
+        return None, None
+    texts = fn(workload=str(wl), target=target, script=text if mode == "rewrite" else None, n=n,
+               model_path=model_path)
+    return [str(t) for t in texts], "model"
+
+
+# ---- the budgeted search --------------------------------------------------------------------------
+
+
+def _tune_target(target):
+    import tvm
+
+    spec = target
+    if isinstance(spec, str) and spec.split()[0] == "llvm":
+        spec = {"kind": "llvm"}
+    if isinstance(spec, dict) and spec.get("kind") == "llvm" and "num-cores" not in spec:
+        spec = dict(spec, **{"num-cores": max(1, (os.cpu_count() or 2))})
+    return tvm.target.Target(spec)
+
+
+def _search(wl, target, device, trials, builder_kind, n, program, progress) -> list[str]:
+    from tvm.s_tir import meta_schedule as ms
+
+    from dragon_dsl.tvm.trace import plain
+    from dragon_dsl.tvm.workload import load_workload
+
+    mod = load_workload(Path(wl))
+    tgt = _tune_target(target)
+    builder, runner = _builder_runner(builder_kind, tgt, device, mod)
+    progress(f"searching: {trials} MetaSchedule trials on {tgt.kind.name}", 10)
+    with tempfile.TemporaryDirectory(prefix="dragon-lsp-search-") as work_dir:
+        db = ms.tune_tir(mod, tgt, work_dir, max_trials_global=trials, num_trials_per_iter=min(trials, 16),
+                         builder=builder, runner=runner, cost_model="random" if trials <= 64 else "xgb",
+                         seed=0, num_tuning_cores=max(1, (os.cpu_count() or 2)))
+        records = list(db.get_all_tuning_records())
+    scored = []
+    for rec in records:
+        secs = [float(s) for s in (rec.run_secs or [])]
+        if not secs or min(secs) >= 1e9:  # MetaSchedule marks failed runs with 1e10
+            continue
+        scored.append((sum(secs) / len(secs), rec))
+    scored.sort(key=lambda t: t[0])
+    out, seen = [], set()
+    for _secs, rec in scored:
+        trace = plain(rec.trace.as_json(remove_postproc=False))
+        key = json.dumps(trace, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            out.append(from_trace_json(trace, workload=program.workload, target=program.target))
+        except ValueError:
+            continue
+        if len(out) >= n:
+            break
+    return out
+
+
+def _builder_runner(kind, target, device, mod):
+    """The engine's MetaSchedule builder and runner when it has them (its runner also verifies
+    each candidate against the workload), else TVM's stock ones (or, with builder "in-process",
+    TVM's build and run functions called in this worker)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    if kind == "auto":
+        try:
+            from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+
+            return EngineBuilder(target, device=device), EngineRunner(target, workload=mod, device=device)
+        except (ImportError, AttributeError, TypeError):
+            kind = "local"
+    if kind == "in-process":
+        return _in_process()
+    return ms.builder.LocalBuilder(timeout_sec=300), ms.runner.LocalRunner(timeout_sec=120)
+
+
+def _in_process():
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder, local_builder
+    from tvm.s_tir.meta_schedule.runner import EvaluatorConfig, PyRunner, local_runner
+
+    @derived_object
+    class InProcessBuilder(PyBuilder):
+        def build(self, build_inputs):
+            out = []
+            for inp in build_inputs:
+                try:
+                    out.append(BuilderResult(local_builder.default_export(local_builder.default_build(
+                        inp.mod, inp.target, None)), None))
+                except Exception as exc:  # noqa: BLE001 - a failed build is a result
+                    out.append(BuilderResult(None, f"build failed: {exc}"))
+            return out
+
+    @derived_object
+    class InProcessRunner(PyRunner):
+        def run(self, runner_inputs):
+            import tvm
+
+            config = EvaluatorConfig._normalized(None)  # noqa: SLF001 - TVM's own defaults
+            futures = []
+            for inp in runner_inputs:
+                try:
+                    rt_mod = tvm.runtime.load_module(inp.artifact_path)
+                    dev = tvm.runtime.device(inp.device_type, 0)
+                    args = local_runner.default_alloc_argument(dev, tuple(a.as_json() for a in inp.args_info), 1)
+                    costs = local_runner.default_run_evaluator(rt_mod, dev, config, args)
+                    futures.append(local_runner.LocalRunnerFuture(res=costs, error_message=None))
+                except Exception as exc:  # noqa: BLE001
+                    futures.append(local_runner.LocalRunnerFuture(res=None, error_message=str(exc)))
+            return futures
+
+    return InProcessBuilder(), InProcessRunner()

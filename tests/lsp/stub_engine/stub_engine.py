@@ -1,0 +1,44 @@
+"""A stand-in measurement engine with the real one's API: every candidate passes; its latency is
+derived from the trace (deterministic), the unscheduled baseline takes 1000 us."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class Result:
+    status: str = "ok"
+    message: str = ""
+    latency_us: Optional[float] = None
+    latencies_us: list = field(default_factory=list)
+
+
+class Engine:
+    instances = 0
+
+    def __init__(self, target, device: str = "local", workers=None, timeout_s: float = 60.0, cache=None):
+        self.target, self.device = target, device
+        Engine.instances += 1
+
+    def measure(self, workload, traces, level: str = "time", seeds: int = 3, **timing):
+        delay = float(os.environ.get("STUB_ENGINE_DELAY", "0"))
+        out = []
+        for t in traces:
+            time.sleep(delay)
+            lat = 10.0 + zlib.crc32(json.dumps(t, sort_keys=True).encode()) % 90
+            out.append(Result("ok", "", lat if level == "time" else None, [lat] * 3 if level == "time" else []))
+        return out
+
+    def baseline(self, workload, kind: str = "unscheduled", level: str = "time", **timing):
+        if kind != "unscheduled":
+            raise ValueError("the dlight baseline needs a GPU target")
+        return Result("ok", "", 1000.0, [1000.0])
+
+    def close(self):
+        pass
