@@ -232,6 +232,18 @@ def _scan(text: str):
     return comments, logical
 
 
+def logical_lines(text: str) -> list[tuple[int, int, int]]:
+    """The statements of a text as (first line, start offset, end offset), cut the way
+    the parser recovers from errors: a statement continues over lines inside brackets,
+    and an unindented line starts a new one. Editors use it to reparse one statement."""
+    return _scan(text)[1]
+
+
+def comments_of(text: str) -> list[tuple[int, int, str]]:
+    """The comments of a text as (line, column, text)."""
+    return _scan(text)[0]
+
+
 def _error_diag(exc: UnexpectedInput, text: str) -> Diagnostic:
     if isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
