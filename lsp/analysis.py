@@ -24,8 +24,7 @@ from dragon_dsl.check import BoundInst, ExplainEntry, check
 from dragon_dsl.diagnostics import Diagnostic, Span
 from dragon_dsl.syntax import ast
 from dragon_dsl.syntax.fastparse import fast_parse
-from dragon_dsl.syntax.parser import _scan as logical_lines  # the core's own cut into statements
-from dragon_dsl.syntax.parser import parse
+from dragon_dsl.syntax.parser import logical_lines, parse
 from dragon_dsl.table import BY_NAME, DIRECTIVES, EXPLAIN_KINDS, SECTIONS
 
 from dragon_lsp.documents import normalize
@@ -57,10 +56,9 @@ def parse_document(text: str, cache: Optional[ParseCache] = None) -> tuple[ast.S
     statements = fast_parse(text)
     if statements is not None:
         return ast.Script([s for s in statements if s is not None]), []
-    _comments, logical = logical_lines(text)
     out: list = []
     diags: list[Diagnostic] = []
-    for first_line, start, end in logical:
+    for first_line, start, end in logical_lines(text):  # the core's own cut into statements
         chunk = text[start:end]
         if not chunk.strip():
             continue

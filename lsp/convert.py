@@ -10,11 +10,14 @@ default, UTF-8 bytes or UTF-32 code points when the client offers them.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from lsprotocol import types as lsp
+from lsprotocol.converters import get_converter
 
 from dragon_dsl.diagnostics import Diagnostic, Severity, Span
+
+from dragon_lsp.commands import OVERRIDES, Request
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
@@ -285,6 +288,38 @@ def code_action(a, uri, lines, encoding, lsp_diags) -> lsp.CodeAction:
                  and d.data and d.data.get("span") == list(a.diagnostic.span)] or None
     return lsp.CodeAction(title=a.title, kind=_ACTION_KINDS.get(a.kind, a.kind), diagnostics=diags, edit=edit,
                           command=command, is_preferred=a.preferred or None)
+
+
+# ---- commands ----------------------------------------------------------------------------------
+
+
+def command_request(args: Sequence[Any], lines_of: Callable[[str], Optional[Sequence[str]]],
+                    encoding: str) -> Request:
+    """`workspace/executeCommand`'s arguments, `[{uri, version, target, device, trackerAddress, range?,
+    prompt?}]` -> a Request (`lines_of(uri)`: the document's lines, to read the range). Raises ValueError
+    on a malformed argument."""
+    items = plain(list(args or ()))
+    if not items or not isinstance(items[0], dict):
+        raise ValueError("expects one argument: {uri, version, target, device, trackerAddress, range?, prompt?}")
+    a = items[0]
+    uri = a.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise ValueError("argument.uri must be a document URI")
+    version = a.get("version")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise ValueError("argument.version must be an integer")
+    prompt = a.get("prompt")
+    if prompt is not None and not isinstance(prompt, str):
+        raise ValueError("argument.prompt must be a string")
+    span = None
+    if a.get("range") is not None:
+        try:
+            rng = get_converter().structure(a["range"], lsp.Range)
+        except Exception as exc:  # noqa: BLE001 - cattrs raises its own error groups
+            raise ValueError(f"argument.range is not an LSP range: {exc}") from None
+        span = from_range(lines_of(uri) or [""], rng, encoding)
+    overrides = {k: a[k] for k in OVERRIDES if k in a}
+    return Request(uri, version, overrides, span, prompt)
 
 
 # ---- configuration ---------------------------------------------------------------------------

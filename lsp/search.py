@@ -1,8 +1,10 @@
 """Schedule suggestions, validated before they are offered (runs in a worker process).
 
 Candidates come from the schedule model when one is configured and
-`dragon_model` provides `suggest(...)`; until then, from a short budgeted
-MetaSchedule search (`ms.tune_tir`) on the workload. Every candidate is then
+`dragon_model` provides `suggest(...)` (a rewrite's request and selected lines go
+to it as `prompt=` and `lines=` when it takes them); until then, from a short
+budgeted MetaSchedule search (`ms.tune_tir`) on the workload, which rewrites the
+whole schedule and follows no request. Every candidate is then
 checked like `dragon-check --level time`: replayed, built, verified against the
 unscheduled workload and timed by the measurement engine (`dragon_dsl.engine`)
 on the configured device. Only candidates that pass are returned, fastest first.
@@ -10,6 +12,7 @@ on the configured device. Only candidates that pass are returned, fastest first.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import tempfile
@@ -19,7 +22,7 @@ from typing import Any, Callable, Optional
 from dragon_dsl import check_text, from_trace_json
 from dragon_dsl.levels import check_text_at_level, resolve_workload
 
-from dragon_lsp.tasks import engine_available, engine_for
+from dragon_lsp.tasks import NO_WORKLOAD, engine_available, engine_for
 
 
 def suggest(text: str, path: Optional[str], workload: Optional[str], target: Any, device: str, mode: str,
@@ -27,7 +30,7 @@ def suggest(text: str, path: Optional[str], workload: Optional[str], target: Any
     program, _diags = check_text(text)
     wl = resolve_workload(program, path, workload)
     if wl is None:
-        return {"error": 'no workload: add `workload "file.tvmscript"` to the header (or set dragon.workload)'}
+        return {"error": NO_WORKLOAD}
     if not Path(wl).exists():
         return {"error": f"the workload {wl} does not exist"}
     why = engine_available()
@@ -44,7 +47,8 @@ def suggest(text: str, path: Optional[str], workload: Optional[str], target: Any
             return {"error": "the current schedule does not pass build, verify and time; fix it first "
                     "(or use 'Suggest a schedule')"}
     progress("looking for candidates", 5)
-    texts, source = _model_candidates(options.get("modelPath"), wl, target, text, mode, n)
+    texts, source = _model_candidates(options.get("modelPath"), wl, target, text, mode, n,
+                                      {"prompt": options.get("prompt"), "lines": options.get("lines")})
     if texts is None:
         texts = _search(wl, target, device, int(options.get("trials", 16)), options.get("builder", "auto"),
                         n, program, progress)
@@ -71,8 +75,9 @@ def _validate(text, path, wl, target, measure) -> Optional[dict]:
     return dict(report.figures)
 
 
-def _model_candidates(model_path, wl, target, text, mode, n):
-    """Scripts from the model: `dragon_model.suggest(workload=, target=, script=, n=, model_path=)` -> [text]."""
+def _model_candidates(model_path, wl, target, text, mode, n, extra):
+    """Scripts from the model: `dragon_model.suggest(workload=, target=, script=, n=, model_path=)` -> [text],
+    with `prompt=` (the user's request) and `lines=` ((first, last) selected lines) when given and taken."""
     if not model_path:
         return None, None
     try:
@@ -82,8 +87,14 @@ def _model_candidates(model_path, wl, target, text, mode, n):
     fn = getattr(dragon_model, "suggest", None)
     if fn is None:
         return None, None
+    try:
+        params = inspect.signature(fn).parameters
+        takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    except (TypeError, ValueError):
+        params, takes_all = {}, False
+    more = {k: v for k, v in extra.items() if v is not None and (takes_all or k in params)}
     texts = fn(workload=str(wl), target=target, script=text if mode == "rewrite" else None, n=n,
-               model_path=model_path)
+               model_path=model_path, **more)
     return [str(t) for t in texts], "model"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import functools
 import logging
 import sys
@@ -20,12 +21,11 @@ import traceback
 from typing import Any, Optional
 
 from lsprotocol import types as lsp
-from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
-from dragon_lsp import __version__, convert
+from dragon_lsp import __version__, commands, config, convert
 from dragon_lsp.features import actions, completion, formatting, hover, inlay, navigation, signature, symbols, tokens
 from dragon_lsp.features.data import Action
 from dragon_lsp.session import Session, new_token
@@ -33,9 +33,13 @@ from dragon_lsp.workers import WorkerError
 
 log = logging.getLogger("dragon_lsp")
 
-COMMANDS = ("dragon.suggest", "dragon.check", "dragon.replay", "dragon.status")
+#: A custom request answering the server's state (tests, debugging): documents, workers, settings.
+STATUS = "dragon/status"
 _LEVELS = {"error": lsp.MessageType.Error, "warning": lsp.MessageType.Warning, "info": lsp.MessageType.Info,
            "log": lsp.MessageType.Log}
+#: The `workDoneToken` of the executeCommand request being handled (a context variable, so each
+#: command's task sees its own request's).
+_WORK_DONE_TOKEN: contextvars.ContextVar = contextvars.ContextVar("dragon_work_done_token", default=None)
 
 
 class DragonProtocol(LanguageServerProtocol):
@@ -61,11 +65,18 @@ class DragonProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
 
+    @lsp_method(lsp.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params):
+        # pygls hands a command handler only the arguments; keep the client's progress token.
+        _WORK_DONE_TOKEN.set(params.work_done_token)
+        return (yield from super().lsp_workspace__execute_command(params))
+
 
 def create_server() -> LanguageServer:
     server = LanguageServer("dragon-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                             protocol_cls=DragonProtocol)
-    caps: dict[str, Any] = {"snippets": False, "progress": False, "inlay_refresh": False, "configuration": False}
+    caps: dict[str, Any] = {"snippets": False, "progress": False, "inlay_refresh": False, "configuration": False,
+                            "apply_edit": False, "document_changes": False}
 
     def publish(uri, version, diags, lines):
         server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
@@ -78,7 +89,15 @@ def create_server() -> LanguageServer:
         if caps["inlay_refresh"]:
             server.workspace_inlay_hint_refresh(None)
 
-    session = Session(publish, notify, refresh)
+    async def apply_edit(uri, version, edits, lines) -> bool:
+        if not caps["apply_edit"]:
+            return False
+        edit = convert.workspace_edit(uri, edits, lines, session.encoding,
+                                      version if caps["document_changes"] else None)
+        answer = await server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="Dragon"))
+        return bool(answer and answer.applied)
+
+    session = Session(publish, notify, refresh, apply_edit)
     server.session = session  # for tests and embedding
 
     def guard(default=None):
@@ -131,13 +150,16 @@ def create_server() -> LanguageServer:
         caps["progress"] = bool(_get(c, "window.work_done_progress"))
         caps["inlay_refresh"] = bool(_get(c, "workspace.inlay_hint.refresh_support"))
         caps["configuration"] = bool(_get(c, "workspace.configuration"))
+        caps["apply_edit"] = bool(_get(c, "workspace.apply_edit"))
+        caps["document_changes"] = bool(_get(c, "workspace.workspace_edit.document_changes"))
         md = lsp.MarkupKind.Markdown
         caps["md_hover"] = md in (_get(c, "text_document.hover.content_format") or ())
         caps["md_completion"] = md in (_get(c, "text_document.completion.completion_item.documentation_format") or ())
         caps["md_signature"] = md in (_get(c, "text_document.signature_help.signature_information.documentation_format")
                                       or ())
-        if params.initialization_options is not None:
-            session.configure(convert.plain(params.initialization_options))
+        settings = config.initialization_settings(convert.plain(params.initialization_options))
+        if settings is not None:
+            session.configure(settings)
 
     @server.feature(lsp.INITIALIZED)
     @guard()
@@ -159,9 +181,9 @@ def create_server() -> LanguageServer:
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     @guard()
     async def did_change_configuration(params: lsp.DidChangeConfigurationParams):
-        settings = convert.plain(params.settings)
-        if isinstance(settings, dict) and isinstance(settings.get("dragon"), dict):
-            session.configure(settings["dragon"])
+        settings = config.changed_settings(convert.plain(params.settings))
+        if settings is not None:
+            session.configure(settings)
         else:
             await pull_configuration()
 
@@ -347,62 +369,31 @@ def create_server() -> LanguageServer:
         found: list[Action] = actions.quick_fixes(an, near)
         for s in session.suggestions(uri):
             found.append(Action(s.title, "rewrite", session.replacement(uri, s.text)))
+        args = commands.arguments(uri, st.doc.version)
         found.append(Action("Suggest a schedule (validated: replay, build, verify, time)", "rewrite",
-                            command=("dragon.suggest", [uri, "suggest"])))
+                            command=(commands.SUGGEST, args)))
         found.append(Action("Rewrite this schedule (validated, must be faster)", "rewrite",
-                            command=("dragon.suggest", [uri, "rewrite"])))
-        found.append(Action("Build and verify this schedule", "source", command=("dragon.check", [uri, "verify"])))
-        found.append(Action("Time this schedule", "source", command=("dragon.check", [uri, "time"])))
+                            command=(commands.REWRITE, args)))
+        found.append(Action("Measure the latency of this schedule", "source", command=(commands.MEASURE, args)))
         only = params.context.only
         if only:
             found = [a for a in found if any(str(convert._ACTION_KINDS[a.kind]).startswith(str(k)) for k in only)]
         lsp_diags = convert.diagnostics(near, an.lines, session.encoding, uri)
         return [convert.code_action(a, uri, an.lines, session.encoding, lsp_diags) for a in found]
 
-    @server.command("dragon.replay")
-    @guard({"error": "internal error"})
-    async def cmd_replay(*args):
-        uri = _arg(args, 0, str)
-        return await session.replay(uri) or {}
+    def request(args) -> commands.Request:
+        try:
+            return convert.command_request(args, session.lines, session.encoding)
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
 
-    @server.command("dragon.check")
-    @guard({"error": "internal error"})
-    async def cmd_check(*args):
-        uri, level = _arg(args, 0, str), _arg(args, 1, str, "verify")
-        return await session.check(uri, level)
-
-    @server.command("dragon.status")
-    @guard({})
-    def cmd_status(*args):
-        return {"version": __version__, "encoding": session.encoding, "internal_errors": session.internal_errors,
-                "tvm_in_server": "tvm" in sys.modules,
-                "documents": len(session.docs), "analysis_worker": session.analysis_worker.pid,
-                "measure_worker": session.measure_worker.pid, "settings": {
-                    "target": session.settings.target, "device": session.settings.engine_device(),
-                    "checkOnSave": session.settings.check_on_save, "debounceMs": session.settings.debounce_ms,
-                    "modelPath": session.settings.model_path, "trials": session.settings.suggest_trials}}
-
-    @server.command("dragon.suggest")
-    @guard({"error": "internal error"})
-    async def cmd_suggest(*args):
-        uri, mode = _arg(args, 0, str), _arg(args, 1, str, "suggest")
-        if mode not in ("suggest", "rewrite"):
-            raise JsonRpcInvalidParams(f"mode must be 'suggest' or 'rewrite', not {mode!r}")
+    async def long_running(name: str, work) -> dict:
+        """Run `work(report)` with work-done progress (the request's token, else one the server creates when
+        the client takes them) that can cancel it, as can `$/cancelRequest`; a cancelled or failed worker
+        is an answer, never an exception (a CancelledError escaping a command leaves it unanswered)."""
         task = asyncio.current_task()
-        token = new_token() if caps["progress"] else None
-        title = "Rewriting the schedule" if mode == "rewrite" else "Suggesting a schedule"
-        if token is not None:
-            try:
-                await server.work_done_progress.create_async(token)
-            except Exception:  # noqa: BLE001 - no progress UI then
-                token = None
-        if token is not None:
-            server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True,
-                                                                              message="starting", percentage=0))
-            # The client's cancel button cancels the future pygls keeps for the token.
-            server.work_done_progress.tokens[token].add_done_callback(
-                lambda f: task.cancel() if f.cancelled() and not task.done() else None)
         _cancel_with_request(server, task)
+        token = await start_progress(commands.TITLES[name], task)
 
         def report(message: str, percentage: Optional[int] = None):
             if token is not None:
@@ -411,38 +402,73 @@ def create_server() -> LanguageServer:
 
         outcome = "done"
         try:
-            answer = await session.suggest(uri, mode, report)
+            answer = await work(report)
         except asyncio.CancelledError:
-            # The worker was stopped. Answer normally: a CancelledError escaping a command
-            # handler would leave pygls' request unanswered.
-            outcome = "cancelled"
-            answer = {"error": "cancelled", "cancelled": True}
+            outcome, answer = "cancelled", {"message": f"{commands.TITLES[name]}: cancelled", "cancelled": True}
         except WorkerError as exc:
-            outcome = "failed"
-            answer = {"error": str(exc)}
+            outcome, answer = "failed", {"error": str(exc)}
         finally:
             if token is not None:
                 server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=outcome))
                 server.work_done_progress.tokens.pop(token, None)
-        if "error" in answer:
-            if not answer.get("cancelled"):
-                server.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Warning, answer["error"]))
-            return {"error": answer["error"], "suggestions": [], "cancelled": bool(answer.get("cancelled"))}
-        found = answer["suggestions"]
-        if found:
-            msg = f"{len(found)} validated schedule(s): " + "; ".join(s.title for s in found) + \
-                  ". They are offered as code actions."
-        else:
-            msg = "no candidate passed build, verify and time" + \
-                  (" and beat the current schedule" if mode == "rewrite" else "")
-        server.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Info, msg))
-        an = session.analysis(uri)
-        return {"suggestions": [{"title": s.title, "figures": s.figures, "text": s.text,
-                                 "edit": get_converter().unstructure(
-                                     convert.workspace_edit(uri, session.replacement(uri, s.text), an.lines,
-                                                            session.encoding))} for s in found],
-                "stale": answer.get("stale", False), "candidates": answer.get("candidates", 0),
-                "source": answer.get("source")}
+        return answer
+
+    async def start_progress(title: str, task: asyncio.Task):
+        token = _WORK_DONE_TOKEN.get()
+        if token is None and caps["progress"]:
+            token = new_token()
+            try:
+                await server.work_done_progress.create_async(token)
+            except Exception:  # noqa: BLE001 - no progress UI then
+                return None
+        if token is None:
+            return None
+        server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True,
+                                                                          message="starting", percentage=0))
+        # The client's cancel button (window/workDoneProgress/cancel) cancels the future pygls keeps.
+        server.work_done_progress.tokens[token].add_done_callback(
+            lambda f: task.cancel() if f.cancelled() and not task.done() else None)
+        return token
+
+    @server.command(commands.SUGGEST)
+    @guard({"error": "internal error in the language server (see its log)"})
+    async def suggest_schedule(*args):
+        req = request(args)
+        return await long_running(commands.SUGGEST, lambda report: commands.suggest(session, req, "suggest", report))
+
+    @server.command(commands.REWRITE)
+    @guard({"error": "internal error in the language server (see its log)"})
+    async def rewrite_schedule(*args):
+        req = request(args)
+        return await long_running(commands.REWRITE, lambda report: commands.suggest(session, req, "rewrite", report))
+
+    @server.command(commands.TENSORIR)
+    @guard({"error": "internal error in the language server (see its log)"})
+    async def show_tensorir(*args):
+        req = request(args)
+        return await long_running(commands.TENSORIR, lambda report: commands.show_tensorir(session, req))
+
+    @server.command(commands.CUDA)
+    @guard({"error": "internal error in the language server (see its log)"})
+    async def show_cuda_source(*args):
+        req = request(args)
+        return await long_running(commands.CUDA, lambda report: commands.show_cuda_source(session, req))
+
+    @server.command(commands.MEASURE)
+    @guard({"error": "internal error in the language server (see its log)"})
+    async def measure_latency(*args):
+        req = request(args)
+        return await long_running(commands.MEASURE, lambda report: commands.measure_latency(session, req))
+
+    @server.command(commands.LIST_TARGETS)
+    @guard({})
+    async def list_targets(*args):
+        return await commands.list_targets(session)
+
+    @server.feature(STATUS)
+    @guard({})
+    def status(params):
+        return session.status()
 
     return server
 
@@ -453,16 +479,6 @@ def _cancel_with_request(server: LanguageServer, task: asyncio.Task) -> None:
     outer = getattr(server.protocol, "_request_futures", {}).get(msg_id) if msg_id is not None else None
     if outer is not None:
         outer.add_done_callback(lambda f: task.cancel() if f.cancelled() and not task.done() else None)
-
-
-def _arg(args, i: int, kind, default=None):
-    if len(args) == 1 and isinstance(args[0], (list, tuple)) and i < len(args[0]):
-        args = args[0]
-    if i < len(args) and isinstance(args[i], kind):
-        return args[i]
-    if default is not None:
-        return default
-    raise JsonRpcInvalidParams(f"argument {i + 1} must be a {kind.__name__}")
 
 
 def _get(obj, path: str):

@@ -1,5 +1,6 @@
 """The server's state and background work: documents, analyses, settings, diagnostics
-(debounced per document), replay, build/verify and suggestions in worker processes.
+(debounced per document), replay, CUDA source, build/verify/time and suggestions in
+worker processes. What the client's commands answer is `commands.py`'s business.
 
 Everything here runs on the server's event loop; anything that may take long runs
 in a worker (`workers.Worker`) and its answer is tied to the document version it
@@ -9,21 +10,26 @@ was computed for: an answer for an older version is dropped.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
+import sys
 import traceback
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 from dragon_dsl.diagnostics import Diagnostic, Span
 from dragon_dsl.levels import LEVELS
 
+from dragon_lsp import __version__
 from dragon_lsp.analysis import Analysis, ParseCache
-from dragon_lsp.config import Settings, merge
+from dragon_lsp.config import Settings, SettingsError, merge
 from dragon_lsp.documents import MAX_CHARS, Document
+from dragon_lsp.features.completion import TARGET_TAGS
 from dragon_lsp.features.data import Edit, ReplayFacts
+from dragon_lsp.tasks import NO_WORKLOAD
 from dragon_lsp.workers import Worker, WorkerError, WorkerTimeout
 
 log = logging.getLogger("dragon_lsp")
@@ -52,10 +58,12 @@ class DocState:
 
 
 class Session:
-    def __init__(self, publish: Callable, notify: Callable, refresh: Callable):
+    def __init__(self, publish: Callable, notify: Callable, refresh: Callable,
+                 apply_edit: Optional[Callable[..., Awaitable[bool]]] = None):
         """publish(uri, version, diagnostics, lines); notify(level, message); refresh(): ask the client to
-        re-request inlay hints (replay facts arrived)."""
-        self.publish_cb, self.notify, self.refresh = publish, notify, refresh
+        re-request inlay hints (replay facts arrived); `await apply_edit(uri, version, edits, lines)`: ask
+        the client to apply edits to a document version, True when it did."""
+        self.publish_cb, self.notify, self.refresh, self.apply_edit = publish, notify, refresh, apply_edit
         self.docs: dict[str, DocState] = {}
         self.cache = ParseCache()
         self.settings = Settings()
@@ -65,14 +73,30 @@ class Session:
         self.blocks: dict[str, tuple[float, list[str]]] = {}  # workload path -> (mtime, names)
         self._background: set[asyncio.Task] = set()
         self._warned: set[str] = set()
+        self._tags: Optional[list[str]] = None  # every target tag TVM knows (from a worker, once)
         self.internal_errors = 0
 
     # -- settings ---------------------------------------------------------------------------
 
     def configure(self, data: Any) -> None:
+        """Take the `dragon` section (or part of it); report what was ignored."""
         self.settings = merge(self.settings, data)
         for p in self.settings.problems:
             self.warn_once(p, f"ignored setting {p}")
+        try:
+            self.settings.engine_device()
+        except SettingsError as exc:
+            self.warn_once(str(exc), str(exc))
+
+    def settings_for(self, overrides: dict) -> Settings:
+        """The settings of one command: the session's, with the target, device and tracker address
+        its request carries. Raises SettingsError when one of those is invalid."""
+        if not overrides:
+            return self.settings
+        s = merge(self.settings, overrides)
+        if s.problems:
+            raise SettingsError("; ".join(s.problems))
+        return s
 
     def warn_once(self, key: str, message: str, level: str = "warning") -> None:
         if key not in self._warned:
@@ -120,6 +144,11 @@ class Session:
         if st is None or st.facts is None or st.facts.version != st.doc.version:
             return None
         return st.facts
+
+    def lines(self, uri: str) -> Optional[list[str]]:
+        """The lines of a document's current version (as analysis reads them), or None when it is not open."""
+        an = self.analysis(uri)
+        return an.lines if an is not None else None
 
     def eol(self, uri: str) -> str:
         st = self.docs.get(uri)
@@ -174,39 +203,45 @@ class Session:
         st.replay_task = None
         await self.replay(uri, version)
 
-    async def replay(self, uri: str, version=None) -> Optional[dict]:
-        """Replay the current version in the analysis worker; merge its diagnostics and facts."""
+    async def replay(self, uri: str, version=None, script: bool = False) -> dict:
+        """Replay a version (default: the current one) in the analysis worker; merge its diagnostics and
+        facts while that version is current. Answers {"diagnostics", "version", "stale"} (and, with
+        `script`, the scheduled module's TVMScript or None), {"skipped": why} or {"error": why}."""
         st = self.docs.get(uri)
         if st is None:
-            return None
+            return {"error": "the document is not open"}
         version = st.doc.version if version is None else version
         if st.doc.version != version:
-            return None
+            return {"skipped": "the document changed"}
         an = self.analysis(uri)
         if an.has_errors:
             return {"skipped": "the script has errors"}
-        wl = self.workload_path(an, st.doc.path)
-        if wl is None:
-            return {"skipped": "no workload"}
+        if self.workload_path(an, st.doc.path) is None:
+            return {"skipped": NO_WORKLOAD}
         try:
             answer = await self.analysis_worker.call("replay_facts", an.text, st.doc.path, self.settings.workload,
-                                                     version, timeout=self.settings.replay_timeout)
+                                                     version, script, timeout=self.settings.replay_timeout)
         except WorkerTimeout as exc:
-            answer = {"diagnostics": [_whole(an, "DRG703", f"replay: {exc}")], "facts": None}
+            answer = {"diagnostics": [_whole(an, "DRG703", f"replay: {exc}")], "facts": None, "script": None}
         except WorkerError as exc:
             self.notify("error", f"replay failed: {exc}")
             return {"error": str(exc)}
-        if st.doc.version != version or self.docs.get(uri) is not st:
-            return {"stale": True}
-        st.replay_diags = (version, list(answer.get("diagnostics", [])))
+        if "skipped" in answer:
+            return {"skipped": NO_WORKLOAD if answer["skipped"] == "no workload" else answer["skipped"]}
+        out = {"diagnostics": list(answer.get("diagnostics", [])), "version": version,
+               "stale": st.doc.version != version or self.docs.get(uri) is not st}
+        if script:
+            out["script"] = answer.get("script")
+        if out["stale"]:
+            return out
+        st.replay_diags = (version, out["diagnostics"])
         if answer.get("facts") is not None:
             st.facts = answer["facts"]
         self.publish(uri)
         self.refresh()
         if answer.get("workload"):
             self.spawn(self.load_blocks(answer["workload"]))
-        return {"diagnostics": len(st.replay_diags[1]), "variables": len(st.facts.variables) if st.facts else 0,
-                **({"skipped": answer["skipped"]} if "skipped" in answer else {})}
+        return out
 
     def workload_path(self, an: Analysis, doc_path: Optional[str]) -> Optional[str]:
         if self.settings.workload:
@@ -265,24 +300,33 @@ class Session:
         else:
             self.spawn(self.check(uri, level, quiet=True))
 
-    async def check(self, uri: str, level: str, quiet: bool = False) -> dict:
-        """Check the current version up to `level` in the measurement worker; publish what it finds."""
+    async def check(self, uri: str, level: str, settings: Optional[Settings] = None, quiet: bool = False) -> dict:
+        """Check the current version up to `level` (build, verify or time) in the measurement worker and
+        publish what it finds. Answers {"level_reached", "figures", "diagnostics", "target", "device",
+        "stale"}, {"skipped": why} or {"error": why}."""
+        s = settings or self.settings
         st = self.docs.get(uri)
         if st is None:
-            return {"error": "unknown document"}
+            return {"error": "the document is not open"}
         if level not in LEVELS:
             return {"error": f"unknown level {level!r}; levels: {', '.join(LEVELS)}"}
+        if LEVELS.index(level) <= LEVELS.index("replay"):
+            return await self.replay(uri)
         an = self.analysis(uri)
         version = st.doc.version
-        if LEVELS.index(level) <= LEVELS.index("replay"):
-            return await self.replay(uri) or {}
         if an.has_errors:
-            return {"skipped": "the script has errors", "level_reached": "types"}
-        target = self.settings.target_for(an.program.target)
+            return {"skipped": "the script has errors"}
+        target = s.target_for(an.program.target)
+        try:
+            device = s.engine_device()
+        except SettingsError as exc:
+            if quiet:
+                self.warn_once(str(exc), str(exc))
+            return {"error": str(exc)}
         try:
             answer = await self.measure_worker.call(
-                "check_level", an.text, st.doc.path, self.settings.workload, target, level,
-                self.settings.engine_device(), self.settings.build_timeout, timeout=self.settings.build_timeout * 2)
+                "check_level", an.text, st.doc.path, s.workload, target, level, device, s.build_timeout,
+                timeout=s.measure_timeout)
         except WorkerTimeout as exc:
             answer = {"diagnostics": [_whole(an, "DRG703", str(exc))], "figures": {}, "level_reached": None}
         except WorkerError as exc:
@@ -292,39 +336,109 @@ class Session:
             if quiet:
                 self.warn_once("engine", f"build and verify on save are off: {answer['unavailable']}", "info")
             return {"error": answer["unavailable"]}
-        if st.doc.version == version and self.docs.get(uri) is st:
+        stale = st.doc.version != version or self.docs.get(uri) is not st
+        if not stale:
             # Replay findings are part of the answer: keep them apart from the core's own.
             core = {(d.code, d.span, d.message) for d in an.diagnostics}
             st.measure_diags = (version, [d for d in answer["diagnostics"] if (d.code, d.span, d.message) not in core])
             self.publish(uri)
         return {"level_reached": answer.get("level_reached"), "figures": answer.get("figures", {}),
-                "diagnostics": len(answer.get("diagnostics", [])), "stale": st.doc.version != version}
+                "diagnostics": list(answer.get("diagnostics", [])), "target": target, "device": device,
+                "stale": stale}
+
+    # -- CUDA source, targets -------------------------------------------------------------------------
+
+    async def cuda_source(self, uri: str, target: Any) -> dict:
+        """The CUDA source of the current version for `target`: {"source"} or {"error"} (with the
+        replay's "diagnostics" when the replay failed)."""
+        st = self.docs.get(uri)
+        if st is None:
+            return {"error": "the document is not open"}
+        an = self.analysis(uri)
+        if an.has_errors:
+            return {"error": "the script has errors"}
+        try:
+            return await self.analysis_worker.call("cuda_source", an.text, st.doc.path, self.settings.workload,
+                                                   target, timeout=self.settings.build_timeout)
+        except WorkerError as exc:  # a timeout too: the worker was stopped
+            return {"error": f"building the CUDA source failed: {exc}"}
+
+    async def list_targets(self) -> dict:
+        """Targets and devices for a picker: the ones in use first, then common ones, then every tag TVM knows."""
+        targets: list[str] = []
+
+        def add(t):
+            if isinstance(t, dict):
+                t = json.dumps(t)
+            if isinstance(t, str) and t and t not in targets:
+                targets.append(t)
+
+        add(self.settings.target)
+        for uri in list(self.docs):
+            an = self.analysis(uri)
+            if an is not None:
+                add(an.program.target)
+        for t in TARGET_TAGS:
+            add(t)
+        if self._tags is None:
+            try:
+                self._tags = await self.analysis_worker.call("target_tags", timeout=self.settings.replay_timeout)
+            except WorkerError as exc:
+                self.notify("warning", f"TVM's target tags: {exc}")
+        for t in self._tags or ():
+            add(t)
+        devices = ["local", "cpu", "rpc"]
+        try:
+            device = self.settings.engine_device()
+        except SettingsError:
+            device = "local"
+        if device != "local":
+            devices.append(device)
+        return {"targets": targets, "devices": devices}
+
+    def status(self) -> dict:
+        """The server's state, for `dragon/status` (tests, debugging)."""
+        return {"version": __version__, "encoding": self.encoding, "internal_errors": self.internal_errors,
+                "tvm_in_server": "tvm" in sys.modules, "documents": len(self.docs),
+                "analysis_worker": self.analysis_worker.pid, "measure_worker": self.measure_worker.pid,
+                "settings": self.settings.summary()}
 
     # -- suggestions ----------------------------------------------------------------------------------------
 
-    async def suggest(self, uri: str, mode: str, report: Callable[[str, Optional[int]], None]) -> dict:
+    async def suggest(self, uri: str, mode: str, report: Callable[[str, Optional[int]], None],
+                      settings: Optional[Settings] = None, prompt: Optional[str] = None,
+                      lines: Optional[tuple[int, int]] = None) -> dict:
+        """Validated schedules for the current version ("suggest"), or only faster ones ("rewrite"), fastest
+        first; they are offered as code actions while that version is current. Answers {"suggestions",
+        "version", "stale", "candidates", "source"} or {"error"}; raises WorkerError, CancelledError."""
+        s = settings or self.settings
         st = self.docs.get(uri)
         if st is None:
-            return {"error": "unknown document"}
+            return {"error": "the document is not open"}
         an = self.analysis(uri)
         version = st.doc.version
-        target = self.settings.target_for(an.program.target)
-        options = {"trials": self.settings.suggest_trials, "candidates": self.settings.suggest_candidates,
-                   "builder": self.settings.suggest_builder, "modelPath": self.settings.model_path,
-                   "timeout": self.settings.build_timeout}
+        if an.has_errors and mode == "rewrite":  # a suggestion only needs the header's workload
+            return {"error": "the script has errors: fix them first"}
+        target = s.target_for(an.program.target)
+        try:
+            device = s.engine_device()
+        except SettingsError as exc:
+            return {"error": str(exc)}
+        options = {"trials": s.suggest_trials, "candidates": s.suggest_candidates, "builder": s.suggest_builder,
+                   "modelPath": s.model_path, "timeout": s.build_timeout, "prompt": prompt, "lines": lines}
         answer = await self.measure_worker.call(
-            "suggest", an.text, st.doc.path, self.settings.workload, target, self.settings.engine_device(), mode,
-            options, timeout=self.settings.suggest_timeout, progress=report)
+            "suggest", an.text, st.doc.path, s.workload, target, device, mode, options,
+            timeout=s.suggest_timeout, progress=report)
         if "error" in answer:
             return answer
         found = []
-        for s in answer.get("suggestions", []):
-            found.append(Suggestion(_title(mode, s["figures"], answer.get("current"), s.get("source")), s["text"],
-                                    s["figures"], version))
+        for c in answer.get("suggestions", []):
+            found.append(Suggestion(_title(mode, c["figures"], answer.get("current"), c.get("source")), c["text"],
+                                    c["figures"], version))
         if self.docs.get(uri) is st:
             st.suggestions = (version, found)
-        return {"suggestions": found, "stale": st.doc.version != version, "candidates": answer.get("candidates", 0),
-                "source": answer.get("source")}
+        return {"suggestions": found, "version": version, "stale": st.doc.version != version,
+                "candidates": answer.get("candidates", 0), "source": answer.get("source")}
 
     def suggestions(self, uri: str) -> list[Suggestion]:
         st = self.docs.get(uri)
@@ -337,6 +451,14 @@ class Session:
         last = len(an.lines)
         new = text if self.eol(uri) == "\n" else text.replace("\n", "\r\n")
         return [Edit(Span(1, 1, last, len(an.lines[-1]) + 1), new)]
+
+    async def replace_text(self, uri: str, version: Optional[int], text: str) -> bool:
+        """Ask the client to replace the whole document, if it is still at `version`; True when it did."""
+        st = self.docs.get(uri)
+        if self.apply_edit is None or st is None or st.doc.version != version:
+            return False
+        an = self.analysis(uri)
+        return bool(await self.apply_edit(uri, version, self.replacement(uri, text), an.lines))
 
     # -- tasks -------------------------------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ from dragon_lsp.features.data import ReplayFacts
 #: Tasks that take a `progress(message, percentage)` callback.
 WITH_PROGRESS = {"suggest"}
 
+NO_WORKLOAD = 'no workload: add `workload "file.tvmscript"` to the header (or set dragon.workload)'
+
 
 def ping() -> int:
     import os
@@ -27,8 +29,10 @@ def ping() -> int:
     return os.getpid()
 
 
-def replay_facts(text: str, path: Optional[str], workload: Optional[str], version: Optional[int]) -> dict:
-    """Replay a script on its workload: diagnostics, and what its variables denote."""
+def replay_facts(text: str, path: Optional[str], workload: Optional[str], version: Optional[int],
+                 script: bool = False) -> dict:
+    """Replay a script on its workload: diagnostics, what its variables denote and, with
+    `script`, the scheduled module as TVMScript (None when the replay failed)."""
     from dragon_dsl.tvm.replay import replay
 
     program, diags = check_text(text)
@@ -44,7 +48,10 @@ def replay_facts(text: str, path: Optional[str], workload: Optional[str], versio
             facts = _facts(program, result, wl, version)
         except Exception:  # noqa: BLE001 - facts are extras: the replay's diagnostics still count
             pass
-    return {"diagnostics": list(result.diagnostics), "facts": facts, "workload": str(wl)}
+    answer = {"diagnostics": list(result.diagnostics), "facts": facts, "workload": str(wl)}
+    if script:
+        answer["script"] = result.module.script() if result.ok else None
+    return answer
 
 
 def _facts(program, result, wl, version) -> ReplayFacts:
@@ -111,6 +118,57 @@ def workload_blocks(path: str) -> list[str]:
     return names
 
 
+def _generate(mod, target) -> Optional[str]:
+    """`dragon_dsl.tvm.codegen.cuda_source`, or None when TVM built no CUDA module (no kernel)."""
+    from dragon_dsl.tvm.codegen import cuda_source
+
+    try:
+        return cuda_source(mod, target)
+    except RuntimeError as exc:
+        if str(exc) == "no CUDA module was generated":
+            return None
+        raise
+
+
+def cuda_source(text: str, path: Optional[str], workload: Optional[str], target: Any) -> dict:
+    """The CUDA source TVM generates for the replayed script: {"source"} or {"error"} (no GPU needed)."""
+    import tvm
+
+    from dragon_dsl.tvm.replay import replay, tvm_message
+
+    program, diags = check_text(text)
+    if has_errors(diags):
+        return {"error": "the script has errors"}
+    wl = resolve_workload(program, path, workload)
+    if wl is None:
+        return {"error": NO_WORKLOAD}
+    try:
+        kind = str(tvm.target.Target(target).kind.name)
+    except Exception as exc:  # noqa: BLE001 - TVM raises its own error type for unknown targets
+        return {"error": f"target {json.dumps(target)}: {tvm_message(exc)}"}
+    if kind != "cuda":
+        return {"error": f"target {json.dumps(target)} (kind {kind}) generates no CUDA: set dragon.target "
+                         "(or the script's target line) to a CUDA target such as nvidia/nvidia-h100"}
+    result = replay(program, wl)
+    if not result.ok:
+        return {"error": "the replay failed", "diagnostics": list(result.diagnostics)}
+    try:
+        source = _generate(result.module, target)
+    except Exception as exc:  # noqa: BLE001 - a schedule TVM cannot build for the GPU is an answer
+        return {"error": f"TVM cannot build this schedule for {json.dumps(target)}: {tvm_message(exc)}"}
+    if source is None:
+        return {"error": "TVM generated no CUDA kernel: the schedule binds no loop to blockIdx/threadIdx, so "
+                         "everything runs on the host (bind loops with bind(loop, \"blockIdx.x\") ...)"}
+    return {"source": source}
+
+
+def target_tags() -> list[str]:
+    """Every target tag TVM knows, sorted."""
+    import tvm
+
+    return sorted(str(t) for t in tvm.target.tag.list_tags())
+
+
 # ---- build, verify, time -----------------------------------------------------------------------
 
 _ENGINES: dict = {}
@@ -140,7 +198,7 @@ def engine_for(device: str, timeout_s: float):
     def make(target):
         from dragon_dsl.engine import Engine
 
-        key = (json.dumps(target, sort_keys=True), device)
+        key = (json.dumps(target, sort_keys=True), device, timeout_s)
         if key not in _ENGINES:
             _ENGINES[key] = Engine(target, device=device, workers=1, timeout_s=timeout_s)
         return _ENGINES[key]

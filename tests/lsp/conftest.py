@@ -38,10 +38,18 @@ def _converter():
     return conv
 
 
+def _apply_edit(client: LanguageClient, params: lsp.ApplyWorkspaceEditParams):
+    """Keep the edits the server asks for; answer `client.apply_answer` (as an editor would)."""
+    client.applied.append(params.edit)
+    return lsp.ApplyWorkspaceEditResult(applied=client.apply_answer)
+
+
 def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=_converter)
     client.versions = {}
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _publish})
+    client.applied, client.apply_answer = [], True
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _publish,
+                                   lsp.WORKSPACE_APPLY_EDIT: _apply_edit})
     return client
 
 
@@ -52,7 +60,7 @@ CONFIG = ClientServerConfig(server_command=SERVER, client_factory=make_client)
 async def start(client: LanguageClient, settings=None, init=None) -> None:
     client.set_configuration(dict(SETTINGS, **(settings or {})), section="dragon")
     client.init_result = await client.initialize_session(lsp.InitializeParams(
-        capabilities=capabilities(), initialization_options={"dragon": dict(SETTINGS, **(init or {}))}))
+        capabilities=capabilities(), initialization_options={"settings": dict(SETTINGS, **(init or {}))}))
 
 
 @pytest_lsp.fixture(config=CONFIG, scope="module")

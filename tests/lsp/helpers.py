@@ -13,6 +13,19 @@ from lsprotocol import types as lsp
 DATA = Path(__file__).resolve().parents[1] / "data"
 SERVER = [sys.executable, "-m", "dragon_lsp"]
 
+#: A schedule TVM builds for a GPU (threads bound): its CUDA source needs no GPU.
+GPU_SCRIPT = '''\
+workload "matmul_64.tvmscript"
+target "nvidia/nvidia-h100"
+
+b0 = get_sblock("C")
+l1, l2, l3 = get_loops(b0)
+l4 = fuse(l1, l2)
+l5, l6 = split(l4, [None, 128])
+bind(l5, "blockIdx.x")
+bind(l6, "threadIdx.x")
+'''
+
 SCRIPT = '''\
 # matmul 64: tile i and j
 workload "matmul_64.tvmscript"
@@ -58,8 +71,30 @@ def capabilities() -> lsp.ClientCapabilities:
         ),
         window=lsp.WindowClientCapabilities(work_done_progress=True),
         workspace=lsp.WorkspaceClientCapabilities(
-            configuration=True, inlay_hint=lsp.InlayHintWorkspaceClientCapabilities(refresh_support=False)),
+            configuration=True, inlay_hint=lsp.InlayHintWorkspaceClientCapabilities(refresh_support=False),
+            apply_edit=True, workspace_edit=lsp.WorkspaceEditClientCapabilities(document_changes=True)),
     )
+
+
+async def command(client, name: str, uri: str, version: Optional[int] = 1, token=None, **fields):
+    """`workspace/executeCommand` as the VS Code extension sends it: one argument object with the
+    document, its version and the settings (empty: unset), plus `fields` (range, prompt, overrides)."""
+    arg = {"uri": uri, "version": version, "target": "", "device": "", "trackerAddress": "", **fields}
+    return await client.workspace_execute_command_async(lsp.ExecuteCommandParams(name, [arg], work_done_token=token))
+
+
+async def status(client) -> dict:
+    """The server's state (`dragon/status`): documents, workers, internal errors, settings."""
+    return _plain(await client.protocol.send_request_async("dragon/status", None))
+
+
+def _plain(obj):
+    """pygls answers a custom request with named tuples: turn them into dicts."""
+    if hasattr(obj, "_asdict"):
+        return {k: _plain(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
 
 
 def open_doc(client, uri: str, text: str, version: int = 1) -> None:

@@ -10,7 +10,10 @@ import asyncio
 import pytest
 from lsprotocol import types as lsp
 
-from tests.lsp.helpers import SCRIPT, actions_at, apply_edits, change_doc, diagnostics_for, find, open_doc, pos, workspace
+from tests.lsp.helpers import (
+    GPU_SCRIPT, SCRIPT, actions_at, apply_edits, change_doc, command, diagnostics_for, find, open_doc, pos, status,
+    workspace,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -19,9 +22,9 @@ def ident(uri):
     return lsp.TextDocumentIdentifier(uri)
 
 
-async def replayed(client, uri):
-    """Run the replay now (the same path the debounced background replay takes)."""
-    return await client.workspace_execute_command_async(lsp.ExecuteCommandParams("dragon.replay", [uri]))
+async def replayed(client, uri, version=1):
+    """Run the replay now: Show scheduled TensorIR takes the path the debounced background replay takes."""
+    return await command(client, "dragon.showTensorIR", uri, version)
 
 
 # ---- diagnostics ---------------------------------------------------------------------------------
@@ -335,8 +338,11 @@ async def test_schedule_actions_are_offered(client, tmp_path):
     commands = {a.title: a.command for a in acts if a.command}
     suggest = next(c for t, c in commands.items() if t.startswith("Suggest a schedule"))
     rewrite = next(c for t, c in commands.items() if t.startswith("Rewrite this schedule"))
-    assert suggest.command == rewrite.command == "dragon.suggest"
-    assert list(suggest.arguments) == [uri, "suggest"] and list(rewrite.arguments) == [uri, "rewrite"]
+    measure = next(c for t, c in commands.items() if t.startswith("Measure the latency"))
+    assert (suggest.command, rewrite.command, measure.command) == \
+        ("dragon.suggestSchedule", "dragon.rewriteSchedule", "dragon.measureLatency")
+    for c in (suggest, rewrite, measure):
+        assert list(c.arguments) == [{"uri": uri, "version": 1}]
     only = await client.text_document_code_action_async(lsp.CodeActionParams(
         ident(uri), lsp.Range(pos(0, 0), pos(0, 0)), lsp.CodeActionContext(diagnostics=[],
                                                                           only=[lsp.CodeActionKind.QuickFix])))
@@ -348,8 +354,108 @@ async def test_suggest_without_workload_says_why(client, tmp_path):
     uri = workspace(tmp_path, text)
     open_doc(client, uri, text)
     await diagnostics_for(client, uri, 1)
-    r = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("dragon.suggest", [uri, "suggest"]))
-    assert r["suggestions"] == [] and "workload" in r["error"]
+    r = await command(client, "dragon.suggestSchedule", uri)
+    assert set(r) == {"error"} and "workload" in r["error"]
+
+
+# ---- commands -----------------------------------------------------------------------------------------------------
+
+
+async def test_the_server_lists_the_clients_commands(client):
+    offered = client.init_result.capabilities.execute_command_provider.commands
+    assert list(offered) == ["dragon.suggestSchedule", "dragon.rewriteSchedule", "dragon.showTensorIR",
+                             "dragon.showCudaSource", "dragon.measureLatency", "dragon.listTargets"]
+
+
+async def test_show_tensorir(client, tmp_path):
+    uri = workspace(tmp_path)
+    open_doc(client, uri, SCRIPT)
+    await diagnostics_for(client, uri, 1)
+    r = await command(client, "dragon.showTensorIR", uri)
+    assert set(r) == {"content", "language"} and r["language"] == "python"
+    assert r["content"].startswith("# Scheduled TensorIR of sched.dragon (version 1)\n")
+    assert "@T.prim_func" in r["content"] and "T.vectorized(" in r["content"]  # the schedule was applied
+    assert 'T.sblock("C")' in r["content"]
+
+
+async def test_show_tensorir_says_why_not(client, tmp_path):
+    texts = {
+        "errors": SCRIPT.replace("reorder(l6, l10, l7, l11, l3)", "reorder(l6, l99)"),
+        "workload": SCRIPT.replace('workload "matmul_64.tvmscript"\n', ""),
+        "tvm": SCRIPT.replace("vectorize(l11)", "vectorize(l1)"),  # l1 was split: TVM rejects it
+    }
+    answers = {}
+    for why, text in texts.items():
+        uri = workspace(tmp_path / why, text)
+        open_doc(client, uri, text)
+        await diagnostics_for(client, uri, 1)
+        answers[why] = await command(client, "dragon.showTensorIR", uri)
+        assert set(answers[why]) == {"error"}, answers[why]
+    assert answers["errors"]["error"].startswith("the script has errors: DRG101 (line 11): ")
+    assert answers["workload"]["error"].startswith("no workload: add `workload")
+    assert answers["tvm"]["error"].startswith("the replay failed: DRG601 (line 12): ")
+    unknown = await command(client, "dragon.showTensorIR", (tmp_path / "never-opened.dragon").as_uri())
+    assert unknown == {"error": "the document is not open"}
+
+
+async def test_show_cuda_source_without_a_gpu(client, tmp_path):
+    uri = workspace(tmp_path, GPU_SCRIPT, name="gpu.dragon")
+    open_doc(client, uri, GPU_SCRIPT)
+    await diagnostics_for(client, uri, 1)
+    r = await command(client, "dragon.showCudaSource", uri)
+    assert set(r) == {"content", "language"} and r["language"] == "cuda-cpp", r
+    assert r["content"].startswith("// CUDA source of gpu.dragon for nvidia/nvidia-h100, generated by TVM\n")
+    assert '__global__ void __launch_bounds__(128) main_kernel(' in r["content"]
+    # the target of the request wins over the script's
+    r = await command(client, "dragon.showCudaSource", uri, target="nvidia/nvidia-a100")
+    assert "for nvidia/nvidia-a100" in r["content"].splitlines()[0]
+    r = await command(client, "dragon.showCudaSource", uri, target='{"kind": "cuda", "arch": "sm_80"}')
+    assert '"arch": "sm_80"' in r["content"].splitlines()[0] and "__global__" in r["content"]
+
+
+async def test_show_cuda_source_says_why_not(client, tmp_path):
+    uri = workspace(tmp_path)  # target "llvm" in the header, no loop bound to a thread
+    open_doc(client, uri, SCRIPT)
+    await diagnostics_for(client, uri, 1)
+    r = await command(client, "dragon.showCudaSource", uri)
+    assert set(r) == {"error"} and r["error"].startswith('target "llvm" (kind llvm) generates no CUDA'), r
+    r = await command(client, "dragon.showCudaSource", uri, target="nvidia/nvidia-h100")
+    assert set(r) == {"error"} and "binds no loop to blockIdx/threadIdx" in r["error"], r
+    r = await command(client, "dragon.showCudaSource", uri, target="llvm -num-cores=2")
+    assert set(r) == {"error"} and r["error"].startswith("dragon.target: 'llvm -num-cores=2': TVM 0.27 takes"), r
+    # no target anywhere: nvidia/nvidia-h100
+    text = GPU_SCRIPT.replace('target "nvidia/nvidia-h100"\n', "")
+    uri = workspace(tmp_path / "default", text)
+    open_doc(client, uri, text)
+    await diagnostics_for(client, uri, 1)
+    r = await command(client, "dragon.showCudaSource", uri)
+    assert "for nvidia/nvidia-h100" in r["content"].splitlines()[0]
+
+
+async def test_list_targets(client, tmp_path):
+    text = SCRIPT.replace('target "llvm"', 'target "nvidia/geforce-rtx-3090"')
+    uri = workspace(tmp_path, text)
+    open_doc(client, uri, text)
+    r = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("dragon.listTargets", []))
+    assert set(r) == {"targets", "devices"}
+    at = r["targets"].index
+    assert at("nvidia/geforce-rtx-3090") < at("nvidia/nvidia-a100") < at("arm/rasp4b")  # in use, common, all
+    assert {"llvm", "cuda", "nvidia/nvidia-h100", "arm/rasp4b"} <= set(r["targets"]) and len(r["targets"]) > 100
+    assert len(set(r["targets"])) == len(r["targets"])
+    assert r["devices"] == ["local", "cpu", "rpc"]
+
+
+async def test_malformed_command_arguments(client, tmp_path):
+    uri = workspace(tmp_path)
+    open_doc(client, uri, SCRIPT)
+    for args in ([], [uri], [{"version": 1}], [{"uri": uri, "version": "1"}], [{"uri": uri, "range": {"x": 1}}]):
+        with pytest.raises(Exception, match="argument|expects one argument"):
+            await client.workspace_execute_command_async(lsp.ExecuteCommandParams("dragon.showTensorIR", args))
+    r = await command(client, "dragon.measureLatency", uri, device="gpu0")
+    assert r == {"error": 'dragon.device: expects "local", "cpu", "rpc" or "rpc://HOST:PORT/KEY"'}
+    r = await command(client, "dragon.measureLatency", uri, device="rpc")
+    assert set(r) == {"error"} and "dragon.trackerAddress is empty" in r["error"]
+    assert (await status(client))["internal_errors"] == 0
 
 
 # ---- robustness ----------------------------------------------------------------------------------------------------
@@ -372,8 +478,12 @@ async def test_any_text_any_position(client, tmp_path):
         await actions_at(client, uri, lsp.Range(pos(0, 0), pos(10 ** 6, 0)))
         await client.text_document_formatting_async(lsp.DocumentFormattingParams(
             ident(uri), lsp.FormattingOptions(tab_size=4, insert_spaces=True)))
+        far = {"start": {"line": 10 ** 6, "character": 0}, "end": {"line": 0, "character": 10 ** 6}}
+        for name in ("dragon.showTensorIR", "dragon.showCudaSource", "dragon.rewriteSchedule"):
+            r = await command(client, name, uri, range=far, prompt="😀", target="")
+            assert isinstance(r, dict) and ("error" in r or "content" in r), (name, text[:40], r)
         change_doc(client, uri, 2, "x", lsp.Range(pos(10 ** 6, 10 ** 6), pos(-0, 10 ** 6)))
         client.text_document_did_close(lsp.DidCloseTextDocumentParams(ident(uri)))
-    status = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("dragon.status", []))
-    assert status["internal_errors"] == 0
-    assert status["analysis_worker"] is not None and not status["tvm_in_server"]  # TVM ran in the worker only
+    state = await status(client)
+    assert state["internal_errors"] == 0
+    assert state["analysis_worker"] is not None and not state["tvm_in_server"]  # TVM ran in the worker only

@@ -1,4 +1,4 @@
-"""Build, verify, time and validated suggestions on the real measurement engine (CPU, llvm).
+"""Measure latency, time on save and validated suggestions on the real measurement engine (CPU, llvm).
 
 Skipped when `dragon_dsl.engine` cannot be imported: these are the only tests that need it.
 """
@@ -10,7 +10,7 @@ import asyncio
 import pytest
 from lsprotocol import types as lsp
 
-from tests.lsp.helpers import SCRIPT, diagnostics_for, open_doc, workspace
+from tests.lsp.helpers import SCRIPT, command, diagnostics_for, open_doc, workspace
 
 try:
     from dragon_dsl.engine import Engine  # noqa: F401
@@ -20,12 +20,17 @@ except Exception as exc:  # noqa: BLE001
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-async def test_verify_on_request(client, tmp_path):
+async def test_measure_latency_on_the_engine(client, tmp_path):
     uri = workspace(tmp_path)
     open_doc(client, uri, SCRIPT)
     await diagnostics_for(client, uri, 1)
-    r = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("dragon.check", [uri, "verify"]))
-    assert r.get("level_reached") == "verify", r
+    r = await command(client, "dragon.measureLatency", uri)
+    assert "error" not in r, r
+    assert r["message"].startswith("sched.dragon (llvm, device local): median latency ") and "x vs unscheduled" in r["message"]
+    assert r["figures"]["latency_us"] > 0
+    diags = await diagnostics_for(client, uri, 1, where=lambda ds: any(d.code == "DRG706" for d in ds))
+    d = next(d for d in diags if d.code == "DRG706")
+    assert d.severity == lsp.DiagnosticSeverity.Information and r["message"].endswith(d.message)
 
 
 async def test_time_on_save_publishes_the_latency(client, tmp_path):
@@ -49,8 +54,9 @@ async def test_validated_suggestion(client, tmp_path):
     uri = workspace(tmp_path)
     open_doc(client, uri, SCRIPT)
     await diagnostics_for(client, uri, 1)
-    r = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("dragon.suggest", [uri, "suggest"]))
+    r = await command(client, "dragon.suggestSchedule", uri)
     assert "error" not in r, r
     assert r["suggestions"], "no candidate passed the engine"
     s = r["suggestions"][0]
     assert s["figures"]["latency_us"] > 0 and " us" in s["title"] and "vs unscheduled" in s["title"]
+    assert r["content"] == s["text"] and r["language"] == "dragon"

@@ -25,7 +25,7 @@ from dragon_lsp.analysis import Analysis, ParseCache
 from dragon_lsp.documents import Document
 from dragon_lsp.features import actions, completion, formatting, hover, inlay, navigation, signature, symbols, tokens
 from tests.lsp.conftest import make_client, start
-from tests.lsp.helpers import SCRIPT, SERVER
+from tests.lsp.helpers import SCRIPT, SERVER, status
 
 BASE = SCRIPT.split("\n", 3)[3]  # no workload header: no replay, diagnostics are the core's alone
 
@@ -185,9 +185,8 @@ def test_random_edits_over_stdio(server, edit_list, where):
 
 def test_stdio_stress_was_big_and_bounded(server):
     assert server.edits >= 1500
-    status = server.loop.run_until_complete(server.client.workspace_execute_command_async(
-        lsp.ExecuteCommandParams("dragon.status", [])))
-    assert status["internal_errors"] == 0 and status["documents"] == 0
+    state = server.loop.run_until_complete(status(server.client))
+    assert state["internal_errors"] == 0 and state["documents"] == 0
     assert server.proc.is_running()
     warm, end = server.rss[:2]
     assert end - warm < 48 * 2**20, f"server RSS grew from {warm / 2**20:.0f} MiB to {end / 2**20:.0f} MiB"

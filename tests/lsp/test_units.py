@@ -6,15 +6,18 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types as lsp
 
 from dragon_dsl import parse
 from dragon_dsl.check import check
+from dragon_dsl.diagnostics import Span
 from dragon_lsp import convert
 from dragon_lsp.analysis import Analysis, ParseCache, parse_document
-from dragon_lsp.config import Settings, merge
+from dragon_lsp.commands import Request
+from dragon_lsp.config import Settings, SettingsError, initialization_settings, merge
 from dragon_lsp.documents import Document
 from tests.conftest import DATA
 from tests.lsp.helpers import SCRIPT
@@ -85,13 +88,57 @@ def test_document_edits_follow_lsp_line_breaks():
 
 
 def test_settings_validate():
-    s = merge(Settings(), {"dragon": {"device": "rpc", "tracker": "h:1", "rpcKey": "k", "timeouts": {"build": 0},
-                                      "suggest": {"builder": "magic"}, "unknown": 1}})
-    assert s.engine_device() == "rpc://h:1/k"
+    s = merge(Settings(), {"device": "rpc", "trackerAddress": "h:1/k", "timeouts": {"build": 0, "measure": 5},
+                           "suggest": {"builder": "magic"}, "unknown": 1, "pythonPath": "/p", "trace": {}})
+    assert s.engine_device() == "rpc://h:1/k" and s.measure_timeout == 5.0
     assert s.build_timeout == Settings().build_timeout and s.suggest_builder == "auto"
-    assert any("timeouts.build" in p for p in s.problems) and any("suggest.builder" in p for p in s.problems)
-    assert merge(Settings(), {"device": "cpu"}).target_for("cuda") == "llvm"
+    assert sorted(p.split(":")[0] for p in s.problems) == ["dragon.suggest.builder", "dragon.timeouts.build",
+                                                           "dragon.unknown"]
+    assert merge(Settings(), {"device": "cpu", "target": "nvidia/nvidia-h100"}).target_for("cuda") == "llvm"
     assert merge(Settings(), {}).target_for("cuda") == "cuda"
+    assert merge(Settings(), {}).target_for(None) == "llvm"
+
+
+def test_settings_empty_strings_are_unset():
+    s = merge(Settings(), {"target": "llvm", "device": "cpu", "trackerAddress": "h:1", "modelPath": "/m"})
+    s = merge(s, {"target": "", "device": "", "trackerAddress": "", "modelPath": " ", "workload": "",
+                  "timeouts": {"replay": 7}})
+    assert (s.target, s.device, s.tracker_address, s.model_path, s.workload) == (None, None, None, None, None)
+    assert s.problems == () and s.replay_timeout == 7 and s.engine_device() == "local"
+
+
+def test_settings_devices_and_targets():
+    def dev(**kw):
+        return merge(Settings(), kw).engine_device()
+
+    assert dev() == "local" and dev(device="local", trackerAddress="h:9190") == "local"
+    assert dev(trackerAddress="h:9190") == "rpc://h:9190/dragon"             # automatic: the tracker
+    assert dev(device="rpc", trackerAddress="10.1.2.3:9190/a100") == "rpc://10.1.2.3:9190/a100"
+    assert dev(device="rpc://x:1/k", trackerAddress="h:9190") == "rpc://x:1/k"
+    with pytest.raises(SettingsError, match="trackerAddress is empty"):
+        dev(device="rpc")
+    bad = merge(Settings(), {"device": "gpu", "trackerAddress": "h", "target": "llvm -num-cores=2"})
+    assert len(bad.problems) == 3 and bad.device is None and bad.tracker_address is None and bad.target is None
+    assert merge(Settings(), {"target": '{"kind": "llvm", "num-cores": 2}'}).target == {"kind": "llvm", "num-cores": 2}
+    assert merge(Settings(), {"target": {"kind": "cuda"}}).target == {"kind": "cuda"}
+    assert "JSON" in merge(Settings(), {"target": "{nope"}).problems[0]
+    assert initialization_settings({"settings": {"target": "llvm"}}) == {"target": "llvm"}
+    assert initialization_settings({"dragon": {}}) is None and initialization_settings(None) is None
+
+
+def test_command_arguments():
+    lines = ["b0 = get_sblock(\"😀\")", "l1 = x"]
+    req = convert.command_request([{"uri": "file:///a.dragon", "version": 3, "target": "", "device": "cpu",
+                                    "trackerAddress": "", "prompt": "p",
+                                    "range": {"start": {"line": 0, "character": 18}, "end": {"line": 1, "character": 2}}}],
+                                  lambda uri: lines, "utf-16")
+    assert req == Request("file:///a.dragon", 3, {"target": "", "device": "cpu", "trackerAddress": ""},
+                          Span(1, 18, 2, 3), "p")
+    assert convert.command_request([{"uri": "u"}], lambda uri: None, "utf-16") == Request("u")
+    for bad in ([], ["u"], [{"uri": ""}], [{"uri": "u", "version": True}], [{"uri": "u", "prompt": 3}],
+                [{"uri": "u", "range": [1, 2]}]):
+        with pytest.raises(ValueError):
+            convert.command_request(bad, lambda uri: lines, "utf-16")
 
 
 def test_analysis_reuses_statements_across_versions():

@@ -5,9 +5,11 @@
  * import (unit-tested directly).
  *
  * Contract with the server (issue 8), for every command with an `lsp` name:
- *   request:  workspace/executeCommand { command: lsp, arguments: [CommandArgument] }
+ *   request:  workspace/executeCommand { command: lsp, arguments: [CommandArgument], workDoneToken }
  *   answer:   null (nothing to show; edits arrive through workspace/applyEdit), a string
  *             (shown as a message), or a CommandResult.
+ *   progress: `$/progress` on the request's workDoneToken, shown in the command's own
+ *             notification (`progressStep`); cancelling it sends `$/cancelRequest`.
  * The server reads the rest of its settings from the `dragon` configuration section.
  */
 
@@ -138,6 +140,32 @@ export function interpretResult(cmd: DragonCommand, result: unknown): Outcome {
   }
   if (message) return { kind: 'message', severity: 'info', text: message };
   return { kind: 'message', severity: 'info', text: `${cmd.title}: ${JSON.stringify(result)}` };
+}
+
+/** A `$/progress` value of the server's work on a command (WorkDoneProgressBegin/Report/End). */
+export interface WorkDoneValue {
+  kind?: unknown;
+  message?: unknown;
+  percentage?: unknown;
+}
+
+/**
+ * What to add to VS Code's progress notification for a `$/progress` value: its message, and the
+ * increment from `done` (VS Code adds increments; LSP reports percentages). `done` is the
+ * percentage shown so far; the answer's `done` is the new one. Never throws on a malformed value.
+ */
+export function progressStep(value: WorkDoneValue, done: number): { message?: string; increment?: number; done: number } {
+  if (!value || typeof value !== 'object' || value.kind === 'end') return { done };
+  const step: { message?: string; increment?: number; done: number } = { done };
+  if (typeof value.message === 'string' && value.message) step.message = value.message;
+  if (typeof value.percentage === 'number' && Number.isFinite(value.percentage)) {
+    const pct = Math.min(100, Math.max(0, value.percentage));
+    if (pct > done) {
+      step.increment = pct - done;
+      step.done = pct;
+    }
+  }
+  return step;
 }
 
 /**

@@ -5,16 +5,19 @@
  */
 
 import * as vscode from 'vscode';
-import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
+import { ExecuteCommandRequest, State, WorkDoneProgress } from 'vscode-languageclient/node';
 
 import { CLIENT_NAME, createClient, type DragonLanguageClient } from './client';
-import { COMMANDS, type DragonCommand, commandArguments, interpretResult, LIST_TARGETS, type Outcome } from './commands';
+import {
+  COMMANDS, type DragonCommand, commandArguments, interpretResult, LIST_TARGETS, type Outcome, progressStep,
+} from './commands';
 import { missingServerMessage, nodeEnvironment, probeServer, resolveServerLaunch, commandLine } from './launch';
 import { type DragonSettings, readSettings, RESTART_KEYS, SECTION } from './settings';
 import { BUILTIN_DEVICES, BUILTIN_TARGETS, choices, scriptTarget, type ServerState, statusText } from './status';
 
 const LANGUAGE = 'dragon';
 const OTHER = '\u0000other';
+let requests = 0;
 
 /** What `activate` returns: for tests and other extensions. */
 export interface DragonApi {
@@ -179,7 +182,22 @@ class DragonExtension implements vscode.Disposable {
     try {
       result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: cmd.progress ?? `Dragon: ${cmd.title}`, cancellable: true },
-        (_progress, token) => client.sendRequest(ExecuteCommandRequest.type, { command: lsp, arguments: args }, token),
+        async (progress, token) => {
+          // The server reports its stages on this token; they go to this notification, whose
+          // cancel button cancels the request.
+          const workDoneToken = `dragon-client-${++requests}`;
+          let done = 0;
+          const listener = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
+            const step = progressStep(value, done);
+            done = step.done;
+            if (step.message !== undefined || step.increment !== undefined) progress.report({ message: step.message, increment: step.increment });
+          });
+          try {
+            return await client.sendRequest(ExecuteCommandRequest.type, { command: lsp, arguments: args, workDoneToken }, token);
+          } finally {
+            listener.dispose();
+          }
+        },
       );
     } catch (error) {
       if (isCancellation(error)) return;
@@ -204,10 +222,10 @@ class DragonExtension implements vscode.Disposable {
     }
     const target = await pick('Target', s.target, choices(listed.targets, BUILTIN_TARGETS),
       { label: 'From the script', detail: "The script's target line, else llvm" },
-      'A target tag (nvidia/nvidia-h100), a target string (llvm -num-cores=2) or a JSON object');
+      'A target tag (nvidia/nvidia-h100), a kind (llvm, cuda) or a JSON object ({"kind": "llvm", "num-cores": 4})');
     if (target === undefined) return;
     const device = await pick('Device', s.device, choices(listed.devices, BUILTIN_DEVICES),
-      { label: 'Automatic', detail: 'Chosen by the server from the target' },
+      { label: 'Automatic', detail: 'The RPC tracker when dragon.trackerAddress is set, else this machine' },
       'A device: local, cpu, rpc (through the tracker) or rpc://HOST:PORT/KEY');
     if (device === undefined) return;
     const where = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;

@@ -20,11 +20,11 @@ export interface DragonSettings {
   /** A `dragon-lsp` executable; wins over pythonPath when set. */
   serverPath: string;
   serverArgs: string[];
-  /** Target tag, target string or JSON object; empty: the script's `target` line. */
+  /** Target tag, kind (`llvm`) or JSON object; empty: the script's `target` line. */
   target: string;
-  /** `local`, `cpu`, `rpc` or `rpc://HOST:PORT/KEY`; empty: the server's default. */
+  /** `local`, `cpu`, `rpc` or `rpc://HOST:PORT/KEY`; empty: the tracker when `trackerAddress` is set, else this machine. */
   device: string;
-  /** `host:port` of a TVM RPC tracker; empty: measure locally. */
+  /** `host:port` or `host:port/key` of a TVM RPC tracker (key `dragon` when omitted); empty: measure locally. */
   trackerAddress: string;
   modelPath: string;
   timeouts: Timeouts;

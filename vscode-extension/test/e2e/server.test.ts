@@ -8,8 +8,9 @@
  * skipped with the reason; with `DRAGON_E2E_REQUIRED=1` they fail instead.
  *
  * What the server must do: answer `initialize`, publish diagnostics with the checker's codes,
- * shut down cleanly. What it may do (a TODO, not a failure, when its capability is absent):
- * completion, hover, and the extension's commands.
+ * list and carry out the extension's commands with the arguments the extension sends (the
+ * answers read through the extension's own `interpretResult`), shut down cleanly. What it may do
+ * (a TODO, not a failure, when its capability is absent): completion, hover.
  */
 
 import assert from 'node:assert/strict';
@@ -20,15 +21,16 @@ import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
 
 import {
-  CompletionRequest, type Diagnostic, DidChangeConfigurationNotification, DidOpenTextDocumentNotification, ExitNotification,
-  HoverRequest, type InitializeResult, InitializeRequest, InitializedNotification, PublishDiagnosticsNotification,
-  type PublishDiagnosticsParams, ShutdownRequest,
+  CompletionRequest, type Diagnostic, DidChangeConfigurationNotification, DidOpenTextDocumentNotification, ExecuteCommandRequest,
+  ExitNotification, HoverRequest, type InitializeResult, InitializeRequest, InitializedNotification, PublishDiagnosticsNotification,
+  type PublishDiagnosticsParams, ShutdownRequest, WorkDoneProgress,
 } from 'vscode-languageserver-protocol';
 import { createProtocolConnection, type ProtocolConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver-protocol/node';
 
-import { SERVER_COMMANDS } from '../../src/commands';
+import { commandArguments, commandById, interpretResult, LIST_TARGETS, type Outcome, progressStep, SERVER_COMMANDS } from '../../src/commands';
 import { commandLine, executable, nodeEnvironment, probeServer, resolveServerLaunch } from '../../src/launch';
 import { DEFAULT_SETTINGS, initializationOptions, SECTION } from '../../src/settings';
+import { BUILTIN_TARGETS, choices } from '../../src/status';
 import { EXTENSION_ROOT, REPO_ROOT } from '../paths';
 
 const python = process.env.DRAGON_PYTHON || path.join(REPO_ROOT, '.venv', process.platform === 'win32' ? 'Scripts/python.exe' : 'bin/python');
@@ -56,7 +58,19 @@ const SCRIPT_URI = pathToFileURL(path.join(EXTENSION_ROOT, 'test', 'e2e', 'broke
 // Line 2: `b0` is a block where split expects a loop (DRG102, the checker's golden message).
 const SCRIPT = 'b0 = get_sblock("C")\nl1, l2 = split(b0, [None, 32])\n';
 
+// Schedules of the repository's 64x64x64 matmul: one for a GPU (threads bound; its CUDA source
+// needs no GPU), one for this machine's CPU.
+const WORKLOAD = path.join(REPO_ROOT, 'tests', 'data', 'workloads', 'matmul_64.tvmscript');
+const GPU_URI = pathToFileURL(path.join(EXTENSION_ROOT, 'test', 'e2e', 'gpu.dragon')).href;
+const GPU_SCRIPT = `workload ${JSON.stringify(WORKLOAD)}\ntarget "nvidia/nvidia-h100"\n\nb0 = get_sblock("C")\n` +
+  'l1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\nl5, l6 = split(l4, [None, 128])\nbind(l5, "blockIdx.x")\nbind(l6, "threadIdx.x")\n';
+const CPU_URI = pathToFileURL(path.join(EXTENSION_ROOT, 'test', 'e2e', 'cpu.dragon')).href;
+const CPU_SCRIPT = `workload ${JSON.stringify(WORKLOAD)}\ntarget "llvm"\n\nb0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nparallel(l1)\n`;
+const NO_WORKLOAD_URI = pathToFileURL(path.join(EXTENSION_ROOT, 'test', 'e2e', 'alone.dragon')).href;
+
 let server: ChildProcess | undefined;
+let requests = 0;
+const progress = new Map<string, unknown[]>();
 let connection: ProtocolConnection | undefined;
 let init: InitializeResult | undefined;
 const stderr: string[] = [];
@@ -92,6 +106,7 @@ before(async () => {
   connection.onRequest('client/unregisterCapability', () => null);
   connection.onRequest('window/workDoneProgress/create', () => null);
   connection.onRequest('workspace/applyEdit', () => ({ applied: false }));
+  connection.onProgress(WorkDoneProgress.type, 'e2e-progress', (value) => progress.set('e2e-progress', [...(progress.get('e2e-progress') ?? []), value]));
   connection.onNotification(PublishDiagnosticsNotification.type, (p) => {
     diagnostics.set(p.uri, [...(diagnostics.get(p.uri) ?? []), p]);
     for (const w of waiters.splice(0)) w();
@@ -180,8 +195,84 @@ test('hover: the signature of an instruction', { skip, timeout: 30000 }, async (
   assert.match(JSON.stringify(h.contents), /split\(loop: loop/);
 });
 
-test("commands: the server carries out the extension's commands", { skip }, (t) => {
+async function open(uri: string, text: string): Promise<void> {
+  await connection!.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'dragon', version: 1, text } });
+}
+
+/** Run one of the extension's commands as the extension does: its arguments, then its reading of the answer. */
+async function run(id: string, uri: string, prompt?: string, token?: string): Promise<Outcome> {
+  const cmd = commandById(id)!;
+  const args = commandArguments(cmd, { uri, version: 1 }, settings, prompt);
+  const result: unknown = await connection!.sendRequest(ExecuteCommandRequest.type, { command: cmd.lsp!, arguments: args, workDoneToken: token ?? `e2e-${++requests}` });
+  return interpretResult(cmd, result);
+}
+
+test("commands: the server lists the extension's commands", { skip }, () => {
   const offered = init?.capabilities.executeCommandProvider?.commands ?? [];
-  const missing = SERVER_COMMANDS.filter((c) => !offered.includes(c));
-  if (missing.length) t.todo(`the server does not list: ${missing.join(', ')}`);
+  assert.deepEqual(SERVER_COMMANDS.filter((c) => !offered.includes(c)), [], `the server lists: ${offered.join(', ')}`);
+  assert.ok(offered.includes(LIST_TARGETS));
+});
+
+test('Show scheduled TensorIR opens the replayed module beside the script', { skip, timeout: 120000 }, async () => {
+  await open(GPU_URI, GPU_SCRIPT);
+  const outcome = await run('dragon.showTensorIR', GPU_URI);
+  assert.equal(outcome.kind, 'document', JSON.stringify(outcome));
+  if (outcome.kind !== 'document') return;
+  assert.equal(outcome.language, 'python');
+  assert.match(outcome.content, /@T\.prim_func/);
+  assert.match(outcome.content, /thread="blockIdx\.x"/);
+});
+
+test('Show CUDA source opens the kernel TVM generates (no GPU needed)', { skip, timeout: 120000 }, async () => {
+  const outcome = await run('dragon.showCudaSource', GPU_URI, undefined, 'e2e-progress');
+  assert.equal(outcome.kind, 'document', JSON.stringify(outcome));
+  if (outcome.kind !== 'document') return;
+  assert.equal(outcome.language, 'cuda-cpp');
+  assert.match(outcome.content, /__global__ void __launch_bounds__\(128\) main_kernel\(/);
+  // the server reported on the request's token, as the extension's notification shows it
+  const values = progress.get('e2e-progress') ?? [];
+  assert.deepEqual(values.map((v) => (v as { kind: string }).kind), ['begin', 'end']);
+  assert.equal(progressStep(values[0] as never, 0).message, 'starting');
+});
+
+test('Measure latency answers the latency and its speedup', { skip, timeout: 300000 }, async (t) => {
+  await open(CPU_URI, CPU_SCRIPT);
+  const outcome = await run('dragon.measureLatency', CPU_URI);
+  if (outcome.kind === 'message' && outcome.severity === 'error' && /dragon_dsl\.engine/.test(outcome.text)) {
+    return t.skip(`no measurement engine here: ${outcome.text}`);
+  }
+  assert.equal(outcome.kind, 'message', JSON.stringify(outcome));
+  if (outcome.kind !== 'message') return;
+  assert.equal(outcome.severity, 'info', outcome.text);
+  assert.match(outcome.text, /^cpu\.dragon \(llvm, device local\): median latency [0-9.]+ us; [0-9.]+x vs unscheduled/);
+  const published = await waitFor('DRG706 information', () => diagnostics.get(CPU_URI)?.at(-1)?.diagnostics.find((d) => d.code === 'DRG706'), 30000);
+  assert.equal(published.severity, 3);
+  assert.ok(outcome.text.endsWith(published.message));
+});
+
+test('Suggest schedule says why it cannot work: an error message', { skip, timeout: 120000 }, async () => {
+  await open(NO_WORKLOAD_URI, 'b0 = get_sblock("C")\n');
+  const outcome = await run('dragon.suggestSchedule', NO_WORKLOAD_URI);
+  assert.equal(outcome.kind, 'message');
+  if (outcome.kind !== 'message') return;
+  assert.equal(outcome.severity, 'error');
+  assert.match(outcome.text, /^no workload: add `workload "file\.tvmscript"` to the header/);
+});
+
+test('Rewrite schedule: a malformed request is refused, not crashed on', { skip, timeout: 60000 }, async () => {
+  await assert.rejects(connection!.sendRequest(ExecuteCommandRequest.type, { command: 'dragon.rewriteSchedule', arguments: [SCRIPT_URI, 'rewrite'] }),
+    /expects one argument/);
+  // the script has errors: the rewrite says so (and the selection and request are accepted)
+  const cmd = commandById('dragon.rewriteSchedule')!;
+  const args = commandArguments(cmd, { uri: SCRIPT_URI, version: 1, range: { start: { line: 0, character: 0 }, end: { line: 1, character: 5 } } }, settings, 'use shared memory');
+  const outcome = interpretResult(cmd, await connection!.sendRequest(ExecuteCommandRequest.type, { command: cmd.lsp!, arguments: args }));
+  assert.deepEqual(outcome, { kind: 'message', severity: 'error', text: 'the script has errors: fix them first' });
+});
+
+test("Select target and device: the server's lists come first", { skip, timeout: 120000 }, async () => {
+  const listed = (await connection!.sendRequest(ExecuteCommandRequest.type, { command: LIST_TARGETS, arguments: [] })) as { targets?: unknown; devices?: unknown };
+  const targets = choices(listed.targets, BUILTIN_TARGETS);
+  assert.ok(targets.indexOf('nvidia/nvidia-h100') < targets.indexOf('arm/rasp4b'), targets.slice(0, 10).join(', '));
+  assert.ok(targets.length > 100);
+  assert.deepEqual(listed.devices, ['local', 'cpu', 'rpc']);
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  COMMANDS, commandArguments, commandById, interpretResult, SERVER_COMMANDS, withoutClientCommands,
+  COMMANDS, commandArguments, commandById, interpretResult, progressStep, SERVER_COMMANDS, withoutClientCommands,
 } from '../../src/commands';
 import { DEFAULT_SETTINGS } from '../../src/settings';
 import { readJson } from '../paths';
@@ -73,4 +73,17 @@ test("the server's copies of the extension's commands are not registered twice",
   assert.deepEqual(withoutClientCommands({ commands: ['dragon.suggestSchedule', 'dragon.applyFix', 'dragon.measureLatency'], workDoneProgress: true }),
     { commands: ['dragon.applyFix'], workDoneProgress: true });
   assert.deepEqual(withoutClientCommands({}), {});
+});
+
+test("the server's progress becomes messages and increments of the command's notification", () => {
+  assert.deepEqual(progressStep({ kind: 'begin', title: 'Suggesting a schedule', message: 'starting', percentage: 0 } as never, 0),
+    { message: 'starting', done: 0 });
+  assert.deepEqual(progressStep({ kind: 'report', message: 'searching: 16 trials', percentage: 10 }, 0),
+    { message: 'searching: 16 trials', increment: 10, done: 10 });
+  assert.deepEqual(progressStep({ kind: 'report', percentage: 60 }, 10), { increment: 50, done: 60 });
+  assert.deepEqual(progressStep({ kind: 'report', message: 'again', percentage: 40 }, 60), { message: 'again', done: 60 });
+  assert.deepEqual(progressStep({ kind: 'report', percentage: 250 }, 60), { increment: 40, done: 100 });
+  assert.deepEqual(progressStep({ kind: 'end', message: 'done' }, 60), { done: 60 });
+  assert.deepEqual(progressStep(null as never, 5), { done: 5 });
+  assert.deepEqual(progressStep({ kind: 'report', message: 3, percentage: Number.NaN }, 5), { done: 5 });
 });
