@@ -9,6 +9,7 @@ DRAGON_UPDATE_GOLDEN=1 rewrites the expected files.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import GOLDEN, UPDATE_GOLDEN
@@ -18,8 +19,15 @@ from dragon_dsl.cli import check as check_cli
 CASES = sorted((GOLDEN / "check").glob("*.*.json"))
 
 
+_MISMATCH = re.compile(r"\d+ of (\d+) values differ from the reference \(max abs err [^,]+, max rel err [^)]+\)")
+
+
 def normalize(findings):
+    """Measured numbers vary between machines: latencies always, and how many values a
+    wrong kernel gets wrong (floating-point contraction differs between CPUs)."""
     for f in findings:
+        if f["code"] == "DRG704":
+            f["message"] = _MISMATCH.sub(r"<n> of \1 values differ from the reference (<errors>)", f["message"])
         if "figures" in f:
             f["figures"] = {k: type(v).__name__ for k, v in sorted(f["figures"].items())}
             f["message"] = "<latency message>"
@@ -27,10 +35,12 @@ def normalize(findings):
 
 
 @pytest.mark.parametrize("expected_path", CASES, ids=[p.name for p in CASES])
-def test_check_golden(expected_path, monkeypatch, capsys):
+def test_check_golden(expected_path, monkeypatch, capsys, tmp_path):
     name, level, _ = expected_path.name.rsplit(".", 2)
     monkeypatch.chdir(expected_path.parent)
-    rc = check_cli.main([f"{name}.dragon", "--level", level, "--format", "json"])
+    monkeypatch.setenv("DRAGON_CACHE_DIR", str(tmp_path))  # measure for real, never from a user's cache
+    # a short task timeout keeps the hanging-kernel case quick
+    rc = check_cli.main([f"{name}.dragon", "--level", level, "--format", "json", "--timeout", "8"])
     out = json.loads(capsys.readouterr().out)
     got = {"exit_code": rc, "findings": normalize(out)}
     if UPDATE_GOLDEN:

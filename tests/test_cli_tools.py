@@ -123,3 +123,15 @@ def test_workload_command_writes_a_loadable_workload(tmp_path):
     assert load_workload(out) is not None
     assert dragon_main(["workload", "nonsense(1)"]) == 2
     assert dragon_main(["workload", "C2D:99"]) == 2
+
+
+def test_a_crashing_kernel_is_a_finding_and_the_run_goes_on(monkeypatch, capsys, tmp_path):
+    """dragon-check on a crashing kernel, then a correct one: both get their verdict."""
+    monkeypatch.chdir(GOLDEN / "check")
+    monkeypatch.setenv("DRAGON_CACHE_DIR", str(tmp_path))
+    rc = check_cli.main(["crashing_kernel.dragon", "good_matmul.dragon", "--level", "verify", "--format", "json"])
+    findings = json.loads(capsys.readouterr().out)
+    assert rc == 1
+    assert [(f["file"], f["code"]) for f in findings] == [("crashing_kernel.dragon", "DRG702")]
+    rc = check_cli.main(["good_matmul.dragon", "--level", "verify"])
+    assert rc == 0

@@ -1,0 +1,100 @@
+"""On a GPU machine: tune workloads with MetaSchedule through the engine, import the
+databases as Dragon scripts, and run `dragon-check --level time --target cuda` on the
+best script of each workload (issue 3, must-show 3; the engine's side of issue 4's
+stock-vs-engine comparison).
+
+    python benchmarks/h200_tune_check.py --json OUT/gpu.json --out OUT --trials 64 \
+        --workloads matmul_1024,c2d_1,gmm_2,dep_0,nrm_2
+
+Writes, under --out: the imported scripts and workloads (scripts/), the dragon-check
+JSON (check_time.json) and its text output (check_time.txt); the tuning figures go
+into the --json report in the format of benchmarks/gpu_engine_smoke.py, so that
+script's `--mode stock` run adds the stock column to the same table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import gpu_engine_smoke as smoke  # noqa: E402
+
+smoke.TUNE_WORKLOADS.setdefault("dep_0", ("DEP", 0))
+
+
+def tune_keep(name: str, trials: int, work_dir: Path) -> dict:
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+
+    from dragon_dsl.engine import Engine
+    from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+    from dragon_dsl.tvm.trace import trace_json
+
+    mod = smoke.make_workload(name)
+    engine = Engine(smoke.TAG, cache=False, timeout_s=180.0)
+    t0 = time.perf_counter()
+    database = ms.tune_tir(mod, tvm.target.Target(smoke.TAG), str(work_dir), max_trials_global=trials,
+                           num_trials_per_iter=64, builder=EngineBuilder(engine),
+                           runner=EngineRunner(engine, workload=mod), seed=20260101)
+    wall = time.perf_counter() - t0
+    records = database.get_all_tuning_records()
+    valid = [r for r in records if r.run_secs and all(float(s) < 1e9 for s in r.run_secs)]
+    out = {"wall_s": wall, "records": len(records), "valid": len(valid)}
+    if valid:
+        best = min(valid, key=lambda r: sum(float(s) for s in r.run_secs) / len(r.run_secs))
+        out["ms_best_us"] = 1e6 * sum(float(s) for s in best.run_secs) / len(best.run_secs)
+        sch = tvm.s_tir.Schedule(mod)
+        best.trace.apply_to_schedule(sch, remove_postproc=False)
+        (again,) = engine.measure(mod, [trace_json(sch)], level="time", repeat=10)
+        out["engine_best_us"] = again.latency_us
+        out["engine_best_status"] = again.status.value
+    engine.close()
+    print(f"tune {name} engine: {json.dumps(out)}", file=sys.stderr, flush=True)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--trials", type=int, default=64)
+    ap.add_argument("--workloads", default="matmul_1024,c2d_1,gmm_2,dep_0,nrm_2")
+    args = ap.parse_args()
+    out = Path(args.out)
+    scripts = out / "scripts"
+    scripts.mkdir(parents=True, exist_ok=True)
+    report_path = Path(args.json)
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    report.setdefault("tune", {})
+    best_scripts = []
+    for name in args.workloads.split(","):
+        work = Path("/tmp") / f"dragon-tune-{name}"
+        work.mkdir(parents=True, exist_ok=True)
+        entry = report["tune"].setdefault(name, {})
+        entry["trials"] = args.trials
+        entry["engine"] = tune_keep(name, args.trials, work)
+        report_path.write_text(json.dumps(report, indent=2))
+        dest = scripts / name
+        subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "import", "--database", str(work),
+                        "-o", str(dest), "--top", "1"], check=True)
+        best_scripts += sorted(str(p) for p in dest.glob("*.dragon"))
+    cmd = [sys.executable, "-m", "dragon_dsl.cli.check", *best_scripts, "--level", "time", "--target", "cuda"]
+    for fmt, name in (("json", "check_time.json"), ("text", "check_time.txt")):
+        r = subprocess.run(cmd + ["--format", fmt], capture_output=True, text=True)
+        (out / name).write_text(r.stdout + (r.stderr if fmt == "text" else ""))
+        print(f"dragon-check --format {fmt}: exit {r.returncode}", file=sys.stderr)
+    (out / "check_time.cmd").write_text(" ".join(["dragon-check", *[str(Path(p).relative_to(out)) for p in best_scripts],
+                                                  "--level", "time", "--target", "cuda"]) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""One call of the engine (`Engine.run`) as a small state machine: results-cache hits,
+duplicates, the verifier's references, builds, then device runs; and the mapping of
+every worker reply (including timeouts and crashes) to a Result.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Optional
+
+from dragon_dsl.engine import keys
+from dragon_dsl.engine.pool import Dispatcher
+from dragon_dsl.engine.reference import config_key
+from dragon_dsl.engine.result import EngineError, Result, Status, Task, failed_stage, level_rank
+from dragon_dsl.engine.timing import flush_bytes, median
+
+
+@dataclass
+class Item:
+    """One distinct measurement in a call: a task, what to build, and where its result goes."""
+
+    task: Task
+    source: dict
+    workload: keys.Workload
+    thash: str
+    indices: list = field(default_factory=list)
+    result: Optional[Result] = None
+    build_s: Optional[float] = None
+    artifact: Optional[str] = None
+
+
+class Batch:
+    """The state of one `Engine.run`: cache hits, references, builds, runs."""
+
+    def __init__(self, engine, pairs):
+        self.e = engine
+        self.results: list = [None] * len(pairs)
+        self.items: list = []
+        self.failed_refs: dict = {}
+        by_key: dict = {}
+        for index, (task, source) in enumerate(pairs):
+            wl = engine._workload(task.workload)
+            thash = keys.trace_hash(source.get("trace", task.trace))
+            key = (wl.hash, thash, task.level, task.seeds, tuple(sorted(task.timing_config().items())))
+            if key in by_key:
+                by_key[key].indices.append(index)
+                continue
+            item = Item(task, source, wl, thash, [index])
+            by_key[key] = item
+            if task.use_cache and engine.cache is not None:
+                item.result = engine.cache.lookup(wl.hash, thash, engine.target.key, engine.device.text, task)
+            self.items.append(item)
+        self.pending_builds = 0
+        self.pending_refs = 0
+        self.held: list = []            # items built, waiting for a reference or for the builds to end
+        self.overlap = engine.target.is_gpu or engine.device.is_remote
+
+    def run(self) -> list:
+        todo = [it for it in self.items if it.result is None]
+        verify = [it for it in todo if level_rank(it.task.level) >= level_rank("verify")]
+        dispatcher = Dispatcher([self.e._builders])
+        self.dispatcher = dispatcher
+        if verify:
+            self.devices = self.e._device_pool()
+            for wl_hash, seeds in sorted({(it.workload.hash, it.task.seeds) for it in verify}):
+                wl = next(it.workload for it in verify if it.workload.hash == wl_hash)
+                self._reference(wl, seeds)
+        for item in todo:
+            self._build(item)
+        dispatcher.run()
+        self._finish()
+        if self.failed_refs:
+            raise EngineError("; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}"
+                                        for h, m in self.failed_refs.items()))
+        return self.results
+
+    # --- references -----------------------------------------------------------------------
+    def _reference(self, wl: keys.Workload, seeds: int) -> None:
+        if self.e._known_reference(wl, seeds) is not None:
+            return
+        payload, stored = self.e._reference_job(wl, seeds)
+        self.pending_refs += 1
+
+        def done(reply):
+            self.pending_refs -= 1
+            if reply.get("status") == "ok":
+                stored()
+            else:
+                self.failed_refs[wl.hash] = reply.get("message", reply.get("status"))
+            self._release()
+
+        self.dispatcher.submit(self.e._builders, payload, self.e._reference_timeout(), done)
+
+    # --- builds -----------------------------------------------------------------------------
+    def _build(self, item: Item) -> None:
+        self.pending_builds += 1
+        out = self.e._next_dir("build")
+
+        def done(reply):
+            self.pending_builds -= 1
+            item.build_s = reply.get("build_s")
+            status = reply.get("status")
+            if status == "ok":
+                item.artifact = reply["artifact"]
+                if item.task.level == "build":
+                    item.result = Result(Status.OK, "", build_s=item.build_s, level="build")
+                    shutil.rmtree(out, ignore_errors=True)
+                else:
+                    self.held.append(item)
+            else:
+                item.result = build_failure(reply)
+                shutil.rmtree(out, ignore_errors=True)
+            self._release()
+
+        self.dispatcher.submit(self.e._builders, {"op": "build", "wkey": item.workload.hash,
+                                                  "workload": item.workload.text, "source": item.source,
+                                                  "out": str(out)}, self.e.timeout_s, done)
+
+    def _release(self) -> None:
+        """Send built items to the device once their reference exists (and, for CPUs, once no build runs)."""
+        if not self.overlap and (self.pending_builds or self.pending_refs):
+            return
+        waiting = []
+        for item in self.held:
+            ref = self.e._references.get((item.workload.hash, config_key(item.task.seeds)))
+            if ref is None and item.workload.hash in self.failed_refs:
+                item.result = Result(Status.BUILD_ERROR, "no reference: " + self.failed_refs[item.workload.hash],
+                                     build_s=item.build_s, level="build")
+            elif ref is None:
+                waiting.append(item)
+            else:
+                self._submit_run(item, ref)
+        self.held = waiting
+
+    # --- runs -------------------------------------------------------------------------------
+    def _submit_run(self, item: Item, ref: str) -> None:
+        task = item.task
+        number = task.number if task.number is not None or not task.flush_l2 else 1
+        timing = {"repeat": task.repeat, "number": number, "min_repeat_ms": task.min_repeat_ms,
+                  "flush_bytes": flush_bytes(dict(self.e._tvm_target.attrs), self.e.target.is_gpu)
+                  if task.flush_l2 else 0}
+
+        def done(reply):
+            item.result = run_result(reply, item)
+            shutil.rmtree(Path(item.artifact).parent, ignore_errors=True)
+
+        self.dispatcher.submit(self.devices, {"op": "run", "artifact": item.artifact, "reference": ref,
+                                              "level": task.level, "timing": timing}, self.e.timeout_s, done)
+
+    def _finish(self) -> None:
+        for item in self.items:
+            if item.result is None:  # cannot happen unless a reference failed after its builds
+                item.result = Result(Status.BUILD_ERROR, "not measured", level="build")
+            fresh = not item.result.cached
+            if fresh and self.e.cache is not None and item.workload.hash not in self.failed_refs:
+                self.e.cache.store(item.workload.hash, item.thash, self.e.target.key, self.e.device.text,
+                                   item.task, item.result)
+            item.result.trace_hash = item.thash
+            for n, index in enumerate(item.indices):
+                self.results[index] = item.result if n == 0 else replace(item.result, cached=True)
+
+
+def build_failure(reply: dict) -> Result:
+    """The Result of a build job that did not succeed."""
+    status = reply.get("status")
+    message = reply.get("message", "")
+    if status == "replay_error":
+        return Result(Status.REPLAY_ERROR, message, build_s=reply.get("build_s"), level="build")
+    if status == "timeout":
+        return Result(Status.TIMEOUT, "build " + message, level="build")
+    if status == "crash":
+        return Result(Status.BUILD_ERROR, f"the compiler crashed: {message}", level="build")
+    return Result(Status.BUILD_ERROR, message, build_s=reply.get("build_s"), level="build")
+
+
+def run_result(reply: dict, item: Item) -> Result:
+    """The Result of a device job, whatever its reply."""
+    status = reply.get("status")
+    level = item.task.level
+    common = dict(build_s=item.build_s, run_s=reply.get("run_s"), n_checked=reply.get("n_checked", 0),
+                  max_abs_err=reply.get("max_abs_err"), max_rel_err=reply.get("max_rel_err"))
+    if status == "ok":
+        lat = reply.get("latencies_us") or []
+        return Result(Status.OK, "", latency_us=median(lat), latencies_us=lat, level=level, **common)
+    if status in ("numeric_mismatch", "unwritten_output", "launch_error", "build_error"):
+        s = Status(status)
+        stage = reply.get("stage", failed_stage(s, level))
+        return Result(s, reply.get("message", ""), level=stage if s is not Status.BUILD_ERROR else "build", **common)
+    if status == "timeout":
+        return Result(Status.TIMEOUT, "kernel " + reply.get("message", ""), level=level, **common)
+    if status == "crash":
+        return Result(Status.LAUNCH_ERROR, f"the kernel crashed: {reply.get('message', '')}", level="verify", **common)
+    return Result(Status.LAUNCH_ERROR, reply.get("message", str(status)), level=level, **common)

@@ -1,0 +1,185 @@
+"""Building one candidate, in a build worker: schedule, compile, check, export.
+
+The schedule comes from a trace (checked by the Dragon decoder, then replayed on a
+fresh schedule of the workload, exactly as TVM does), from a scheduled IRModule
+(MetaSchedule's builder inputs), from dlight's default GPU rules, or is the
+workload as it is. `tvm.compile` builds it. For GPU targets two checks follow that
+TVM 0.27's compile does not make:
+  * the lowered module must satisfy the target's limits, through TVM's own
+    `s_tir.transform.VerifyGPUCode` (threads per block, shared memory, vthreads,
+    vector bytes: the constraints MetaSchedule's VerifyGPUCode postprocessor uses);
+  * the CUDA source must compile with nvcc (nvcc.py); the cubin is kept beside
+    the exported library so the GPU worker loads it instead of compiling again.
+The result is a shared library (`export_library`), loaded later by a device worker.
+
+Where a GPU is present, TVM 0.27's `tvm.compile` compiles the CUDA source itself
+(through `tvm_callback_cuda_compile`, NVRTC by default) and the library carries the
+binary; the builder sees that call (`install_compile_probe`) and skips its own nvcc.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+from dragon_dsl.engine.nvcc import NvccError, compile_cubin
+
+
+class ReplayError(Exception):
+    pass
+
+
+class BuildError(Exception):
+    pass
+
+
+def tvm_message(exc: BaseException, limit: int = 600) -> str:
+    """TVM's message for an exception, without the printed IR or a traceback."""
+    text = str(exc).strip()
+    primitive = None
+    if "An error occurred in the schedule primitive" in text:
+        primitive = text.splitlines()[0].split("primitive", 1)[1].strip(" .'")
+    if "Error message:" in text:
+        text = text.rsplit("Error message:", 1)[1].strip()
+    text = text.replace("\x00", "").strip()  # NVRTC's log arrives NUL-padded
+    if text.startswith("GPU constraint"):
+        # "GPU constraint(s) violated:\n    Used threads per block (2048) is greater than ...\n  In function ..."
+        message = " ".join(ln.strip() for ln in text.split("In function", 1)[0].splitlines() if ln.strip())
+    else:
+        lines = [ln.strip() for ln in text.splitlines()
+                 if ln.strip() and not ln.startswith(("  File", "Traceback", "During handling"))]
+        message = lines[-1] if lines else type(exc).__name__
+    if primitive:
+        message = f"{primitive}: {message}"
+    return message[:limit]
+
+
+def needs_tensor_intrin(trace) -> bool:
+    try:
+        return any(inst[0] == "Tensorize" for inst in trace[0])
+    except (TypeError, IndexError, KeyError):
+        return False
+
+
+def schedule(mod, source: dict, target):
+    """The scheduled IRModule for a build source; raises ReplayError."""
+    import tvm
+
+    if "trace" in source:
+        trace = source["trace"]
+        _check_trace(trace)
+        if needs_tensor_intrin(trace):
+            import tvm.s_tir.tensor_intrin  # noqa: F401  (registers the intrinsics the trace names)
+        from dragon_dsl.tvm import trace as tr
+
+        try:
+            return tr.apply(trace, mod).mod
+        except Exception as exc:  # TVM reports replay failures through its own exception types
+            raise ReplayError(tvm_message(exc)) from None
+    if "module" in source:
+        from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
+
+        # what MetaSchedule's default_build does before building
+        return RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(tvm.ir.load_json(source["module"]))
+    if source.get("baseline") == "dlight":
+        from tvm.s_tir import dlight as dl
+
+        # dlight's module pass assigns the scheduled functions into the module it is given:
+        # hand it a copy, never the worker's cached workload
+        copy = tvm.IRModule({gv.name_hint: func for gv, func in mod.functions_items()}, attrs=mod.attrs)
+        with target:
+            return dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(),
+                                           dl.gpu.GeneralReduction(), dl.gpu.Fallback())(copy)
+    if source.get("baseline") == "unscheduled":
+        return mod
+    raise ValueError(f"unknown build source {sorted(source)}")
+
+
+def _check_trace(trace) -> None:
+    """Reject what TVM would mishandle (out-of-range decisions etc.) before replaying it."""
+    from dragon_dsl.codec.decode import decode
+
+    try:
+        script, diags = decode(trace)
+    except Exception as exc:  # the decoder promises diagnostics, but a bad trace must never kill a worker
+        raise ReplayError(f"trace rejected: {type(exc).__name__}: {exc}") from None
+    if script is None:
+        errors = [d.render("<trace>") for d in diags]
+        raise ReplayError("trace rejected: " + " | ".join(errors[:3]))
+
+
+def check_gpu(mod, target) -> None:
+    """Raise BuildError when the lowered module breaks the target's limits or runs on the host."""
+    import tvm
+    import tvm_ffi
+
+    host = target.with_host(tvm.target.Target("llvm"))
+    pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+    with tvm.transform.PassContext():
+        lowered = pipeline(tvm.tirx.transform.BindTarget(host)(mod))
+    constraints = {
+        "max_shared_memory_per_block": int(target.attrs["max_shared_memory_per_block"]),
+        "max_threads_per_block": int(target.attrs["max_threads_per_block"]),
+        "max_vthread": 8,
+        "max_vector_bytes": 16,
+    }
+    verify = tvm_ffi.get_global_func("s_tir.transform.VerifyGPUCode")(constraints)
+    try:
+        verify(lowered)
+    except Exception as exc:  # TVM raises its own error type with the violated limits
+        raise BuildError(tvm_message(exc)) from None
+    kinds = {str(f.attrs["target"].kind.name) for f in lowered.functions.values() if f.attrs and "target" in f.attrs}
+    if not kinds & {str(target.kind.name)}:
+        raise BuildError("no GPU kernel was generated: no loop is bound to blockIdx/threadIdx, "
+                         "so TVM compiled the whole function for the host")
+
+
+_compiled_by_tvm: list = []
+
+
+def install_compile_probe() -> None:
+    """Note every CUDA compilation TVM itself makes (it does so at build time on GPU machines)."""
+    import tvm_ffi
+
+    original = tvm_ffi.get_global_func("tvm_callback_cuda_compile", allow_missing=True)
+    if original is None:
+        return
+
+    def probe(code, *rest):
+        binary = original(code, *rest)
+        _compiled_by_tvm.append(True)
+        return binary
+
+    tvm_ffi.register_global_func("tvm_callback_cuda_compile", probe, override=True)
+
+
+def build(mod, source: dict, target, out_dir: Path) -> dict:
+    """Build one candidate into `out_dir`; returns the reply sent to the engine."""
+    import tvm
+
+    t0 = time.perf_counter()
+    try:
+        scheduled = schedule(mod, source, target)
+    except ReplayError as exc:
+        return {"status": "replay_error", "message": str(exc), "build_s": time.perf_counter() - t0}
+    cuda = str(target.kind.name) == "cuda"
+    try:
+        if cuda:
+            check_gpu(scheduled, target)  # before compiling: TVM's own words for a broken limit
+        _compiled_by_tvm.clear()
+        executable = tvm.compile(scheduled, target)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        artifact = out_dir / "mod.so"
+        if cuda and not _compiled_by_tvm:
+            device_mods = [m for m in executable.mod.imports if m.kind == "cuda"]
+            source_text = device_mods[0].inspect_source()
+            cubin = compile_cubin(source_text, target)
+            (out_dir / "mod.cubin").write_bytes(cubin)
+            (out_dir / "mod.cuhash").write_text(hashlib.sha256(source_text.encode()).hexdigest())
+        executable.export_library(str(artifact))
+    except (BuildError, NvccError) as exc:
+        return {"status": "build_error", "message": str(exc), "build_s": time.perf_counter() - t0}
+    except Exception as exc:  # tvm.compile reports lowering and codegen failures as TVM errors
+        return {"status": "build_error", "message": tvm_message(exc), "build_s": time.perf_counter() - t0}
+    return {"status": "ok", "artifact": str(artifact), "build_s": time.perf_counter() - t0}

@@ -1,0 +1,105 @@
+"""The results cache: one sqlite file, so that nothing is measured twice.
+
+Rows are keyed by (workload structural hash, trace hash, target canonical JSON,
+device string). A stored result answers a new request when it is at least as
+strong:
+  * a success decided at stage S answers requests up to S; a verify answer also
+    needs at least as many random input sets, a timing the same timing knobs;
+  * a failure decided at stage F answers every request that would reach F
+    (a build error answers "time" requests too).
+Reference outputs of the verifier are stored beside, per workload and verifier
+configuration, as `.npz` bytes.
+
+The file is `$DRAGON_CACHE_DIR/results.sqlite`, else `~/.cache/little-dragon/results.sqlite`.
+Only the engine's parent process opens it; WAL mode lets several engines share it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Optional
+
+from dragon_dsl.engine.result import Result, Status, Task, level_rank
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    workload TEXT NOT NULL, trace TEXT NOT NULL, target TEXT NOT NULL, device TEXT NOT NULL,
+    stage TEXT NOT NULL, config TEXT NOT NULL, result TEXT NOT NULL, updated REAL NOT NULL,
+    PRIMARY KEY (workload, trace, target, device));
+CREATE TABLE IF NOT EXISTS refs (
+    workload TEXT NOT NULL, config TEXT NOT NULL, data BLOB NOT NULL, updated REAL NOT NULL,
+    PRIMARY KEY (workload, config));
+"""
+
+
+def default_path() -> Path:
+    base = os.environ.get("DRAGON_CACHE_DIR")
+    root = Path(base) if base else Path.home() / ".cache" / "little-dragon"
+    return root / "results.sqlite"
+
+
+def _config(task: Task) -> dict:
+    return {"seeds": task.seeds, **task.timing_config()}
+
+
+def answers(stored: Result, stored_config: dict, task: Task) -> bool:
+    """Whether a stored result (decided at `stored.level`) answers `task`."""
+    want = level_rank(task.level)
+    have = level_rank(stored.level)
+    if stored.status is not Status.OK:
+        return have <= want
+    if have < want:
+        return False
+    if want >= level_rank("verify") and stored_config.get("seeds", 0) < task.seeds:
+        return False
+    if want == level_rank("time"):
+        return all(stored_config.get(k) == v for k, v in task.timing_config().items())
+    return True
+
+
+class ResultsCache:
+    def __init__(self, path=None):
+        self.path = Path(path) if path is not None else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), timeout=30.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+        self._db.commit()
+
+    def lookup(self, workload: str, trace: str, target: str, device: str, task: Task) -> Optional[Result]:
+        row = self._db.execute(
+            "SELECT config, result FROM results WHERE workload=? AND trace=? AND target=? AND device=?",
+            (workload, trace, target, device)).fetchone()
+        if row is None:
+            return None
+        result = Result.from_json(json.loads(row[1]))
+        if not answers(result, json.loads(row[0]), task):
+            return None
+        result.cached = True
+        return result
+
+    def store(self, workload: str, trace: str, target: str, device: str, task: Task, result: Result) -> None:
+        data = result.to_json()
+        data["cached"] = False
+        self._db.execute(
+            "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (workload, trace, target, device, result.level, json.dumps(_config(task)), json.dumps(data), time.time()))
+        self._db.commit()
+
+    def get_reference(self, workload: str, config: str) -> Optional[bytes]:
+        row = self._db.execute("SELECT data FROM refs WHERE workload=? AND config=?", (workload, config)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def put_reference(self, workload: str, config: str, data: bytes) -> None:
+        self._db.execute("INSERT OR REPLACE INTO refs VALUES (?, ?, ?, ?)", (workload, config, data, time.time()))
+        self._db.commit()
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,98 @@
+"""Where a device worker loads and runs a built library: this machine, or a TVM RPC server.
+
+Local: `tvm.runtime.load_module`. A library built where no GPU was (so it holds CUDA
+source) comes with the cubin the builder's nvcc made: the worker hands TVM that cubin
+through TVM's compile hook (`tvm_callback_cuda_compile`, looked up by a hash of the
+source) instead of letting the runtime compile the source again at load time. A
+library built on a GPU machine already holds the binary and needs neither.
+
+Remote: a TVM RPC tracker (`python -m tvm.exec.rpc_tracker`) lends a server
+registered under a key (`python -m tvm.exec.rpc_server --tracker HOST:PORT --key KEY`).
+Each task takes a fresh session with a session timeout, uploads the library,
+loads it there and runs it there; the tensors live on the remote device.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+from pathlib import Path
+
+_PRECOMPILED: dict = {}
+_counters = {"cubin_hits": 0, "cubin_misses": 0}
+
+
+def install_cubin_hook() -> None:
+    import tvm_ffi
+
+    original = tvm_ffi.get_global_func("tvm_callback_cuda_compile", allow_missing=True)
+
+    def compile_hook(code, *rest):
+        blob = _PRECOMPILED.pop(hashlib.sha256(str(code).encode()).hexdigest(), None)
+        if blob is not None:
+            _counters["cubin_hits"] += 1
+            return bytearray(blob)
+        _counters["cubin_misses"] += 1
+        return original(code, *rest)
+
+    tvm_ffi.register_global_func("tvm_callback_cuda_compile", compile_hook, override=True)
+
+
+def counters() -> dict:
+    return dict(_counters)
+
+
+class LocalDevice:
+    def __init__(self, device_type: str, index: int = 0):
+        self.device_type = device_type
+        self.index = index
+
+    def device(self):
+        import tvm
+
+        return tvm.runtime.device(self.device_type, self.index)
+
+    def load(self, artifact: str):
+        """(module, device, None) for a built library."""
+        import tvm
+
+        cubin = Path(artifact).with_suffix(".cubin")
+        if cubin.exists():
+            _PRECOMPILED[Path(artifact).with_suffix(".cuhash").read_text().strip()] = cubin.read_bytes()
+        return tvm.runtime.load_module(artifact), self.device(), None
+
+    def count(self) -> int:
+        import tvm
+
+        if self.device_type == "cpu":
+            return 1
+        return sum(1 for i in range(64) if tvm.runtime.device(self.device_type, i).exist)
+
+
+class RemoteDevice:
+    _names = itertools.count()
+
+    def __init__(self, host: str, port: int, key: str, device_type: str, session_timeout: float):
+        self.host, self.port, self.key = host, port, key
+        self.device_type = device_type
+        self.session_timeout = session_timeout
+
+    def load(self, artifact: str):
+        """(module, device, session): the session must stay referenced while the module is used."""
+        from tvm import rpc
+
+        tracker = rpc.connect_tracker(self.host, self.port)
+        session = tracker.request(self.key, priority=1, session_timeout=int(self.session_timeout) + 1)
+        name = f"dragon_{os.getpid()}_{next(self._names)}.so"
+        session.upload(artifact, target=name)
+        module = session.load_module(name)
+        return module, session.device(self.device_type, 0), session
+
+
+def count_servers(host: str, port: int, key: str) -> int:
+    """Servers the tracker knows under `key` (free or busy)."""
+    from tvm import rpc
+
+    summary = rpc.connect_tracker(host, port).summary()
+    return sum(1 for item in summary.get("server_info", []) if str(item.get("key", "")).split(":")[-1] == key)

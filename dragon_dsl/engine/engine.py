@@ -1,0 +1,300 @@
+"""The Engine: measures candidates on a warm worker pool, with a verifier and a results cache.
+
+    engine = Engine("llvm")                       # or "cuda", a tag, a target dict
+    results = engine.measure(workload, traces, level="time")
+    engine.close()
+
+Builds run in parallel on the CPU (one build worker per core by default); verifying
+and timing run on the device, one worker process per GPU (one for the CPU, one per
+RPC server). For CPU targets on this machine, device work starts only once every
+build of the call has finished, so timings never share the cores with compilers;
+for GPUs and remote devices builds and runs overlap. Every candidate gets a Result,
+whatever happens to it; only misuse (an unknown level, an unreadable workload, a
+verify on a machine without the device) raises.
+
+Worker logs go to the engine's temporary work dir, or to $DRAGON_ENGINE_LOG_DIR when set
+(kept after the engine closes).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import weakref
+from pathlib import Path
+from typing import Optional
+
+from dragon_dsl.engine import keys
+from dragon_dsl.engine.batch import Batch, Item, build_failure, run_result
+from dragon_dsl.engine.cache import ResultsCache
+from dragon_dsl.engine.pool import Dispatcher, Pool
+from dragon_dsl.engine.reference import config_key
+from dragon_dsl.engine.result import EngineError, Result, Task
+from dragon_dsl.engine.targets import local_gpus, parse_device, resolve_target
+
+__all__ = ["Engine", "EngineError"]
+
+
+class Engine:
+    def __init__(self, target, device: str = "local", workers: Optional[int] = None,
+                 timeout_s: float = 60.0, cache=None):
+        import tvm
+
+        self.target = resolve_target(target)
+        try:
+            self._tvm_target = tvm.target.Target(self.target.spec)
+        except Exception as exc:  # TVM raises its own error type for unknown tags and kinds
+            raise ValueError(f"target {self.target.spec!r}: {str(exc).strip().splitlines()[-1]}") from None
+        self.device = parse_device(device)
+        self.timeout_s = float(timeout_s)
+        self.workers = int(workers or os.cpu_count() or 1)
+        if cache is False:
+            self.cache = None
+        elif isinstance(cache, ResultsCache):
+            self.cache = cache
+        else:
+            self.cache = ResultsCache(cache)
+        self._workdir = Path(tempfile.mkdtemp(prefix="dragon-engine-"))
+        # worker logs (TVM's crash reports, compiler output) die with the work dir unless kept
+        self._log_dir = Path(os.environ.get("DRAGON_ENGINE_LOG_DIR") or self._workdir)
+        self._log_dir.mkdir(parents=True, exist_ok=True)
+        self._serial = 0
+        self._lock = threading.Lock()
+        self._workloads: dict = {}
+        self._references: dict = {}          # (workload hash, config) -> npz path in the work dir
+        self._builders = Pool("build", self.workers, self._build_options, self._log_dir)
+        self._devices: Optional[Pool] = None
+        self._finalizer = weakref.finalize(self, _shutdown, [self._builders], self._workdir)
+
+    # --- public API -----------------------------------------------------------------------
+    def measure(self, workload, traces, level: str = "time", seeds: int = 3, repeat: int = 5,
+                number: Optional[int] = None, flush_l2: bool = False, min_repeat_ms: float = 5.0,
+                use_cache: bool = True) -> list:
+        """One Result per trace, in order (duplicates are measured once)."""
+        return self.run([Task(workload, trace, level=level, seeds=seeds, repeat=repeat, number=number,
+                              min_repeat_ms=min_repeat_ms, flush_l2=flush_l2, use_cache=use_cache)
+                         for trace in traces])
+
+    def baseline(self, workload, kind: str = "unscheduled", level: str = "time", **timing) -> Result:
+        """The workload built as it is ("unscheduled") or with dlight's default GPU rules ("dlight")."""
+        if kind not in ("unscheduled", "dlight"):
+            raise ValueError(f"baseline kind {kind!r}: expected 'unscheduled' or 'dlight'")
+        if kind == "dlight" and not self.target.is_gpu:
+            raise ValueError("the dlight baseline applies dlight's GPU rules: it needs a GPU target")
+        task = Task(workload, ["baseline", kind], level=level, **timing)
+        return self._run([(task, {"baseline": kind})])[0]
+
+    def prepare(self, workloads, seeds: int = 3) -> None:
+        """Compute (or load from the cache) the verifier's references of several workloads at once,
+        in parallel on the build workers. The unscheduled workload is the reference, and it is
+        slow for big ones (conv3d c3d_3: minutes on one core), so a long run can pay it up front."""
+        with self._lock:
+            dispatcher = Dispatcher([self._builders])
+            failed = {}
+            for source in workloads:
+                wl = self._workload(source)
+                if self._known_reference(wl, seeds) is not None:
+                    continue
+                payload, stored = self._reference_job(wl, seeds)
+
+                def done(reply, stored=stored, wl=wl):
+                    if reply.get("status") == "ok":
+                        stored()
+                    else:
+                        failed[wl.hash] = reply.get("message", reply.get("status"))
+
+                dispatcher.submit(self._builders, payload, self._reference_timeout(), done)
+            dispatcher.run()
+        if failed:
+            raise EngineError("; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}"
+                                        for h, m in failed.items()))
+
+    def run(self, tasks) -> list:
+        """One Result per Task, in order."""
+        return self._run([(t, {"trace": t.trace}) for t in tasks])
+
+    def stats(self) -> dict:
+        """Worker restarts, and how device workers got CUDA binaries (cubins from the build vs
+        compiled again at load time)."""
+        out = {"build_restarts": self._builders.restarts,
+               "device_restarts": self._devices.restarts if self._devices else 0}
+        if self._devices is not None and not self.device.is_remote:
+            replies = []
+            with self._lock:
+                d = Dispatcher([self._devices])
+                for _ in self._devices.workers:
+                    d.submit(self._devices, {"op": "stats"}, 30.0, replies.append)
+                d.run()
+            for key in ("cubin_hits", "cubin_misses"):
+                out[key] = sum(r.get(key, 0) for r in replies)
+        return out
+
+    def close(self) -> None:
+        pools = [self._builders] + ([self._devices] if self._devices else [])
+        self._finalizer.detach()
+        _shutdown(pools, self._workdir)
+        if self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # --- workers ----------------------------------------------------------------------------
+    def _build_options(self, slot: int) -> dict:
+        return {"role": "build", "target": self.target.spec, "env": {"TVM_NUM_THREADS": "1"}}
+
+    def _device_pool(self) -> Pool:
+        if self._devices is not None:
+            return self._devices
+        base = {"role": "device", "target": self.target.spec, "device_type": self.target.device_type,
+                "session_timeout": self.timeout_s * 2 + 30}
+        if self.device.is_remote:
+            n = self._remote_servers()
+            remote = {"host": self.device.host, "port": self.device.port, "key": self.device.key}
+            per_slot = [{**base, "remote": remote} for _ in range(n)]
+        elif self.target.is_gpu:
+            n = len(local_gpus())
+            if n == 0:
+                raise EngineError("this machine has no GPU: level 'build' works here; "
+                                  "'verify' and 'time' need a GPU or an rpc:// device")
+            per_slot = [{**base, "index": slot} for slot in range(n)]  # one process owns each GPU
+        else:
+            threads = str(self.target.num_cores or os.cpu_count() or 1)
+            per_slot = [{**base, "env": {"TVM_NUM_THREADS": threads}}]  # one process: timings never overlap
+        self._devices = Pool("device", len(per_slot), per_slot.__getitem__, self._log_dir)
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _shutdown, [self._builders, self._devices], self._workdir)
+        return self._devices
+
+    def _remote_servers(self) -> int:
+        """How many device workers a tracker gets: one per registered server, at most `workers`."""
+        from dragon_dsl.engine.devices import count_servers
+
+        try:
+            n = count_servers(self.device.host, self.device.port, self.device.key)
+        except Exception as exc:  # the tracker's client raises plain errors when it is unreachable
+            raise EngineError(f"RPC tracker {self.device.host}:{self.device.port}: {exc}") from None
+        if n == 0:
+            raise EngineError(f"no RPC server is registered under key {self.device.key!r}")
+        return max(1, min(n, self.workers))
+
+    def _next_dir(self, prefix: str) -> Path:
+        self._serial += 1
+        return self._workdir / f"{prefix}{self._serial}"
+
+    # --- one call -------------------------------------------------------------------------
+    def _workload(self, source) -> keys.Workload:
+        key = source if isinstance(source, (str, Path)) else None
+        if key is not None and key in self._workloads:
+            return self._workloads[key]
+        wl = keys.load(source)
+        if key is not None:
+            self._workloads[key] = wl
+        return wl
+
+    def _run(self, pairs) -> list:
+        with self._lock:
+            return Batch(self, pairs).run()
+
+    # --- references -----------------------------------------------------------------------
+    def _known_reference(self, wl: keys.Workload, seeds: int) -> Optional[str]:
+        """The reference's path in the work dir, from memory or the results cache, or None."""
+        config = config_key(seeds)
+        path = self._references.get((wl.hash, config))
+        if path is None and self.cache is not None:
+            data = self.cache.get_reference(wl.hash, config)
+            if data is not None:
+                path = str(self._workdir / f"ref-{wl.hash}-{seeds}.npz")
+                Path(path).write_bytes(data)
+                self._references[(wl.hash, config)] = path
+        return path
+
+    def _reference_job(self, wl: keys.Workload, seeds: int):
+        """(payload, on_success) computing a reference in a build worker."""
+        path = self._workdir / f"ref-{wl.hash}-{seeds}.npz"
+        config = config_key(seeds)
+
+        def stored():
+            self._references[(wl.hash, config)] = str(path)
+            if self.cache is not None:
+                self.cache.put_reference(wl.hash, config, path.read_bytes())
+
+        payload = {"op": "reference", "wkey": wl.hash, "workload": wl.text, "seed": wl.seed,
+                   "n_random": seeds, "out": str(path)}
+        return payload, stored
+
+    def _reference_timeout(self) -> float:
+        return max(300.0, 10 * self.timeout_s)
+
+    # --- MetaSchedule (metaschedule.py) --------------------------------------------------------
+    def build_modules(self, mods) -> list:
+        """Build scheduled IRModules in parallel: [(artifact path, None) or (None, error message)]."""
+        import tvm
+
+        out: list = [None] * len(mods)
+        with self._lock:
+            dispatcher = Dispatcher([self._builders])
+            for index, mod in enumerate(mods):
+                folder = self._next_dir("ms")
+
+                def done(reply, index=index, folder=folder):
+                    if reply.get("status") == "ok":
+                        out[index] = (reply["artifact"], None)
+                    else:
+                        shutil.rmtree(folder, ignore_errors=True)
+                        result = build_failure(reply)
+                        out[index] = (None, f"{result.status.value}: {result.message}")
+
+                dispatcher.submit(self._builders, {"op": "build", "source": {"module": tvm.ir.save_json(mod)},
+                                                   "out": str(folder)}, self.timeout_s, done)
+            dispatcher.run()
+        return out
+
+    def run_artifacts(self, artifacts, args_info, workload=None, seeds: int = 3, repeat: int = 5,
+                      number: Optional[int] = None, min_repeat_ms: float = 5.0) -> list:
+        """Time built libraries (verifying them first when `workload` is given):
+        [(latencies in seconds, None) or (None, error message)]. The libraries stay: MetaSchedule's
+        RemoveBuildArtifact callback deletes their folders."""
+        out: list = [None] * len(artifacts)
+        wl = self._workload(workload) if workload is not None else None
+        with self._lock:
+            devices = self._device_pool()
+            dispatcher = Dispatcher([self._builders, devices])
+            ref = self._known_reference(wl, seeds) if wl is not None else None
+            if wl is not None and ref is None:
+                payload, stored = self._reference_job(wl, seeds)
+                failed = []
+                dispatcher.submit(self._builders, payload, self._reference_timeout(),
+                                  lambda reply: stored() if reply.get("status") == "ok" else failed.append(reply))
+                dispatcher.run()
+                if failed:
+                    raise EngineError(f"the unscheduled workload failed as a reference on llvm: "
+                                      f"{failed[0].get('message', failed[0].get('status'))}")
+                ref = self._known_reference(wl, seeds)
+            timing = {"repeat": repeat, "number": number, "min_repeat_ms": min_repeat_ms, "flush_bytes": 0}
+            for index, (artifact, info) in enumerate(zip(artifacts, args_info, strict=True)):
+                item = Item(Task(None, None, level="time"), {}, None, "")
+
+                def done(reply, index=index, item=item):
+                    result = run_result(reply, item)
+                    if result.ok:
+                        out[index] = ([t * 1e-6 for t in result.latencies_us], None)
+                    else:
+                        out[index] = (None, f"{result.status.value}: {result.message}")
+
+                dispatcher.submit(devices, {"op": "run", "artifact": artifact, "reference": ref,
+                                            "args_info": info, "level": "time", "timing": timing},
+                                  self.timeout_s, done)
+            dispatcher.run()
+        return out
+
+
+def _shutdown(pools, workdir) -> None:
+    for pool in pools:
+        pool.close()
+    shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,240 @@
+"""Warm worker processes, and the loop that feeds them jobs.
+
+A `Pool` keeps `size` worker processes (worker.py) started with the "spawn" context;
+each imports TVM once and serves jobs until the engine closes. The `Dispatcher`
+drives several pools from the caller's thread: it hands queued jobs to idle workers,
+waits on their pipes and process sentinels, and turns every way a job can end into
+one reply for that job's callback:
+  * the worker's own reply;
+  * {"status": "timeout"} when the job outlives its timeout: the worker is killed;
+  * {"status": "crash"} when the process dies (segfault, abort, os._exit).
+A killed or dead worker is restarted and the pool goes on with its next job. A
+reply with "restart": true (a CUDA fault poisons its context) restarts it too.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import multiprocessing.connection
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+STARTUP_TIMEOUT_S = 300.0   # importing TVM took 9 s, tensor intrinsics 31 s, on the H200 host
+MAX_START_FAILURES = 3
+
+
+class PoolError(RuntimeError):
+    """A pool cannot run at all (its workers fail to start)."""
+
+
+def describe_exit(exitcode: Optional[int]) -> str:
+    if exitcode is None:
+        return "died"
+    if exitcode < 0:
+        try:
+            return f"died with {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"died with signal {-exitcode}"
+    return f"exited with code {exitcode}"
+
+
+@dataclass
+class _Job:
+    payload: dict
+    timeout: float
+    callback: Callable[[dict], None]
+
+
+@dataclass
+class _Worker:
+    slot: int
+    proc: object = None
+    conn: object = None
+    ready: bool = False
+    job: Optional[_Job] = None
+    deadline: float = 0.0
+    started: float = 0.0
+    start_failures: int = 0
+    generation: int = 0
+
+
+@dataclass
+class Pool:
+    name: str
+    size: int
+    options: Callable[[int], dict]          # slot -> worker options
+    log_dir: Path
+    workers: list = field(default_factory=list)
+    queue: collections.deque = field(default_factory=collections.deque)
+    restarts: int = 0
+
+    def __post_init__(self):
+        self._ctx = multiprocessing.get_context("spawn")
+        self.workers = [_Worker(slot) for slot in range(self.size)]
+        for w in self.workers:
+            self._start(w)
+
+    def _start(self, w: _Worker) -> None:
+        from dragon_dsl.engine import worker
+
+        options = dict(self.options(w.slot))
+        options["log"] = str(self.log_dir / f"{self.name}-{w.slot}.log")
+        parent, child = self._ctx.Pipe(duplex=True)
+        w.proc = self._ctx.Process(target=worker.main, args=(child, options), daemon=True,
+                                   name=f"dragon-{self.name}-{w.slot}")
+        w.proc.start()
+        child.close()
+        w.conn, w.ready, w.job, w.started = parent, False, None, time.monotonic()
+        w.generation += 1
+
+    def restart(self, w: _Worker) -> None:
+        self._stop(w, kill=True)
+        self.restarts += 1
+        self._start(w)
+
+    def _stop(self, w: _Worker, kill: bool) -> None:
+        if w.proc is None:
+            return
+        if kill and w.proc.is_alive():
+            w.proc.kill()
+        w.proc.join(timeout=10)
+        try:
+            w.conn.close()
+        except OSError:
+            pass
+        w.proc = None
+
+    def close(self) -> None:
+        for w in self.workers:
+            if w.proc is not None and w.proc.is_alive():
+                try:
+                    w.conn.send(None)
+                except OSError:
+                    pass
+        deadline = time.monotonic() + 5
+        for w in self.workers:
+            if w.proc is not None:
+                w.proc.join(timeout=max(0.0, deadline - time.monotonic()))
+            self._stop(w, kill=True)
+
+    def idle(self) -> list:
+        return [w for w in self.workers if w.ready and w.job is None and w.proc is not None]
+
+
+class Dispatcher:
+    """Runs jobs on pools until none is queued or running."""
+
+    def __init__(self, pools: list):
+        self.pools = list(pools)
+
+    def submit(self, pool: Pool, payload: dict, timeout: float, callback: Callable[[dict], None]) -> None:
+        if pool not in self.pools:
+            self.pools.append(pool)
+        pool.queue.append(_Job(payload, timeout, callback))
+
+    def busy(self) -> bool:
+        return any(p.queue or any(w.job for w in p.workers) for p in self.pools)
+
+    def run(self) -> None:
+        while self.busy():
+            self._assign()
+            self._wait_once()
+
+    def _assign(self) -> None:
+        now = time.monotonic()
+        for pool in self.pools:
+            for w in pool.idle():
+                if not pool.queue:
+                    break
+                job = pool.queue.popleft()
+                try:
+                    w.conn.send(job.payload)
+                except OSError:
+                    pool.queue.appendleft(job)
+                    pool.restart(w)
+                    continue
+                w.job, w.deadline = job, now + job.timeout
+
+    def _wait_once(self) -> None:
+        waitables, owner = [], {}
+        now = time.monotonic()
+        deadlines = []
+        for pool in self.pools:
+            for w in pool.workers:
+                if w.proc is None:
+                    continue
+                for obj in (w.conn, w.proc.sentinel):
+                    waitables.append(obj)
+                    owner[id(obj)] = (pool, w, w.generation)
+                if w.job is not None:
+                    deadlines.append(w.deadline)
+                elif not w.ready:
+                    deadlines.append(w.started + STARTUP_TIMEOUT_S)
+        timeout = max(0.0, min(deadlines) - now) if deadlines else 1.0
+        for obj in multiprocessing.connection.wait(waitables, timeout=min(timeout, 5.0)):
+            pool, w, generation = owner[id(obj)]
+            if w.proc is None or w.generation != generation:
+                continue  # this process was already handled (and restarted) through its other waitable
+            if obj is w.conn:
+                self._receive(pool, w)
+            elif not w.conn.poll():
+                self._died(pool, w)
+        self._expire(time.monotonic())
+
+    def _receive(self, pool: Pool, w: _Worker) -> None:
+        try:
+            message = w.conn.recv()
+        except (EOFError, OSError):
+            self._died(pool, w)
+            return
+        if not w.ready:
+            if message.get("ready"):
+                w.ready, w.start_failures = True, 0
+                return
+            self._start_failed(pool, w, message.get("message", "no reason given"))
+            return
+        job, w.job = w.job, None
+        if message.get("restart"):
+            pool.restart(w)
+        if job is not None:
+            job.callback(message)
+
+    def _died(self, pool: Pool, w: _Worker) -> None:
+        w.proc.join(timeout=5)
+        exitcode = w.proc.exitcode
+        how = describe_exit(exitcode)
+        job, w.job = w.job, None
+        if not w.ready:
+            self._start_failed(pool, w, f"the worker {how} while starting")
+            return
+        pool.restart(w)
+        if job is not None:
+            job.callback({"status": "crash", "message": f"the worker {how}", "exitcode": exitcode})
+
+    def _start_failed(self, pool: Pool, w: _Worker, why: str) -> None:
+        w.start_failures += 1
+        if w.start_failures >= MAX_START_FAILURES:
+            pool._stop(w, kill=True)
+            log = pool.log_dir / f"{pool.name}-{w.slot}.log"
+            raise PoolError(f"{pool.name} worker cannot start: {why} (log: {log})")
+        failures = w.start_failures
+        pool.restart(w)
+        w.start_failures = failures
+
+    def _expire(self, now: float) -> None:
+        for pool in self.pools:
+            for w in pool.workers:
+                if w.proc is None:
+                    continue
+                if w.job is not None and now >= w.deadline:
+                    job, w.job = w.job, None
+                    pool.restart(w)
+                    job.callback({"status": "timeout",
+                                  "message": f"killed after {job.timeout:g} s (the worker was restarted)"})
+                elif w.job is None and not w.ready and now >= w.started + STARTUP_TIMEOUT_S:
+                    self._start_failed(pool, w, f"not ready after {STARTUP_TIMEOUT_S:g} s")
+

@@ -1,0 +1,116 @@
+"""Verifying and timing one built candidate on a device (in a device worker).
+
+`verify` runs the kernel once per input set of the reference, with outputs
+pre-filled (inputs.py), and compares every written argument (compare.py). A fill
+that survives where the reference wrote is re-checked with a second fill: if it
+survives again the output was never written (unwritten_output), otherwise the
+kernel computed NaN or the sentinel itself (numeric_mismatch).
+
+`time_kernel` uses TVM's time_evaluator: one discarded warm-up call, then `repeat`
+timed repeats of `number` calls each (TVM grows `number` until a repeat lasts
+`min_repeat_ms` when `number` is None), with the device synchronised around each
+repeat; with `flush_bytes` TVM copies a buffer that large on the device before every
+repeat, evicting the caches (L2 on a GPU). Latencies are per call, in microseconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dragon_dsl.engine.compare import compare
+from dragon_dsl.engine.inputs import filled, np_dtype
+
+
+class LaunchError(Exception):
+    """The kernel failed while running (an exception from the runtime, e.g. a CUDA fault)."""
+
+
+def make_tensors(dev, args, inputs: dict, alternative: bool = False) -> list:
+    import tvm
+
+    tensors = []
+    for arg in args:
+        value = inputs[arg.name] if arg.role != "output" else filled(arg.shape, arg.dtype, alternative)
+        tensors.append(tvm.runtime.tensor(np.ascontiguousarray(value), dev))
+    return tensors
+
+
+def random_tensors(dev, args_info: list, seed: int = 0) -> list:
+    """Tensors for MetaSchedule's ArgInfo JSON (["TENSOR", dtype, shape]) when no workload is known."""
+    import tvm
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for _, dtype, shape in args_info:
+        if dtype.startswith(("float", "bfloat")):
+            value = rng.uniform(-1.0, 1.0, size=shape).astype(np_dtype(dtype))
+        else:
+            value = np.zeros(shape, dtype=np_dtype(dtype))
+        out.append(tvm.runtime.tensor(value, dev))
+    return out
+
+
+def call(func, dev, tensors) -> None:
+    try:
+        func(*tensors)
+        dev.sync()
+    except Exception as exc:  # the runtime reports kernel faults as TVM errors
+        raise LaunchError(_first_line(exc)) from None
+
+
+def read_outputs(args, tensors) -> dict:
+    return {arg.name: t.numpy() for arg, t in zip(args, tensors, strict=True) if arg.written}
+
+
+def verify(func, dev, ref) -> dict:
+    """Compare the kernel with the reference on every input set; the reply's verdict fields."""
+    max_abs = max_rel = 0.0
+    checked = 0
+    for set_name, inputs, expected in ref.sets:
+        tensors = make_tensors(dev, ref.args, inputs)
+        call(func, dev, tensors)
+        got = read_outputs(ref.args, tensors)
+        for arg in ref.outputs:
+            verdict = compare(got[arg.name], expected[arg.name], arg.dtype)
+            max_abs, max_rel = max(max_abs, verdict.max_abs), max(max_rel, verdict.max_rel)
+            if verdict.n_unwritten:
+                again = make_tensors(dev, ref.args, inputs, alternative=True)
+                call(func, dev, again)
+                second = again[ref.args.index(arg)].numpy()
+                alt = filled(arg.shape, arg.dtype, alternative=True)
+                confirmed = verdict.unwritten & (second == alt)
+                if confirmed.any():
+                    return _fail("unwritten_output", checked, max_abs, max_rel,
+                                 f"output {arg.name}, input set {set_name}: {int(confirmed.sum())} of "
+                                 f"{verdict.total} values were never written")
+            if verdict.bad or verdict.n_unwritten:
+                n = verdict.bad + verdict.n_unwritten
+                return _fail("numeric_mismatch", checked, max_abs, max_rel,
+                             f"output {arg.name}, input set {set_name}: {n} of {verdict.total} values differ "
+                             f"from the reference (max abs err {verdict.max_abs:.3g}, "
+                             f"max rel err {verdict.max_rel:.3g})")
+        checked += 1
+    return {"status": "ok", "n_checked": checked, "max_abs_err": max_abs, "max_rel_err": max_rel}
+
+
+def _fail(status, checked, max_abs, max_rel, message) -> dict:
+    return {"status": status, "message": message, "n_checked": checked + 1,
+            "max_abs_err": max_abs, "max_rel_err": max_rel}
+
+
+def time_kernel(module, dev, tensors, *, repeat: int, number, min_repeat_ms: float, flush_bytes: int) -> list:
+    """Per-call latencies in microseconds, one per repeat."""
+    evaluator = module.time_evaluator(
+        "main", dev, number=number or 1, repeat=repeat,
+        min_repeat_ms=0 if number else max(1, int(round(min_repeat_ms))),
+        cache_flush_bytes=int(flush_bytes))
+    try:
+        results = evaluator(*tensors).results
+    except Exception as exc:  # a fault during timing is a launch failure too
+        raise LaunchError(_first_line(exc)) from None
+    return [float(r) * 1e6 for r in results]
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip() and not ln.startswith("  File")]
+    return (lines[-1] if lines else type(exc).__name__)[:400]

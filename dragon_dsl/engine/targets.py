@@ -1,0 +1,132 @@
+"""Targets and devices as the engine names them.
+
+A target is a TVM target tag (`"nvidia/nvidia-h100"`) or a target dict
+(`{"kind": "llvm", "num-cores": 2}`); the shorthands `"llvm"` and `"cuda"` are
+resolved here. A device is `"local"` or `"rpc://HOST:PORT/KEY"` (a TVM RPC tracker
+and the key its servers registered under). No TVM import: the GPU of this machine
+is found with `nvidia-smi`, so a CPU-only parent process stays light.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional, Union
+
+DEFAULT_CUDA_TAG = "nvidia/nvidia-h100"
+GPU_KINDS = ("cuda", "rocm", "vulkan", "metal", "opencl", "webgpu")
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """A resolved target: `spec` is what `tvm.target.Target(spec)` accepts."""
+
+    spec: Union[str, dict]
+
+    @property
+    def key(self) -> str:
+        """Canonical JSON: the target's part of a cache key."""
+        return json.dumps(self.spec, sort_keys=True, separators=(",", ":"))
+
+    @property
+    def kind(self) -> str:
+        if isinstance(self.spec, dict):
+            return str(self.spec.get("kind", ""))
+        if self.spec.startswith("nvidia/"):
+            return "cuda"
+        return _tag_kind(self.spec)
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind in GPU_KINDS
+
+    @property
+    def device_type(self) -> str:
+        """The runtime device name (`tvm.runtime.device(name, i)`)."""
+        return self.kind if self.is_gpu else "cpu"
+
+    @property
+    def num_cores(self) -> Optional[int]:
+        if isinstance(self.spec, dict) and "num-cores" in self.spec:
+            return int(self.spec["num-cores"])
+        return None
+
+
+def resolve_target(target) -> TargetSpec:
+    """`"llvm"` -> {"kind": "llvm", "num-cores": os.cpu_count()}; `"cuda"` -> this machine's
+    GPU tag when TVM knows it, else "nvidia/nvidia-h100"; tags and dicts pass through."""
+    if isinstance(target, TargetSpec):
+        return target
+    if isinstance(target, dict):
+        return TargetSpec(json.loads(json.dumps(target)))
+    if not isinstance(target, str) or not target:
+        raise ValueError(f"a target is a tag string or a dict, got {target!r}")
+    if target == "llvm":
+        return TargetSpec({"kind": "llvm", "num-cores": os.cpu_count() or 1})
+    if target == "cuda":
+        gpus = local_gpus()
+        return TargetSpec(gpu_tag(gpus[0]) if gpus else DEFAULT_CUDA_TAG)
+    if " " in target or target.startswith("-"):
+        raise ValueError(f"target {target!r}: TVM 0.27 takes tags or dicts, not command-line strings")
+    return TargetSpec(target)
+
+
+@lru_cache(maxsize=None)
+def _tag_kind(tag: str) -> str:
+    import tvm  # only for tags that do not say their kind in their name
+
+    return str(tvm.target.Target(tag).kind.name)
+
+
+@lru_cache(maxsize=1)
+def local_gpus() -> tuple:
+    """Names of this machine's NVIDIA GPUs, in device order (empty without nvidia-smi or GPUs)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return ()
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(m.group(1).strip() for m in re.finditer(r"^GPU \d+: (.+?) \(UUID", out, flags=re.M))
+
+
+def gpu_tag(name: str) -> str:
+    """TVM's tag for a GPU name ("NVIDIA H100 80GB HBM3" -> "nvidia/nvidia-h100"), or the default."""
+    import tvm
+
+    tags = set(tvm.target.tag.list_tags())
+    words = name.lower().replace("nvidia ", "").split()
+    for n in range(len(words), 0, -1):
+        for candidate in (f"nvidia/nvidia-{'-'.join(words[:n])}", f"nvidia/{'-'.join(words[:n])}"):
+            if candidate in tags:
+                return candidate
+    return DEFAULT_CUDA_TAG
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """`local`, or a tracker address and key for `rpc://HOST:PORT/KEY`."""
+
+    text: str
+    host: Optional[str] = None
+    port: Optional[int] = None
+    key: Optional[str] = None
+
+    @property
+    def is_remote(self) -> bool:
+        return self.host is not None
+
+
+def parse_device(device: str) -> DeviceSpec:
+    if device == "local":
+        return DeviceSpec("local")
+    m = re.fullmatch(r"rpc://([^:/]+):(\d+)/([^/]+)", device or "")
+    if m is None:
+        raise ValueError(f"device {device!r}: expected 'local' or 'rpc://HOST:PORT/KEY' (a TVM RPC tracker)")
+    return DeviceSpec(device, m.group(1), int(m.group(2)), m.group(3))

@@ -1,0 +1,187 @@
+"""The worker process: imports TVM once, then serves jobs from the engine over a pipe.
+
+Started with multiprocessing's "spawn" context (never forked from a process that
+imported TVM). A build worker answers `reference` and `build` jobs; a device worker
+answers `run` jobs for one device (one GPU, the CPU, or an RPC tracker). Every job
+gets one reply; a job that hangs or kills the process is handled by the pool
+(pool.py), which kills and restarts the worker. stdout and stderr go to a log file
+so that TVM's crash reports do not land in the caller's terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections import OrderedDict
+from pathlib import Path
+
+
+def main(conn, options: dict) -> None:
+    _redirect_output(options.get("log"))
+    for name, value in options.get("env", {}).items():
+        os.environ[name] = value
+    try:
+        state = _State(options)
+    except Exception as exc:  # a worker that cannot start says why, then ends
+        conn.send({"ready": False, "message": f"{type(exc).__name__}: {exc}"})
+        return
+    conn.send({"ready": True, "pid": os.getpid()})
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        try:
+            reply = state.handle(job)
+        except Exception as exc:  # a bug in a handler must not take the worker down; the engine reports it
+            traceback.print_exc()
+            reply = {"status": "error", "message": f"internal error: {type(exc).__name__}: {exc}"}
+        conn.send(reply)
+
+
+def _redirect_output(path) -> None:
+    if not path:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+class _State:
+    def __init__(self, options: dict):
+        import numpy  # noqa: F401  (warm)
+        import tvm
+
+        self.options = options
+        self.role = options["role"]
+        self.target = tvm.target.Target(options["target"])
+        self.workloads: OrderedDict = OrderedDict()
+        self.references: OrderedDict = OrderedDict()
+        self.device = None
+        if self.role == "device":
+            from dragon_dsl.engine import devices
+
+            remote = options.get("remote")
+            device_type = options["device_type"]
+            if remote:
+                self.device = devices.RemoteDevice(remote["host"], remote["port"], remote["key"], device_type,
+                                                   options.get("session_timeout", 60.0))
+            else:
+                self.device = devices.LocalDevice(device_type, options.get("index", 0))
+                if device_type == "cuda":
+                    devices.install_cubin_hook()
+        else:
+            from dragon_dsl.engine.build import install_compile_probe
+            from dragon_dsl.engine.nvcc import ensure_on_path
+
+            ensure_on_path()
+            install_compile_probe()
+
+    def handle(self, job: dict) -> dict:
+        op = job["op"]
+        if op == "ping":
+            return {"status": "ok", "pid": os.getpid()}
+        if op == "count_devices":
+            return {"status": "ok", "count": self.device.count()}
+        if op == "stats":
+            from dragon_dsl.engine import devices
+
+            return {"status": "ok", **devices.counters()}
+        if op == "reference":
+            return self._reference(job)
+        if op == "build":
+            return self._build(job)
+        if op == "run":
+            return self._run(job)
+        raise ValueError(f"unknown job {op!r}")
+
+    # --- build side -------------------------------------------------------------------------
+    def _workload(self, job):
+        key = job["wkey"]
+        if key not in self.workloads:
+            import tvm
+
+            text = job.get("workload")
+            self.workloads[key] = tvm.ir.load_json(job["module"]) if text is None else _parse(text)
+            while len(self.workloads) > 32:
+                self.workloads.popitem(last=False)
+        return self.workloads[key]
+
+    def _reference(self, job) -> dict:
+        from dragon_dsl.engine import reference
+
+        t0 = time.perf_counter()
+        ref = reference.compute(self._workload(job), job["seed"], job["n_random"])
+        Path(job["out"]).write_bytes(reference.to_bytes(ref))
+        return {"status": "ok", "path": job["out"], "seconds": time.perf_counter() - t0}
+
+    def _build(self, job) -> dict:
+        from dragon_dsl.engine.build import build
+
+        mod = self._workload(job) if job.get("wkey") else None
+        return build(mod, job["source"], self.target, Path(job["out"]))
+
+    # --- device side ------------------------------------------------------------------------
+    def _reference_for(self, path):
+        if path not in self.references:
+            from dragon_dsl.engine import reference
+
+            self.references[path] = reference.from_bytes(Path(path).read_bytes())
+            while len(self.references) > 8:
+                self.references.popitem(last=False)
+        return self.references[path]
+
+    def _run(self, job) -> dict:
+        from dragon_dsl.engine.run import LaunchError, make_tensors, random_tensors, time_kernel, verify
+
+        t0 = time.perf_counter()
+        try:
+            module, dev, session = self.device.load(job["artifact"])
+        except Exception as exc:  # loading compiles device code on some paths: a failure is a build failure
+            return {"status": "build_error", "message": f"the built module failed to load: {_last_line(exc)}",
+                    "run_s": time.perf_counter() - t0}
+        reply: dict = {"status": "ok", "n_checked": 0}
+        stage = "verify"
+        try:
+            func = module["main"]
+            if job.get("reference"):
+                ref = self._reference_for(job["reference"])
+                reply = verify(func, dev, ref)
+                if reply["status"] != "ok":
+                    reply["run_s"] = time.perf_counter() - t0
+                    return reply
+                tensors = make_tensors(dev, ref.args, ref.sets[0][1])
+            else:
+                tensors = random_tensors(dev, job["args_info"])
+            if job["level"] == "time":
+                stage = "time"
+                t = job["timing"]
+                reply["latencies_us"] = time_kernel(module, dev, tensors, repeat=t["repeat"], number=t["number"],
+                                                    min_repeat_ms=t["min_repeat_ms"], flush_bytes=t["flush_bytes"])
+        except Exception as exc:  # LaunchError, or the runtime failing to copy data to or from the device
+            # a CUDA fault poisons the context: the pool restarts this worker before its next job
+            message = str(exc) if isinstance(exc, LaunchError) else _last_line(exc)
+            return {"status": "launch_error", "message": message, "stage": stage, "run_s": time.perf_counter() - t0,
+                    "restart": self.device.device_type != "cpu" or session is not None}
+        finally:
+            del session
+        reply["run_s"] = time.perf_counter() - t0
+        return reply
+
+
+def _parse(text: str):
+    from dragon_dsl.tvm.workload import load_workload
+
+    return load_workload(text)
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    return (lines[-1] if lines else type(exc).__name__)[:400]

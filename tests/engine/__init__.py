@@ -1,0 +1,1 @@
+"""Tests of the verified measurement engine (dragon_dsl.engine)."""

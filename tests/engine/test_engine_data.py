@@ -1,0 +1,153 @@
+"""The engine's plain data and arithmetic: results, keys, targets, the cache's rules,
+input sets, comparison. No worker processes."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+from dragon_dsl.engine import Result, Status, Task, geomean, speedup
+from dragon_dsl.engine.cache import ResultsCache, answers
+from dragon_dsl.engine.compare import compare
+from dragon_dsl.engine.inputs import fill_value, filled, input_sets, set_names
+from dragon_dsl.engine.keys import trace_hash
+from dragon_dsl.engine.signature import Arg
+from dragon_dsl.engine.targets import parse_device, resolve_target
+from dragon_dsl.engine.timing import median
+
+
+def test_result_json_round_trip_keeps_infinities():
+    r = Result(Status.NUMERIC_MISMATCH, "x", max_abs_err=math.inf, max_rel_err=math.inf, n_checked=2, level="verify")
+    data = r.to_json()
+    assert data["status"] == "numeric_mismatch" and data["max_abs_err"] == "inf"
+    back = Result.from_json(data)
+    assert back == r and back.status is Status.NUMERIC_MISMATCH
+
+
+def test_trace_hash_is_canonical_json():
+    a = [[["Split", ["l0", "None", 4], [True, False], ["l1", "l2"]]], []]
+    assert trace_hash(a) == trace_hash([[["Split", ["l0", "None", 4], [True, False], ["l1", "l2"]]], []])
+    assert trace_hash(a) != trace_hash([[["Split", ["l0", "None", 8], [True, False], ["l1", "l2"]]], []])
+    assert trace_hash({"a": 1, "b": 2}) == trace_hash({"b": 2, "a": 1})
+
+
+def test_targets_and_devices():
+    assert resolve_target("llvm").spec == {"kind": "llvm", "num-cores": os.cpu_count()}
+    assert resolve_target({"kind": "llvm", "num-cores": 2}).key == '{"kind":"llvm","num-cores":2}'
+    h100 = resolve_target("nvidia/nvidia-h100")
+    assert h100.is_gpu and h100.device_type == "cuda" and h100.key == '"nvidia/nvidia-h100"'
+    with pytest.raises(ValueError):
+        resolve_target("cuda -arch=sm_90")
+    remote = parse_device("rpc://127.0.0.1:9190/h200")
+    assert (remote.host, remote.port, remote.key, remote.is_remote) == ("127.0.0.1", 9190, "h200", True)
+    assert not parse_device("local").is_remote
+    with pytest.raises(ValueError):
+        parse_device("rpc://nohost/key")
+
+
+def test_task_rejects_unknown_levels():
+    with pytest.raises(ValueError):
+        Task("w", [], level="fast")
+
+
+def test_cache_answer_rules():
+    ok_verify = Result(Status.OK, level="verify")
+    assert answers(ok_verify, {"seeds": 3}, Task("w", [], level="verify", seeds=3))
+    assert answers(ok_verify, {"seeds": 3}, Task("w", [], level="build"))
+    assert not answers(ok_verify, {"seeds": 3}, Task("w", [], level="verify", seeds=5))
+    assert not answers(ok_verify, {"seeds": 3}, Task("w", [], level="time"))
+    timed = Result(Status.OK, level="time", latency_us=1.0)
+    config = {"seeds": 3, **Task("w", []).timing_config()}
+    assert answers(timed, config, Task("w", [], level="time"))
+    assert not answers(timed, config, Task("w", [], level="time", flush_l2=True))
+    build_error = Result(Status.BUILD_ERROR, level="build")
+    assert answers(build_error, {}, Task("w", [], level="time"))
+    mismatch = Result(Status.NUMERIC_MISMATCH, level="verify")
+    assert answers(mismatch, {"seeds": 3}, Task("w", [], level="time", seeds=9))
+    assert not answers(mismatch, {"seeds": 3}, Task("w", [], level="build"))
+
+
+def test_cache_store_lookup_and_references(tmp_path):
+    cache = ResultsCache(tmp_path / "r.sqlite")
+    task = Task("w", [], level="verify")
+    assert cache.lookup("wk", "th", "t", "local", task) is None
+    cache.store("wk", "th", "t", "local", task, Result(Status.OK, n_checked=5, level="verify"))
+    hit = cache.lookup("wk", "th", "t", "local", task)
+    assert hit.cached and hit.n_checked == 5
+    assert cache.lookup("wk", "th", "t", "rpc://h:1/k", task) is None
+    cache.put_reference("wk", "cfg", b"npz")
+    assert cache.get_reference("wk", "cfg") == b"npz" and cache.get_reference("wk", "other") is None
+    cache.close()
+    again = ResultsCache(tmp_path / "r.sqlite")
+    assert again.count() == 1
+    again.close()
+
+
+ARGS = [Arg("A", (4, 8), "float32", "input"), Arg("I", (16,), "int32", "input", index_bound=4),
+        Arg("Q", (8,), "int8", "input"), Arg("C", (4, 8), "float32", "output")]
+
+
+def test_input_sets_are_seeded_and_cover_edges():
+    sets = input_sets(ARGS, 1234, 3)
+    assert [name for name, _ in sets] == set_names(3) == ["random0", "random1", "random2", "zeros", "large"]
+    again = input_sets(ARGS, 1234, 3)
+    assert all(np.array_equal(sets[0][1][k], again[0][1][k]) for k in ("A", "I", "Q"))
+    assert not np.array_equal(sets[0][1]["A"], input_sets(ARGS, 1235, 3)[0][1]["A"])
+    assert "C" not in sets[0][1]
+    for _, values in sets:
+        assert values["I"].min() >= 0 and values["I"].max() < 4
+    zeros, large = dict(sets)["zeros"], dict(sets)["large"]
+    assert not zeros["A"].any()
+    assert np.abs(large["A"]).min() >= 5e3 and set(np.unique(large["Q"])) <= {-128, 127}
+    assert large["I"].max() == 3
+
+
+def test_fills_are_nan_or_sentinels():
+    assert np.isnan(filled((2,), "float32")).all()
+    assert fill_value("int32") == -(2**31) and fill_value("uint8") == 255
+    assert fill_value("float16", alternative=True) != fill_value("float32", alternative=True)
+
+
+def test_compare_tolerance_depends_on_dtype():
+    want = np.linspace(-2, 2, 64)
+    off = want + 1e-3
+    assert compare(off.astype(np.float16), want.astype(np.float16), "float16").bad == 0
+    assert compare(off.astype(np.float32), want.astype(np.float32), "float32").bad > 0
+    assert compare((want + 1e-6).astype(np.float32), want.astype(np.float32), "float32").bad == 0
+    ints = np.arange(8, dtype=np.int32)
+    assert compare(ints + np.eye(1, 8, 3, dtype=np.int32)[0], ints, "int32").bad == 1
+
+
+def test_compare_finds_surviving_fills_and_wrong_infinities():
+    want = np.ones(8, np.float32)
+    got = want.copy()
+    got[5:] = np.nan
+    verdict = compare(got, want, "float32")
+    assert verdict.n_unwritten == 3 and verdict.bad == 0
+    got = want.copy()
+    got[0] = np.inf
+    assert compare(got, want, "float32").bad == 1
+    ref_nan = want.copy()
+    ref_nan[2] = np.nan
+    assert compare(np.ones(8, np.float32), ref_nan, "float32").bad == 0  # NaN in the reference: anything goes
+    sentinel = np.full(4, fill_value("int32"), np.int32)
+    assert compare(sentinel, np.zeros(4, np.int32), "int32").n_unwritten == 4
+
+
+def test_speedup_helpers():
+    assert speedup(Result(Status.OK, latency_us=10.0), Result(Status.OK, latency_us=5.0)) == 2.0
+    assert speedup(Result(Status.OK), Result(Status.OK, latency_us=5.0)) is None
+    assert geomean([2.0, 8.0]) == pytest.approx(4.0)
+    assert median([3.0, 1.0, 2.0]) == 2.0 and median([4.0, 1.0]) == 2.5
+
+
+def test_importing_the_engine_does_not_import_tvm():
+    import subprocess
+    import sys
+
+    code = ("import sys, dragon_dsl.engine; from dragon_dsl.engine import Result, Status, Task; "
+            "sys.exit(1 if 'tvm' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -1,0 +1,84 @@
+"""The engine on llvm: real fixture schedules verify and time; wrong, partial and broken
+candidates come back as data; the results cache answers repeats."""
+
+from __future__ import annotations
+
+import pytest
+
+from dragon_dsl.engine import Status
+
+from .engine_helpers import (LLVM, MISSING_BLOCK, fixture_traces, float16_accumulator, partial_write,
+                             plain_schedule, workload)
+
+
+@pytest.mark.parametrize("name", ["matmul_64", "softmax_64", "gather_64", "inplace_add_64", "dense_u8i8_16x32x16"])
+def test_fixture_schedules_verify(llvm_engine, name):
+    traces = fixture_traces(name, LLVM)
+    assert traces
+    results = llvm_engine.measure(workload(name), traces, level="verify", use_cache=False)
+    for r in results:
+        assert r.status is Status.OK, r.message
+        assert r.n_checked == 3 + 2  # three random input sets, zeros, large values
+        assert r.latency_us is None and r.build_s > 0 and r.run_s > 0
+
+
+def test_time_level_gives_a_median_of_repeats(llvm_engine):
+    (r,) = llvm_engine.measure(workload("matmul_64"), fixture_traces("matmul_64", LLVM, limit=1), level="time",
+                               repeat=4, use_cache=False)
+    assert r.ok and len(r.latencies_us) == 4 and all(t > 0 for t in r.latencies_us)
+    ordered = sorted(r.latencies_us)
+    assert r.latency_us == pytest.approx((ordered[1] + ordered[2]) / 2)
+
+
+def test_wrong_result_is_a_numeric_mismatch(llvm_engine):
+    (r,) = llvm_engine.measure(workload("matmul_64"), [float16_accumulator()], level="verify", use_cache=False)
+    assert r.status is Status.NUMERIC_MISMATCH, r.message
+    assert "output C" in r.message and r.max_abs_err > 1e-3 and r.level == "verify"
+
+
+def test_output_never_written_is_caught(llvm_engine):
+    (r,) = llvm_engine.measure(workload("partial_write"), [partial_write()], level="time", use_cache=False)
+    assert r.status is Status.UNWRITTEN_OUTPUT, r.message
+    assert "32 of 64 values were never written" in r.message and r.latency_us is None
+
+
+def test_replay_errors_carry_tvms_message(llvm_engine):
+    rejected = [[["Split", ["l0"], [], ["l1"]]], []]  # caught by the Dragon decoder before TVM sees it
+    missing, bad = llvm_engine.measure(workload("matmul_64"), [MISSING_BLOCK, rejected], level="time")
+    assert missing.status is Status.REPLAY_ERROR
+    assert "Cannot find a block with the name: no_such_block" in missing.message
+    assert bad.status is Status.REPLAY_ERROR and bad.message.startswith("trace rejected")
+
+
+def test_results_cache_answers_repeats_and_duplicates(llvm_engine):
+    trace = plain_schedule("matmul_64", "C")
+    first, duplicate = llvm_engine.measure(workload("matmul_64"), [trace, trace], level="verify")
+    assert first.ok and not first.cached and duplicate.cached and duplicate.n_checked == first.n_checked
+    (again,) = llvm_engine.measure(workload("matmul_64"), [trace], level="verify")
+    assert again.cached and again.n_checked == first.n_checked and again.trace_hash == first.trace_hash
+    (build_only,) = llvm_engine.measure(workload("matmul_64"), [trace], level="build")
+    assert build_only.cached  # a verified result answers a build request
+    (timed,) = llvm_engine.measure(workload("matmul_64"), [trace], level="time")
+    assert not timed.cached and timed.latency_us is not None  # but not a timing request
+    (fresh,) = llvm_engine.measure(workload("matmul_64"), [trace], level="verify", use_cache=False)
+    assert not fresh.cached and fresh.ok
+
+
+def test_baselines(llvm_engine):
+    base = llvm_engine.baseline(workload("matmul_64"), kind="unscheduled")
+    assert base.ok and base.latency_us > 0 and base.n_checked == 5
+    with pytest.raises(ValueError):
+        llvm_engine.baseline(workload("matmul_64"), kind="dlight")
+
+
+def test_prepare_stores_references_in_the_cache(llvm_engine):
+    from dragon_dsl.engine import keys
+    from dragon_dsl.engine.reference import config_key, from_bytes
+
+    names = ["row_sum_64x256", "transpose_64x32"]
+    llvm_engine.prepare([workload(n) for n in names], seeds=4)
+    for name in names:
+        data = llvm_engine.cache.get_reference(keys.load(workload(name)).hash, config_key(4))
+        ref = from_bytes(data)
+        assert [s[0] for s in ref.sets] == ["random0", "random1", "random2", "random3", "zeros", "large"]
+        assert [a.name for a in ref.outputs] == (["row_sum"] if name.startswith("row") else ["B"])

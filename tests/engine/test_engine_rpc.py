@@ -1,0 +1,95 @@
+"""Remote devices through TVM's own RPC: a tracker and two servers on loopback, started
+here as `python -m tvm.exec.rpc_tracker` / `rpc_server` (the tracker needs tornado)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dragon_dsl.engine import Engine
+
+from .engine_helpers import LLVM, fixture_traces, float16_accumulator, partial_write, workload
+
+KEY = "dragon-test"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(args) -> subprocess.Popen:
+    # a session of its own: TVM's tracker and server run in child processes that must end with them
+    return subprocess.Popen([sys.executable, "-m", *args, "--silent"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.fixture(scope="module")
+def tracker():
+    import importlib.util
+
+    assert importlib.util.find_spec("tornado"), "TVM's RPC tracker needs the tornado package"
+    from dragon_dsl.engine.devices import count_servers
+
+    port = _free_port()
+    procs = [_start(["tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port), "--port-end", str(port + 1)])]
+    try:
+        for _ in range(2):
+            sp = _free_port()
+            procs.append(_start(["tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(sp), "--port-end",
+                                 str(sp + 1), "--tracker", f"127.0.0.1:{port}", "--key", KEY]))
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if count_servers("127.0.0.1", port, KEY) == 2:
+                    break
+            except Exception:  # the tracker is not listening yet
+                pass
+            assert time.monotonic() < deadline, "the RPC tracker and servers did not come up in 60 s"
+            assert all(p.poll() is None for p in procs), procs[0].stderr.read().decode()[-2000:]
+            time.sleep(0.3)
+        yield f"rpc://127.0.0.1:{port}/{KEY}"
+    finally:
+        for p in procs:
+            _stop(p)
+
+
+def _verdicts(results):
+    return [(r.status, r.n_checked, r.max_abs_err, r.max_rel_err) for r in results]
+
+
+def test_remote_verification_equals_local(tracker, llvm_engine):
+    cases = [("matmul_64", fixture_traces("matmul_64", LLVM) + [float16_accumulator()]),
+             ("softmax_64", fixture_traces("softmax_64", LLVM, limit=1)),
+             ("partial_write", [partial_write()])]
+    seen = set()
+    with Engine(LLVM, device=tracker, workers=2, cache=False) as remote:
+        assert len(remote._device_pool().workers) == 2  # one device worker per registered server
+        for name, traces in cases:
+            here = llvm_engine.measure(workload(name), traces, level="verify", use_cache=False)
+            there = remote.measure(workload(name), traces, level="verify")
+            assert _verdicts(there) == _verdicts(here), name
+            seen |= {r.status.value for r in there}
+        (timed,) = remote.measure(workload("matmul_64"), fixture_traces("matmul_64", LLVM, limit=1), level="time")
+        assert timed.ok and len(timed.latencies_us) == 5
+    assert seen == {"ok", "numeric_mismatch", "unwritten_output"}
