@@ -106,13 +106,16 @@ def test_check_jobs_gives_the_same_findings(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == serial
 
 
-@pytest.mark.parametrize("level", ["replay"])
-def test_import_of_a_real_database_replays(tmp_path, level):
+@pytest.mark.parametrize("database", ["matmul_64", "softmax_64"])
+def test_import_of_a_real_database_passes_verify(tmp_path, monkeypatch, database):
+    """Scripts imported from a real MetaSchedule database (a short CPU tuning run) replay,
+    build and compute the right result (dragon-check --level verify)."""
+    monkeypatch.setenv("DRAGON_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "imported"
-    assert dragon_main(["import", "--database", str(DATA / "tuning" / "matmul_64"), "-o", str(out), "--top", "4"]) == 0
+    assert dragon_main(["import", "--database", str(DATA / "tuning" / database), "-o", str(out), "--top", "4"]) == 0
     scripts = sorted(out.glob("*.dragon"))
     assert len(scripts) == 4 and len(list(out.glob("*.tvmscript"))) == 1
-    assert check_cli.main([str(p) for p in scripts] + ["--level", level]) == 0
+    assert check_cli.main([str(p) for p in scripts] + ["--level", "verify"]) == 0
 
 
 def test_workload_command_writes_a_loadable_workload(tmp_path):
