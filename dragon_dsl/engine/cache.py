@@ -6,7 +6,7 @@ strong:
   * a success decided at stage S answers requests up to S; a verify answer also
     needs at least as many random input sets, a timing the same timing knobs;
   * a failure decided at stage F answers every request that would reach F
-    (a build error answers "time" requests too).
+    (a build error answers "time" requests too); timeouts are not stored.
 Reference outputs of the verifier are stored beside, per workload and verifier
 configuration, as `.npz` bytes.
 
@@ -83,6 +83,10 @@ class ResultsCache:
         return result
 
     def store(self, workload: str, trace: str, target: str, device: str, task: Task, result: Result) -> None:
+        if result.status is Status.TIMEOUT:
+            # A timeout says as much about the limit as about the kernel: a later request
+            # with a longer limit must measure again, so it is never stored.
+            return
         data = result.to_json()
         data["cached"] = False
         self._db.execute(

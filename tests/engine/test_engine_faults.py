@@ -39,3 +39,14 @@ def test_a_crashing_kernel_is_a_launch_error_and_the_pool_goes_on(short_timeout_
     assert crashed.status is Status.LAUNCH_ERROR and "SIGSEGV" in crashed.message
     assert fine.status is Status.OK and fine.latency_us > 0
     assert engine.stats()["device_restarts"] == before + 1
+
+
+def test_timeouts_are_not_cached(tmp_path):
+    """A timeout depends on the limit: the next request measures again."""
+    from dragon_dsl.engine.cache import ResultsCache
+    from dragon_dsl.engine.result import Result, Status, Task
+
+    cache = ResultsCache(tmp_path / "r.sqlite")
+    task = Task(workload="w", trace=[[], []], level="time")
+    cache.store("w", "t", "llvm", "local", task, Result(status=Status.TIMEOUT, message="killed", level="time"))
+    assert cache.lookup("w", "t", "llvm", "local", task) is None
