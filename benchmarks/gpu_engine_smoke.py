@@ -22,6 +22,7 @@ figures of every part run so far (it is read and updated, so separate commands a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -30,6 +31,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -118,7 +120,8 @@ def make_workload(name: str):
     return load_workload(load_workload(text).script())  # one print/parse cycle: stable names
 
 
-def tune_one(name: str, mode: str, trials: int, verify: bool) -> dict:
+def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional[str] = None) -> dict:
+    """Tune one workload; `keep_dir` keeps MetaSchedule's database there (default: a temporary folder)."""
     import tvm
     from tvm.s_tir import meta_schedule as ms
 
@@ -128,7 +131,7 @@ def tune_one(name: str, mode: str, trials: int, verify: bool) -> dict:
 
     mod = make_workload(name)
     target = tvm.target.Target(TAG)
-    with tempfile.TemporaryDirectory() as work_dir:
+    with (contextlib.nullcontext(keep_dir) if keep_dir else tempfile.TemporaryDirectory()) as work_dir:
         t0 = time.perf_counter()  # the engine's start-up counts in its wall time
         if mode == "stock":
             engine = None

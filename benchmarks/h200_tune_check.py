@@ -18,7 +18,6 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,37 +27,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import gpu_engine_smoke as smoke  # noqa: E402
 
 smoke.TUNE_WORKLOADS.setdefault("dep_0", ("DEP", 0))
-
-
-def tune_keep(name: str, trials: int, work_dir: Path) -> dict:
-    import tvm
-    from tvm.s_tir import meta_schedule as ms
-
-    from dragon_dsl.engine import Engine
-    from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
-    from dragon_dsl.tvm.trace import trace_json
-
-    mod = smoke.make_workload(name)
-    engine = Engine(smoke.TAG, cache=False, timeout_s=180.0)
-    t0 = time.perf_counter()
-    database = ms.tune_tir(mod, tvm.target.Target(smoke.TAG), str(work_dir), max_trials_global=trials,
-                           num_trials_per_iter=64, builder=EngineBuilder(engine),
-                           runner=EngineRunner(engine, workload=mod), seed=20260101)
-    wall = time.perf_counter() - t0
-    records = database.get_all_tuning_records()
-    valid = [r for r in records if r.run_secs and all(float(s) < 1e9 for s in r.run_secs)]
-    out = {"wall_s": wall, "records": len(records), "valid": len(valid)}
-    if valid:
-        best = min(valid, key=lambda r: sum(float(s) for s in r.run_secs) / len(r.run_secs))
-        out["ms_best_us"] = 1e6 * sum(float(s) for s in best.run_secs) / len(best.run_secs)
-        sch = tvm.s_tir.Schedule(mod)
-        best.trace.apply_to_schedule(sch, remove_postproc=False)
-        (again,) = engine.measure(mod, [trace_json(sch)], level="time", repeat=10)
-        out["engine_best_us"] = again.latency_us
-        out["engine_best_status"] = again.status.value
-    engine.close()
-    print(f"tune {name} engine: {json.dumps(out)}", file=sys.stderr, flush=True)
-    return out
 
 
 def main() -> int:
@@ -80,7 +48,7 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         entry = report["tune"].setdefault(name, {})
         entry["trials"] = args.trials
-        entry["engine"] = tune_keep(name, args.trials, work)
+        entry["engine"] = smoke.tune_one(name, "engine", args.trials, verify=True, keep_dir=str(work))
         report_path.write_text(json.dumps(report, indent=2))
         dest = scripts / name
         subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "import", "--database", str(work),
