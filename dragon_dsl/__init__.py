@@ -28,7 +28,7 @@ from dragon_dsl.table import BY_KIND, BY_NAME, INSTRUCTIONS
 
 __all__ = [
     "BY_KIND", "BY_NAME", "INSTRUCTIONS", "Diagnostic", "DragonError", "Program", "Severity", "Span",
-    "check_text", "format_text", "from_trace_json", "parse", "to_trace_json", "to_program",
+    "check_text", "format_script", "format_text", "from_trace_json", "parse", "to_trace_json", "to_program",
 ]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from dragon_dsl import diagnostics as dg
 from dragon_dsl.codec import index_map as imap

@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
+    err = Console(stderr=True, soft_wrap=True)
     changed = failed = 0
     files = expand(args.files)
     for path in files:

@@ -18,7 +18,6 @@ def load_workload(source: Union[str, Path, "object"]):
     execute the text).
     """
     import tvm
-    from tvm.script import parser as tvm_parser
 
     if isinstance(source, tvm.IRModule):
         return source
