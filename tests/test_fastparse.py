@@ -43,6 +43,13 @@ def agree(text):
     assert dump(fast) == dump(slow)
 
 
+def test_labels_and_sections_agree():
+    text = ('b0 = get_sblock("C")\ntile: l1, l2 = get_loops(b0)\nmark: parallel(l1)\npostproc:\n'
+            'explain:\nr = rationale("x", produces=[tile, mark])\n')
+    assert fast_parse(text) is not None
+    agree(text)
+
+
 def test_identity_fixture_agrees_and_is_fast_path():
     assert fast_parse(IDENTITY) is not None
     agree(IDENTITY)
@@ -57,6 +64,14 @@ def test_generated_scripts_agree(s):
 @given(st.randoms(use_true_random=False), st.integers(1, 6))
 def test_mutated_scripts_agree(rnd, n):
     agree(mutate(IDENTITY, rnd, n))
+
+
+LABELED = (DATA.parent / "golden" / "format" / "sections.out.dragon").read_text(encoding="utf-8")
+
+
+@given(st.randoms(use_true_random=False), st.integers(1, 4))
+def test_mutated_labeled_scripts_agree(rnd, n):
+    agree(mutate(LABELED, rnd, n))
 
 
 @given(st.text(alphabet="ab01(),[]{}:=\"#\n -.e+*/%lambd\\", max_size=60))

@@ -124,11 +124,8 @@ class _Parser:
             colon = self.take()
             if self.peek() in ("NL", "EOF"):
                 return ast.Section(self.span(t0, colon), _name(t0))
-            label = _name(t0)
-            label.span = self.span(t0, colon)
-            label_span_start = t0
             t1 = self.take("NAME")
-            return self.assign_or_call(t1, label, label_span_start)
+            return self.assign_or_call(t1, _name(t0), t0)  # the label's span is its name, as in Lark's tree
         if nxt in ("STRING", "INT", "FLOAT", "[", "{"):
             value = self.literal()
             return ast.Directive(Span(t0[2], t0[3], value.span.end_line, value.span.end_column), _name(t0), value)
