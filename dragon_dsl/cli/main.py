@@ -6,6 +6,7 @@
     dragon export FILE.dragon          .dragon script -> trace JSON
     dragon show FILE.dragon [--cuda]   the scheduled TensorIR (or the generated CUDA source)
     dragon workload SPEC -o F          write a .tvmscript workload (te_workload name or TVMScript file)
+    dragon workloads --count N -o DIR  generate N distinct workloads from operator families
     dragon fmt ... / dragon check ...  the same as dragon-fmt / dragon-check
 """
 
@@ -187,6 +188,27 @@ def cmd_workload(args, out: Console, err: Console) -> int:
     return 0
 
 
+def cmd_workloads(args, out: Console, err: Console) -> int:
+    from rich.progress import Progress
+
+    from dragon_dsl.corpus.workloads import generate, write
+
+    try:
+        specs = generate(args.count, seed=args.seed, families=args.families.split(",") if args.families else None)
+    except ValueError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    written = 0
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
+        task = progress.add_task("building workloads", total=len(specs))
+        for spec in specs:
+            written += len(write([spec], args.output))
+            progress.advance(task)
+    err.print(f"{len(specs)} distinct specs, {written} new workload(s) written to {args.output} "
+              f"(manifest.jsonl lists them)", markup=False)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dragon", description="Little Dragon: typed TVM schedules")
     sub = p.add_subparsers(dest="command", required=True)
@@ -212,6 +234,12 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("spec", help="a te_workload (e.g. 'C2D:0', 'matmul(1024,1024,1024)') or a TVMScript .py file")
     wl.add_argument("-o", "--output")
     wl.set_defaults(func=cmd_workload)
+    gen = sub.add_parser("workloads", help="generate distinct workloads from operator families")
+    gen.add_argument("--count", type=int, default=100)
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--families", help="comma-separated (default: all)")
+    gen.add_argument("-o", "--output", required=True, help="folder for the .tvmscript files and manifest.jsonl")
+    gen.set_defaults(func=cmd_workloads)
     for name in ("fmt", "check"):
         sub.add_parser(name, help=f"the same as dragon-{name}", add_help=False)
     return p

@@ -1,0 +1,92 @@
+"""The workload generator: distinct `.tvmscript` workloads drawn from operator families.
+
+    specs = generate(5000, seed=0)             # deterministic; no TVM needed
+    written = write(specs, "out/")             # builds, deduplicates by structural hash, writes files
+
+A spec is a family and its parameters; its name is derived from them. Generation
+draws specs until `count` distinct ones exist (or the draws run out); writing
+builds each with TVM's te, prints and parses it once (stable names), and drops a
+workload whose structural hash was already written. `manifest.jsonl` records
+name, family, parameters and hash of every file.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from dragon_dsl.corpus.families import FAMILIES
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    family: str
+    params: tuple  # sorted (key, value) pairs
+
+    @property
+    def name(self) -> str:
+        parts = [self.family] + [f"{k}{v}" for k, v in self.params]
+        return "_".join(str(p).replace("float", "f").replace("-", "") for p in parts)
+
+    def build(self):
+        """The IRModule (function `main`), printed and parsed once so that names are stable."""
+        import tvm
+        from tvm import te
+
+        from dragon_dsl.tvm.workload import load_workload
+
+        tensors = FAMILIES[self.family].build(**dict(self.params))
+        func = te.create_prim_func(tensors)
+        return load_workload(tvm.IRModule({"main": func}).script())
+
+
+def generate(count: int, seed: int = 0, families: Iterable[str] | None = None, max_draws: int | None = None) -> list:
+    """`count` distinct specs, spread round-robin over the families (deterministic for a seed)."""
+    names = sorted(families or FAMILIES)
+    unknown = [n for n in names if n not in FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown families: {', '.join(unknown)}; known: {', '.join(sorted(FAMILIES))}")
+    rng = random.Random(seed)
+    seen: set = set()
+    out: list = []
+    draws = 0
+    limit = max_draws or count * 50
+    while len(out) < count and draws < limit:
+        family = names[draws % len(names)]
+        draws += 1
+        spec = WorkloadSpec(family, tuple(sorted(FAMILIES[family].sample(rng).items())))
+        if spec not in seen:
+            seen.add(spec)
+            out.append(spec)
+    return out
+
+
+def write(specs: Iterable[WorkloadSpec], out_dir: str | Path) -> list[dict]:
+    """Build and write each distinct workload; returns the manifest rows written."""
+    import tvm_ffi
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = out / "manifest.jsonl"
+    hashes = set()
+    if manifest.exists():  # resuming: keep what is there
+        for line in manifest.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                hashes.add(json.loads(line)["hash"])
+    rows = []
+    with manifest.open("a", encoding="utf-8") as f:
+        for spec in specs:
+            mod = spec.build()
+            h = str(tvm_ffi.structural_hash(mod))
+            if h in hashes:
+                continue
+            hashes.add(h)
+            (out / f"{spec.name}.tvmscript").write_text(mod.script(), encoding="utf-8")
+            row = {"name": spec.name, "family": spec.family, "params": dict(spec.params), "hash": h}
+            f.write(json.dumps(row) + "\n")
+            f.flush()
+            rows.append(row)
+    return rows
