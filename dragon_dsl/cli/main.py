@@ -38,6 +38,14 @@ def _code(out: Console, text: str, **kw) -> None:
     out.print(text, markup=False, highlight=False, soft_wrap=True, **kw)
 
 
+def _emit(out: Console, text: str, path) -> None:
+    """Write text to a file (atomically) when a path is given, else to standard output."""
+    if path:
+        write_atomic(path, text)
+    else:
+        _code(out, text, end="")
+
+
 def cmd_demo(args, out: Console, err: Console) -> int:
     from dragon_dsl import to_program
     from dragon_dsl.tvm.replay import replay
@@ -88,10 +96,7 @@ def cmd_import(args, out: Console, err: Console) -> int:
     except DragonError as exc:
         err.print(f"{args.trace}: error: {exc}", markup=False)
         return 1
-    if args.output:
-        write_atomic(args.output, text)
-    else:
-        _code(out, text, end="")
+    _emit(out, text, args.output)
     return 0
 
 
@@ -181,10 +186,7 @@ def cmd_workload(args, out: Console, err: Console) -> int:
         err.print(f"error: {exc}", markup=False)
         return 2
     text = mod.script()
-    if args.output:
-        write_atomic(args.output, text)
-    else:
-        _code(out, text, end="")
+    _emit(out, text, args.output)
     return 0
 
 
