@@ -71,8 +71,18 @@ _CONSTANTS = {"None": None, "True": True, "False": False, "inf": math.inf, "nan"
 class _Bad(Exception):
     """One problem with one argument; turned into a diagnostic by the caller."""
 
-    def __init__(self, code: str, span: Span, message: str, related=()):
-        self.diag = dg.make(code, span, message, tuple(related))
+    def __init__(self, code: str, span: Span, message: str, related=(), suggestion=None):
+        self.diag = dg.make(code, span, message, tuple(related), suggestion)
+
+
+def _closest(word: str, choices) -> Optional[str]:
+    """The closest known word, for "did you mean" (the diagnostic carries it as its suggestion)."""
+    hint = difflib.get_close_matches(word, list(choices), n=1)
+    return hint[0] if hint else None
+
+
+def _did_you_mean(hint: Optional[str], suffix: str = "") -> str:
+    return f"; did you mean '{hint}{suffix}'?" if hint else ""
 
 
 _WHAT = {ast.Str: "a string", ast.Int: "an integer", ast.Float: "a float", ast.ListExpr: "a list",
@@ -102,17 +112,16 @@ class Checker:
 
     # -- helpers -------------------------------------------------------------------
 
-    def report(self, code: str, span: Span, message: str, related=()):
-        self.diags.append(dg.make(code, span, message, tuple(related)))
+    def report(self, code: str, span: Span, message: str, related=(), suggestion=None):
+        self.diags.append(dg.make(code, span, message, tuple(related), suggestion))
 
     def ref(self, e, kinds: tuple[str, ...], what: str) -> Ref:
         if not isinstance(e, ast.Name) or e.id in _CONSTANTS:
             raise _Bad("DRG102", e.span, f"{what} expects {' or '.join(_ARTICLE[k] for k in kinds)}, but got {_describe(e)}")
         kind = self.kinds.get(e.id)
         if kind is None:
-            hint = difflib.get_close_matches(e.id, list(self.kinds), n=1)
-            extra = f"; did you mean '{hint[0]}'?" if hint else ""
-            raise _Bad("DRG101", e.span, f"'{e.id}' is not defined before this use{extra}")
+            hint = _closest(e.id, self.kinds)
+            raise _Bad("DRG101", e.span, f"'{e.id}' is not defined before this use{_did_you_mean(hint)}", suggestion=hint)
         self.used.add(e.id)
         if kind == "unknown":  # bound by an instruction that did not check: do not cascade
             return Ref(e.id, kinds[0])
@@ -269,14 +278,13 @@ class Checker:
         if t == "scope":
             if v in STORAGE_SCOPES or v.startswith(SCOPE_PREFIXES):
                 return
-            hint = difflib.get_close_matches(v, STORAGE_SCOPES, n=1)
-            raise _Bad("DRG207", e.span, f"{what}: '{v}' is not a storage scope"
-                       + (f"; did you mean '{hint[0]}'?" if hint else ""))
+            hint = _closest(v, STORAGE_SCOPES)
+            raise _Bad("DRG207", e.span, f"{what}: '{v}' is not a storage scope{_did_you_mean(hint)}", suggestion=hint)
         allowed = DOMAINS.get(t)
         if allowed and v not in allowed:
-            hint = difflib.get_close_matches(v, allowed, n=1)
+            hint = _closest(v, allowed)
             word = {"thread": "a thread axis", "dtype": "a data type", "buffer_kind": "\"read\" or \"write\""}[t]
-            raise _Bad("DRG207", e.span, f"{what}: '{v}' is not {word}" + (f"; did you mean '{hint[0]}'?" if hint else ""))
+            raise _Bad("DRG207", e.span, f"{what}: '{v}' is not {word}{_did_you_mean(hint)}", suggestion=hint)
 
     # -- binding a call to its parameters ---------------------------------------------
 
@@ -310,9 +318,9 @@ class Checker:
                 seen_keyword = True
                 p = entry.param(arg.name.id)
                 if p is None or p.variadic:
-                    hint = difflib.get_close_matches(arg.name.id, [q.name for q in params if not q.variadic], n=1)
+                    hint = _closest(arg.name.id, [q.name for q in params if not q.variadic])
                     self.report("DRG204", arg.name.span, f"{entry.name} has no parameter '{arg.name.id}'"
-                                + (f"; did you mean '{hint[0]}'?" if hint else ""))
+                                + _did_you_mean(hint), suggestion=hint)
                     ok = False
                     continue
                 if p.name in given:
@@ -425,9 +433,9 @@ class Checker:
                     mode = name
                     self.program.instructions.append(BoundInst(SECTIONS[name], stmt, {}, []))
                 else:
-                    hint = difflib.get_close_matches(name, list(SECTIONS) + ["explain"], n=1)
-                    self.report("DRG403", stmt.name.span, f"unknown section '{name}:'" + (f"; did you mean '{hint[0]}:'?" if hint else "")
-                                + " (sections: postproc:, explain:)")
+                    hint = _closest(name, list(SECTIONS) + ["explain"])
+                    self.report("DRG403", stmt.name.span, f"unknown section '{name}:'{_did_you_mean(hint, ':')}"
+                                " (sections: postproc:, explain:)", suggestion=hint)
                 continue
             if mode == "explain":
                 self.explain_stmt(stmt)
@@ -441,9 +449,9 @@ class Checker:
     def directive(self, stmt: ast.Directive, mode: str, seen: dict):
         name = stmt.name.id
         if name not in DIRECTIVES:
-            hint = difflib.get_close_matches(name, list(DIRECTIVES), n=1)
-            self.report("DRG401", stmt.name.span, f"unknown header directive '{name}'"
-                        + (f"; did you mean '{hint[0]}'?" if hint else "") + " (directives: workload, target)")
+            hint = _closest(name, DIRECTIVES)
+            self.report("DRG401", stmt.name.span, f"unknown header directive '{name}'{_did_you_mean(hint)}"
+                        " (directives: workload, target)", suggestion=hint)
             return
         if mode != "header":
             self.report("DRG402", stmt.span, f"'{name}' belongs in the header, before the first instruction")
@@ -469,12 +477,13 @@ class Checker:
         name = stmt.call.func.id
         entry = BY_NAME.get(name)
         if entry is None or entry.section:
+            hint = None
             if name in EXPLAIN_KINDS:
                 msg = f"'{name}' is an explanation entry; it belongs after 'explain:'"
             else:
-                hint = difflib.get_close_matches(name, [i.name for i in BY_NAME.values() if not i.section], n=1)
-                msg = f"unknown instruction '{name}'" + (f"; did you mean '{hint[0]}'?" if hint else "")
-            self.report("DRG201", stmt.call.func.span, msg)
+                hint = _closest(name, [i.name for i in BY_NAME.values() if not i.section])
+                msg = f"unknown instruction '{name}'{_did_you_mean(hint)}"
+            self.report("DRG201", stmt.call.func.span, msg, suggestion=hint)
             self.define(stmt.targets, "unknown", -1)  # keep later uses from cascading
             return
         index = len(self.program.instructions)
@@ -514,9 +523,9 @@ class Checker:
         name = stmt.call.func.id
         kind = EXPLAIN_KINDS.get(name)
         if kind is None:
-            hint = difflib.get_close_matches(name, list(EXPLAIN_KINDS), n=1)
-            self.report("DRG405", stmt.call.func.span, f"'{name}' is not an explanation entry"
-                        + (f"; did you mean '{hint[0]}'?" if hint else "") + " (entries: fact, rationale, effect)")
+            hint = _closest(name, EXPLAIN_KINDS)
+            self.report("DRG405", stmt.call.func.span, f"'{name}' is not an explanation entry{_did_you_mean(hint)}"
+                        " (entries: fact, rationale, effect)", suggestion=hint)
             return
         if stmt.label is not None or len(stmt.targets) > 1:
             self.report("DRG405", stmt.span, f"an explanation entry is written 'name = {name}(\"text\", ...)'")

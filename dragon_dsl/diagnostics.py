@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Span(NamedTuple):
@@ -62,6 +62,9 @@ class Diagnostic:
     span: Span
     message: str
     related: tuple[Related, ...] = field(default=())
+    # What the message proposes instead, as data for quick fixes: a name for "did you
+    # mean", the decision TVM keeps for a repaired decision. None when nothing is proposed.
+    suggestion: Any = None
 
     def render(self, filename: str = "<script>") -> str:
         s = self.span
@@ -122,9 +125,9 @@ CODES: dict[str, tuple[Severity, str]] = {
 }
 
 
-def make(code: str, span: Span, message: str, related: tuple[Related, ...] = ()) -> Diagnostic:
+def make(code: str, span: Span, message: str, related: tuple[Related, ...] = (), suggestion: Any = None) -> Diagnostic:
     severity = CODES[code][0]
-    return Diagnostic(code, severity, span, message, related)
+    return Diagnostic(code, severity, span, message, related, suggestion)
 
 
 def has_errors(diags) -> bool:

@@ -105,8 +105,8 @@ def _repaired_decisions(program: Program, trace: list, sch) -> list[Diagnostic]:
                 product *= f
             msg = (f"{inst.entry.name}: the factors {wanted} multiply to {product}, but the loop has extent {extent}; "
                    f"TVM would silently use {got}")
-            diags.append(dg.make("DRG303", inst.span, msg))
+            diags.append(dg.make("DRG303", inst.span, msg, suggestion=got))
         else:
             msg = f"{inst.entry.name}: decision {wanted} is not valid here; TVM would silently use {got}"
-            diags.append(dg.make("DRG302", inst.span, msg))
+            diags.append(dg.make("DRG302", inst.span, msg, suggestion=got))
     return diags

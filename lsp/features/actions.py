@@ -4,7 +4,6 @@ program and the diagnostics' data), and the schedule actions the session adds.""
 from __future__ import annotations
 
 import json
-import re
 from typing import Iterable, Optional
 
 from dragon_dsl.codec.encode import PREFIX
@@ -14,8 +13,6 @@ from dragon_dsl.syntax import ast
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.data import Action, Edit
 
-_DID_YOU_MEAN = re.compile(r"did you mean '([^']+)'")
-_TVM_KEEPS = re.compile(r"TVM would silently use (\[[^\]]*\]|-?\d+)")
 
 
 def span_text(an: Analysis, span: Span) -> str:
@@ -43,14 +40,14 @@ def _fixes_for(an: Analysis, d: Diagnostic) -> list[Action]:
         return _fix_results(an, d)
     if d.code == "DRG104":
         return _fix_unused(an, d)
-    if d.code in ("DRG303", "DRG302") and _TVM_KEEPS.search(d.message):
+    if d.code in ("DRG303", "DRG302") and d.suggestion is not None:
         return _fix_decision(an, d)
     out = []
-    m = _DID_YOU_MEAN.search(d.message)
     old = span_text(an, d.span)
     if not old:
         return []
-    candidates = [m.group(1)] if m else []
+    # the checker puts its "did you mean" word in the diagnostic's suggestion
+    candidates = [d.suggestion] if isinstance(d.suggestion, str) else []
     if d.code == "DRG101":  # a use of an undefined name: offer close names defined before it
         candidates += [n for n in an.close_names(old, d.span.line) if n not in candidates]
     for i, new in enumerate(candidates[:3]):
@@ -125,8 +122,7 @@ def _fix_decision(an: Analysis, d: Diagnostic) -> list[Action]:
     stmt = _call_stmt(an, d.span)
     if stmt is None:
         return []
-    value = json.loads(_TVM_KEEPS.search(d.message).group(1))
-    text = json.dumps(value).replace(",", ", ").replace(",  ", ", ")
+    text = json.dumps(d.suggestion).replace(",", ", ").replace(",  ", ", ")
     for arg in stmt.call.args:
         if arg.name is not None and arg.name.id == "decision":
             return [Action(f"Use the decision TVM keeps: {text}", "quickfix", [Edit(arg.value.span, text)], d,
