@@ -109,6 +109,8 @@ class Checker:
         self.def_span: dict[str, Span] = {}
         self.used: set[str] = set()
         self.extents = extents or {}
+        self._explain_names: dict[str, str] = {}  # explanation entry -> its kind (fact, rationale, effect)
+        self._pending_links: list = []  # (kind, links) checked once the whole script is known
 
     # -- helpers -------------------------------------------------------------------
 
@@ -572,9 +574,6 @@ class Checker:
                                                  data, stmt))
         self._pending_links.append((kind, links))
 
-    _explain_names: dict
-    _pending_links: list
-
     def finish(self):
         # explanation links: to instructions (labels or variables they define) or to entries of a kind
         for kind, links in self._pending_links:
@@ -603,7 +602,5 @@ class Checker:
 def check(script: ast.Script, extents: Optional[dict[str, int]] = None) -> tuple[Program, list[Diagnostic]]:
     """Type-check a parsed script. `extents` maps loop variables to known extents (after a replay)."""
     c = Checker(extents)
-    c._explain_names = {}
-    c._pending_links = []
     program = c.run(script)
     return program, sorted(c.diags, key=lambda d: (d.span.line, d.span.column))
