@@ -59,3 +59,11 @@ def test_import_rejects_invalid_trace(tmp_path):
     r = run(["import", str(bad)])
     assert r.returncode == 1
     assert "DRG502" in r.stderr and "GetBlock" in r.stderr
+
+
+def test_import_rejects_a_malformed_target_with_a_position(tmp_path):
+    src = tmp_path / "t.json"
+    src.write_text('[[["GetSBlock", [], ["C", "main"], ["b0"]]], []]')
+    r = run(["import", str(src), "--target", '{"kind": llvm}'])
+    assert r.returncode == 2
+    assert "--target: not a JSON object" in r.stderr and "column 10" in r.stderr and "Traceback" not in r.stderr

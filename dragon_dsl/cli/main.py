@@ -21,6 +21,7 @@ from pathlib import Path
 from rich.console import Console
 
 from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
+from dragon_dsl.cli.check import parse_target
 from dragon_dsl.cli.files import FileProblem, read_source, write_atomic
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.diagnostics import Severity
@@ -73,12 +74,6 @@ def cmd_demo(args, out: Console, err: Console) -> int:
     return 0 if exact else 1
 
 
-def _parse_target(text):
-    if text and text.strip().startswith("{"):
-        return json.loads(text)
-    return text
-
-
 def cmd_import(args, out: Console, err: Console) -> int:
     if args.database:
         return _import_database(args, out, err)
@@ -92,7 +87,7 @@ def cmd_import(args, out: Console, err: Console) -> int:
         err.print(f"{args.trace}:{exc.lineno}:{exc.colno}: error: not JSON: {exc.msg}", markup=False)
         return 2
     try:
-        text = from_trace_json(trace, workload=args.workload, target=_parse_target(args.target))
+        text = from_trace_json(trace, workload=args.workload, target=args.target)
     except DragonError as exc:
         err.print(f"{args.trace}: error: {exc}", markup=False)
         return 1
@@ -168,7 +163,7 @@ def cmd_show(args, out: Console, err: Console) -> int:
         return 0
     from dragon_dsl.tvm.codegen import cuda_source
 
-    target = _parse_target(args.target) or program.target or "nvidia/nvidia-h100"
+    target = args.target or program.target or "nvidia/nvidia-h100"
     try:
         _code(out, cuda_source(result.module, target))
     except Exception as exc:  # TVM's build errors come as its own exception types
@@ -220,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--database", help="MetaSchedule JSONDatabase folder (or its database_tuning_record.json)")
     imp.add_argument("--top", type=int, default=0, help="with --database: keep the K best records per workload")
     imp.add_argument("--workload", help="workload file named in the script's header")
-    imp.add_argument("--target", help="target tag or JSON object named in the header")
+    imp.add_argument("--target", type=parse_target, help="target tag or JSON object named in the header")
     imp.add_argument("-o", "--output", help="output file (trace) or folder (--database)")
     imp.set_defaults(func=cmd_import)
     exp = sub.add_parser("export", help=".dragon script -> trace JSON")
@@ -230,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("script")
     show.add_argument("--workload", help="overrides the header")
     show.add_argument("--cuda", action="store_true", help="print the generated CUDA source instead")
-    show.add_argument("--target", help="CUDA target tag or JSON (default: the header's, else nvidia/nvidia-h100)")
+    show.add_argument("--target", type=parse_target, help="CUDA target tag or JSON (default: the header's, else nvidia/nvidia-h100)")
     show.set_defaults(func=cmd_show)
     wl = sub.add_parser("workload", help="write a .tvmscript workload")
     wl.add_argument("spec", help="a te_workload (e.g. 'C2D:0', 'matmul(1024,1024,1024)') or a TVMScript .py file")
