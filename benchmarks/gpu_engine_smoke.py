@@ -120,8 +120,13 @@ def make_workload(name: str):
     return load_workload(load_workload(text).script())  # one print/parse cycle: stable names
 
 
-def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional[str] = None) -> dict:
-    """Tune one workload; `keep_dir` keeps MetaSchedule's database there (default: a temporary folder)."""
+def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional[str] = None,
+             engine=None) -> dict:
+    """Tune one workload; `keep_dir` keeps MetaSchedule's database there (default: a temporary folder).
+
+    In engine mode, `engine` is a warm Engine shared by several workloads (as the corpus search
+    uses it); its start-up is then the caller's to report. Without it, a fresh engine is started
+    and its start-up counts in this workload's wall time."""
     import tvm
     from tvm.s_tir import meta_schedule as ms
 
@@ -132,12 +137,13 @@ def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional
     mod = make_workload(name)
     target = tvm.target.Target(TAG)
     with (contextlib.nullcontext(keep_dir) if keep_dir else tempfile.TemporaryDirectory()) as work_dir:
-        t0 = time.perf_counter()  # the engine's start-up counts in its wall time
+        shared = engine
+        t0 = time.perf_counter()  # a fresh engine's start-up counts in its wall time
         if mode == "stock":
             engine = None
             builder, runner = ms.builder.LocalBuilder(timeout_sec=180), ms.runner.LocalRunner()
         else:
-            engine = Engine(TAG, cache=False, timeout_s=180.0)
+            engine = shared or Engine(TAG, cache=False, timeout_s=180.0)
             builder, runner = EngineBuilder(engine), EngineRunner(engine, workload=mod if verify else None)
         database = ms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=64,
                                builder=builder, runner=runner, seed=20260101)
@@ -145,7 +151,7 @@ def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional
         records = database.get_all_tuning_records()
         valid = [r for r in records if r.run_secs and all(float(s) < 1e9 for s in r.run_secs)]
         best = min(valid, key=lambda r: sum(float(s) for s in r.run_secs) / len(r.run_secs)) if valid else None
-        out = {"wall_s": wall, "records": len(records), "valid": len(valid)}
+        out = {"wall_s": wall, "records": len(records), "valid": len(valid), "warm_engine": shared is not None}
         if best is not None:
             # the same measurement for both: the engine re-times each mode's best schedule (after
             # tuning, so that the stock run never shares the machine with the engine's workers)
@@ -156,7 +162,7 @@ def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional
             (again,) = engine.measure(mod, [trace_json(sch)], level="time", repeat=10)
             out["engine_best_us"] = again.latency_us
             out["engine_best_status"] = again.status.value
-    if engine is not None:
+    if engine is not None and engine is not shared:
         engine.close()
     log(f"tune {name} {mode}: {json.dumps(out)}")
     return out
@@ -184,6 +190,16 @@ def markdown(report: dict) -> str:
             lines.append(f"| {name} | {modes.get('trials', '')} | {_f(s.get('wall_s'))} | {_f(e.get('wall_s'))} | "
                          f"{ratio} | {_f(s.get('ms_best_us'))} / {_f(s.get('engine_best_us'))} | "
                          f"{_f(e.get('ms_best_us'))} / {_f(e.get('engine_best_us'))} |")
+        both = [m for m in report["tune"].values() if m.get("stock", {}).get("wall_s") and m.get("engine", {}).get("wall_s")]
+        startup = report.get("engine_startup_s")
+        if both:
+            stock = sum(m["stock"]["wall_s"] for m in both)
+            eng = sum(m["engine"]["wall_s"] for m in both)
+            warm = all(m["engine"].get("warm_engine") for m in both)
+            total = eng + (startup or 0.0) if warm else eng
+            lines += ["", f"Total over {len(both)} workloads: stock {stock:.1f} s, engine {total:.1f} s"
+                      + (f" ({eng:.1f} s tuning + {startup:.1f} s engine start-up, paid once)" if warm and startup else "")
+                      + f": {stock / total:.2f}x less wall time."]
     return "\n".join(lines)
 
 
