@@ -1,0 +1,127 @@
+"""Corpus rows -> training examples (prompt, completion), and the prompt layout.
+
+A corpus (written by `dragon_dsl/corpus/build.py`, or `toy_corpus.py` here) is a folder
+of JSON Lines or Parquet files (or a saved `datasets` dataset) whose rows carry:
+`id, task, split, family, workload, workload_hash, params, target, workload_text,
+prompt_script, prompt_latency_us, script, trace, latency_us, unscheduled_us, dlight_us`.
+
+Prompt layout (token level; `tokenizer.py` defines the special tokens):
+
+    <s> <workload> RENDERED WORKLOAD [<improve> SLOWER SCRIPT BODY] <script> SCRIPT BODY </s>
+
+A script body is the canonical form of the trace without header or explanation
+graph (`from_trace_json(trace)`): the model writes only the formal part; the header
+comes from the request and the explanation from `dragon_dsl.explain`.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Optional
+
+from dragon_model.tokenizer import BOS, EOS, IMPROVE, SCRIPT, WORKLOAD
+
+SPLITS = ("train", "valid", "test_family", "test_shape")
+TASKS = ("construction", "improvement")
+
+
+def load_rows(corpus, splits: Optional[Iterable[str]] = None, target_kind: Optional[str] = None,
+              tasks: Optional[Iterable[str]] = None) -> list[dict]:
+    """All rows of a corpus folder (jsonl / parquet / saved dataset), filtered by split, target kind, task."""
+    path = Path(corpus)
+    rows: list[dict] = []
+    if (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists():
+        import datasets
+
+        ds = datasets.load_from_disk(str(path))
+        parts = ds.values() if isinstance(ds, datasets.DatasetDict) else [ds]
+        for part in parts:
+            rows.extend(dict(r) for r in part)
+    else:
+        files = sorted(path.rglob("*.jsonl")) + sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+        for f in files:
+            if f.name == "manifest.jsonl":
+                continue
+            if f.suffix == ".parquet":
+                import datasets
+
+                rows.extend(dict(r) for r in datasets.Dataset.from_parquet(str(f)))
+            else:
+                with open(f, encoding="utf-8") as fh:
+                    rows.extend(json.loads(line) for line in fh if line.strip())
+    from dragon_model.render import target_kind as kind_of
+
+    keep = []
+    for r in rows:
+        if "script" not in r or "trace" not in r:
+            continue
+        if splits is not None and r.get("split") not in set(splits):
+            continue
+        if tasks is not None and r.get("task") not in set(tasks):
+            continue
+        if target_kind is not None and kind_of(_target(r)) != target_kind:
+            continue
+        keep.append(r)
+    return keep
+
+
+def _target(row: dict):
+    t = row.get("target")
+    if isinstance(t, str) and t.strip().startswith(("{", '"')):
+        return json.loads(t)
+    return t
+
+
+def row_target(row: dict):
+    return _target(row)
+
+
+def script_body(trace) -> str:
+    """The canonical script of a trace, without header and explanation graph."""
+    from dragon_dsl import from_trace_json
+
+    if isinstance(trace, str):
+        trace = json.loads(trace)
+    return from_trace_json(trace)
+
+
+def body_of_text(text: str) -> str:
+    """The formal part of a script text (header, comments and explanation graph dropped), canonical."""
+    from dragon_dsl import to_trace_json
+
+    return script_body(to_trace_json(text))
+
+
+@lru_cache(maxsize=4096)
+def _render(workload_text: str, kind: str) -> str:
+    from dragon_model.render import render_workload
+
+    return render_workload(workload_text, kind)
+
+
+def prompt_text(workload, target, slower_body: Optional[str] = None) -> str:
+    """The prompt string (special tokens included) for a workload, a target and an optional script to improve."""
+    from dragon_model.render import target_kind
+
+    text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+    out = BOS + WORKLOAD + _render(text, target_kind(target))
+    if slower_body is not None:
+        out += IMPROVE + slower_body
+    return out + SCRIPT
+
+
+def example(row: dict) -> dict:
+    """One (prompt, completion) pair of a corpus row."""
+    slower = None
+    if row.get("task") == "improvement" and row.get("prompt_script"):
+        slower = body_of_text(row["prompt_script"])
+    return {"prompt": prompt_text(row["workload_text"], _target(row), slower),
+            "completion": script_body(row["trace"]) + EOS,
+            "task": row.get("task", "construction"), "family": row.get("family", ""),
+            "id": row.get("id", "")}
+
+
+def examples(rows: Iterable[dict]) -> list[dict]:
+    return [example(r) for r in rows]

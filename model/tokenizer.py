@@ -1,0 +1,131 @@
+"""The tokenizer: a vocabulary derived from the instruction table and the grammar.
+
+Whole-word tokens for everything the language defines (instruction names,
+parameter names, sections, directives, explanation kinds, reserved words,
+storage scopes, thread axes, dtypes), the punctuation of the grammar with the
+spacing the canonical form writes (`, `, ` = `), the words of the workload
+rendering (`render.py`), the annotation keys MetaSchedule writes, and every
+printable ASCII character as a fallback, so any ASCII text round-trips exactly:
+`decode(encode(s)) == s`. Digits are single tokens, so numbers and variable
+names (`l12` = `l`, `1`, `2`) are spelled, never unknown.
+
+The pre-tokenizer is one regular expression (longest known word first, then one
+character); the model is `WordLevel` and the decoder concatenates, which keeps
+the vocabulary readable as plain strings: the constrained decoder hands it to
+xgrammar as a RAW vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+from dragon_dsl import table
+
+PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
+# Prompt structure: <s> <workload> rendering <script> script </s>; improvement prompts put the
+# slower script after <improve> and before <script>.
+WORKLOAD, IMPROVE, SCRIPT = "<workload>", "<improve>", "<script>"
+SPECIAL = (PAD, BOS, EOS, UNK, WORKLOAD, IMPROVE, SCRIPT)
+
+#: Annotation keys MetaSchedule writes (TVM's attr names); tokens, not meaning.
+ANNOTATION_KEYS = (
+    "meta_schedule.unroll_explicit", "meta_schedule.unroll_implicit", "meta_schedule.vectorize",
+    "meta_schedule.parallel", "meta_schedule.cooperative_fetch", "meta_schedule.tiling_structure",
+    "meta_schedule.random_compute_producer", "meta_schedule.thread_extent_low_inclusive",
+    "meta_schedule.thread_extent_high_inclusive", "meta_schedule.auto_tensorize",
+    "meta_schedule.layout_rewrite_preproc", "pragma_auto_unroll_max_step", "pragma_unroll_explicit",
+)
+#: Words of the workload rendering (render.py).
+RENDER_WORDS = ("target", "buffer", "block", "iters", "reads", "writes", "init", "param", "alloc",
+                "llvm", "cuda", "root", "main")
+#: Punctuation as the canonical form spaces it, and the grammar's operators.
+PUNCTUATION = (", ", " = ", "=", "(", ")", "[", "]", "{", "}", ": ", ":", "//", "\n", "\n\n", " ", '"',
+               "lambda ", "+", "-", "*", "%", ".")
+
+
+def vocabulary_words() -> list[str]:
+    """Every multi-character word of the vocabulary, from the table (and the fixed lists above)."""
+    words: set[str] = set()
+    for inst in table.INSTRUCTIONS:
+        if inst.section:
+            words.add(inst.section)
+            words.add(inst.section + ":")
+        else:
+            words.add(inst.name)
+            words.add(inst.name + "(")
+        for p in inst.params:
+            words.add(p.name)
+            words.add(p.name + "=")
+    words |= set(table.DIRECTIVES)
+    words |= set(table.EXPLAIN_KINDS)
+    words |= set(table.RESERVED)
+    words |= set(table.STORAGE_SCOPES) | set(table.THREAD_AXES) | set(table.DTYPES)
+    words |= set(ANNOTATION_KEYS) | set(RENDER_WORDS)
+    words |= {"True", "False", "None", "decision="}
+    words |= {p for p in PUNCTUATION if len(p) > 1}
+    return sorted(w for w in words if len(w) > 1)
+
+
+def characters() -> list[str]:
+    return sorted(set(string.printable) - set("\x0b\x0c\r"))
+
+
+def pretokenize_pattern(words: list[str]) -> str:
+    alternatives = sorted(words, key=lambda w: (-len(w), w))
+    return "|".join(re.escape(w) for w in alternatives) + r"|\n|."
+
+
+def build_tokenizer():
+    """A `PreTrainedTokenizerFast` for Dragon (deterministic: same table, same ids)."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = vocabulary_words()
+    vocab: dict[str, int] = {}
+    for tok in list(SPECIAL) + characters() + words:
+        vocab.setdefault(tok, len(vocab))
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(pretokenize_pattern(words)), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=BOS, eos_token=EOS, unk_token=UNK,
+                                   pad_token=PAD, additional_special_tokens=[WORKLOAD, IMPROVE, SCRIPT],
+                                   clean_up_tokenization_spaces=False)
+    fast.model_input_names = ["input_ids", "attention_mask"]
+    return fast
+
+
+def load_tokenizer(path):
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    path = Path(path)
+    if (path / "tokenizer.json").exists():
+        try:
+            return PreTrainedTokenizerFast.from_pretrained(str(path))
+        except (OSError, ValueError):
+            pass
+    return AutoTokenizer.from_pretrained(str(path))
+
+
+def is_dragon_tokenizer(tokenizer) -> bool:
+    return all(t in tokenizer.get_vocab() for t in (WORKLOAD, SCRIPT, IMPROVE))
+
+
+def token_strings(tokenizer) -> list[str]:
+    """The text of every token id (for grammar masks): special tokens map to ''."""
+    vocab = tokenizer.get_vocab()
+    size = max(len(tokenizer), max(vocab.values()) + 1)
+    out = [""] * size
+    specials = set(tokenizer.all_special_tokens)
+    for text, i in vocab.items():
+        if text in specials:
+            continue
+        out[i] = _token_text(tokenizer, i, text)
+    return out
+
+
+def _token_text(tokenizer, i: int, raw: str) -> str:
+    if is_dragon_tokenizer(tokenizer):
+        return raw
+    return tokenizer.decode([i], clean_up_tokenization_spaces=False)
