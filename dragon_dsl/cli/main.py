@@ -237,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--families", help="comma-separated (default: all)")
     gen.add_argument("-o", "--output", required=True, help="folder for the .tvmscript files and manifest.jsonl")
     gen.set_defaults(func=cmd_workloads)
+    from dragon_dsl.cli import explain as explain_cli
+
+    explain_cli.add_parser(sub)
     for name in ("fmt", "check"):
         sub.add_parser(name, help=f"the same as dragon-{name}", add_help=False)
     return p
