@@ -1,0 +1,232 @@
+"""Constrained generation: the model writes one statement at a time, and nothing the checker or TVM
+rejects survives.
+
+For each statement:
+1. the grammar of the next statement is generated from the instruction table and the state of
+   the schedule replayed so far (`grammar.py`, `replay_state.py`) and compiled by xgrammar;
+2. the model's logits are masked by it at every token (only live names of the right kind,
+   decision lists of the right length made of divisors of the loop's extent, the canonical
+   result names and counts, legal scopes and thread axes for the target);
+3. the finished statement is checked with the checker and replayed with TVM on the workload
+   together with everything before it; a statement that fails is rolled back (the KV cache is
+   cropped) and sampled again, up to `retries` times, after which the script ends there.
+
+The end of the script may be chosen at any statement boundary. Every prefix that was kept
+checks and replays, so the returned script always checks and replays (possibly empty: the
+unscheduled workload).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from dragon_model.grammar import statement_grammar
+from dragon_model.render import target_kind
+from dragon_model.replay_state import replay_prefix
+
+
+@dataclass
+class Generation:
+    body: str                       # the script without header
+    statements: int = 0
+    rejected: int = 0               # statements the checker or TVM refused (rolled back)
+    tokens: int = 0
+    stop: str = "eos"               # eos | retries | max_statements | max_tokens | context
+    seconds: float = 0.0
+    rejections: list = field(default_factory=list)  # (statement, why), the first few
+
+
+def load_model(path):
+    """A trained model folder -> (model, tokenizer) on the CPU or the first GPU, in eval mode."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from dragon_model.tokenizer import load_tokenizer
+
+    path = Path(path)
+    tokenizer = load_tokenizer(path)
+    if (path / "adapter_config.json").exists():
+        from peft import AutoPeftModelForCausalLM
+
+        model = AutoPeftModelForCausalLM.from_pretrained(str(path))
+    else:
+        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return model.to(device).eval(), tokenizer
+
+
+class Generator:
+    def __init__(self, model, tokenizer, *, max_statements: int = 160, retries: int = 4,
+                 max_statement_tokens: int = 160):
+        import torch
+        import xgrammar as xgr
+
+        from dragon_model.tokenizer import is_dragon_tokenizer, token_strings
+
+        self.torch = torch
+        self.xgr = xgr
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = next(model.parameters()).device
+        vocab_size = int(model.get_output_embeddings().weight.shape[0])
+        self.vocab_size = vocab_size
+        if is_dragon_tokenizer(tokenizer):
+            strings = token_strings(tokenizer) + [""] * max(0, vocab_size - len(tokenizer))
+            info = xgr.TokenizerInfo(strings[:vocab_size], xgr.VocabType.RAW, vocab_size=vocab_size,
+                                     stop_token_ids=[tokenizer.eos_token_id])
+        else:
+            info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size,
+                                                      stop_token_ids=[tokenizer.eos_token_id])
+        self.compiler = xgr.GrammarCompiler(info, max_threads=1)
+        self.bitmask = xgr.allocate_token_bitmask(1, vocab_size)
+        self.max_statements = max_statements
+        self.retries = retries
+        self.max_statement_tokens = max_statement_tokens
+        self.max_positions = int(getattr(model.config, "max_position_embeddings", 4096) or 4096)
+        self._compiled: dict = {}
+        import inspect
+
+        forward = getattr(model, "forward", model)
+        try:
+            params = inspect.signature(forward).parameters
+        except (TypeError, ValueError):
+            params = {}
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+
+    @classmethod
+    def from_path(cls, path, **kw) -> "Generator":
+        model, tokenizer = load_model(path)
+        return cls(model, tokenizer, **kw)
+
+    # ---- one script ----------------------------------------------------------------------------
+    def generate(self, workload, target: Any = "llvm", slower_body: Optional[str] = None, *,
+                 temperature: float = 0.0, seed: int = 0) -> Generation:
+        """One script body for a workload (TVMScript text or path); temperature 0 is greedy."""
+        from dragon_dsl.tvm.workload import load_workload
+
+        from dragon_model.data import prompt_text
+        from dragon_model.train import _plain
+
+        torch = self.torch
+        t0 = time.time()
+        text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+        mod = load_workload(text)
+        kind = target_kind(target)
+        gen = torch.Generator().manual_seed(seed)
+        prompt = _plain(self.tokenizer, prompt_text(text, target, slower_body))
+        ids = self.tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"].to(self.device)
+        out = Generation(body="")
+        if ids.shape[1] >= self.max_positions - 16:
+            out.stop = "context"
+            return out
+        logits, cache = self._forward(ids, None)
+        kept_len = ids.shape[1]
+        env, why = replay_prefix("", mod, kind)
+        if env is None:  # the empty script always replays on a loadable workload
+            raise ValueError(f"the workload cannot be scheduled: {why}")
+        failures = 0
+        while True:
+            if out.statements >= self.max_statements:
+                out.stop = "max_statements"
+                break
+            if kept_len >= self.max_positions - 8:
+                out.stop = "max_tokens"
+                break
+            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env)), terminate_without_stop_token=True)
+            temp = temperature if failures == 0 else max(temperature, 1.0)
+            tokens, step_logits, step_cache, ended = [], logits, cache, False
+            ok = True
+            while True:
+                masked = step_logits.clone()
+                self.xgr.reset_token_bitmask(self.bitmask)
+                matcher.fill_next_token_bitmask(self.bitmask)
+                self.xgr.apply_token_bitmask_inplace(masked.unsqueeze(0), self.bitmask.to(masked.device))
+                if not tokens:  # the script may end at a statement boundary
+                    masked[self.tokenizer.eos_token_id] = step_logits[self.tokenizer.eos_token_id]
+                tok = self._pick(masked, temp, gen)
+                if tok == self.tokenizer.eos_token_id and not tokens:
+                    ended = True
+                    break
+                if not matcher.accept_token(tok):  # cannot happen with a correct mask; be safe
+                    ok = False
+                    break
+                tokens.append(tok)
+                if kept_len + len(tokens) >= self.max_positions - 2 or len(tokens) > self.max_statement_tokens:
+                    ok = False
+                    break
+                step_logits, step_cache = self._forward(torch.tensor([[tok]], device=self.device), step_cache)
+                if matcher.is_terminated():
+                    break
+            out.tokens += len(tokens)
+            if ended:
+                out.stop = "eos"
+                break
+            stmt = self.tokenizer.decode(tokens, skip_special_tokens=False) if ok else ""
+            new_env, why = (replay_prefix(out.body + stmt, mod, kind) if ok else (None, "statement too long"))
+            if new_env is None:
+                out.rejected += 1
+                if len(out.rejections) < 8:
+                    out.rejections.append((stmt.strip(), why))
+                failures += 1
+                _crop(step_cache, kept_len)
+                cache = step_cache
+                if failures > self.retries:
+                    out.stop = "retries"
+                    break
+                continue
+            failures = 0
+            out.body += stmt
+            out.statements += 1
+            kept_len += len(tokens)
+            cache, logits, env = step_cache, step_logits, new_env
+        out.seconds = time.time() - t0
+        return out
+
+    def _forward(self, ids, cache):
+        """Logits of the last position and the KV cache (transformers 5 calls it `cache`; older
+        models and remote code `past_key_values`)."""
+        with self.torch.no_grad():
+            if self._cache_kw == "cache":
+                res = self.model(input_ids=ids, cache=cache, use_cache=True)
+                return res.logits[0, -1].float(), res.cache
+            res = self.model(input_ids=ids, past_key_values=cache, use_cache=True)
+            return res.logits[0, -1].float(), res.past_key_values
+
+    def _pick(self, logits, temperature: float, gen) -> int:
+        torch = self.torch
+        if temperature <= 0:
+            return int(torch.argmax(logits).item())
+        probs = torch.softmax(logits / temperature, dim=-1).cpu()
+        return int(torch.multinomial(probs, 1, generator=gen).item())
+
+    def _compile(self, grammar: str):
+        compiled = self._compiled.get(grammar)
+        if compiled is None:
+            if len(self._compiled) > 256:
+                self._compiled.clear()
+            compiled = self._compiled[grammar] = self.compiler.compile_grammar(grammar)
+        return compiled
+
+
+def _crop(cache, length: int) -> None:
+    """Drop the cached keys and values after `length` tokens (a rejected statement)."""
+    if hasattr(cache, "crop"):
+        extra = int(cache.get_seq_length()) - length
+        if extra > 0:
+            cache.crop(-extra)  # a negative count removes that many tokens (old and new transformers)
+        return
+    raise TypeError(f"cannot roll back a {type(cache).__name__}")
+
+
+def header(workload, target) -> str:
+    """The script header: the workload's file name (when it is a file) and the target."""
+    lines = []
+    if not (isinstance(workload, str) and "\n" in workload):
+        lines.append(f"workload {json.dumps(Path(workload).name)}")
+    if target is not None:
+        lines.append(f"target {json.dumps(target)}")
+    return "\n".join(lines) + ("\n\n" if lines else "")

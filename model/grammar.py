@@ -1,0 +1,274 @@
+"""The grammar of the next statement, generated from the instruction table and the schedule's state.
+
+The Lark grammar (grammar/dragon.lark) is generic: it accepts any call with any
+arguments. Decoding needs a much tighter language, and the instruction table
+has everything to write it: each instruction's positional and keyword
+parameters with their types, its results and its decision shape. On top of the
+table, the state of the schedule replayed so far (`Env`, filled from TVM by
+`replay_state.py`) narrows every typed position:
+
+- a `block` / `loop` / `value` position accepts only the names that are defined
+  *and still live* in the schedule (a loop that `split` consumed is gone);
+- results are the names the canonical form derives (kind prefix + one counter),
+  and their number is the one TVM will produce (`get_loops(b1)` binds exactly as
+  many loops as b1 has; `split` as many as it has factors);
+- a tile decision has exactly `n` factors, each a divisor of that loop's extent;
+- thread axes, storage scopes and dtypes come from the table's domains, and only
+  where the target has them (no `bind` on a CPU); unsafe instructions are left out.
+
+`statement_grammar(env)` returns an EBNF string for xgrammar whose root is one
+statement followed by a newline (or, once, the `postproc:` section header).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Optional
+
+from dragon_dsl import table
+
+#: instructions the model never writes: they can change results or need registered intrinsics
+EXCLUDED = frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "tensorize", "cache_index",
+                      "enter_postproc", "sample_partitioned_tile", "loop_partition", "merge"})
+CPU_SCOPES = ("global", "local")
+MAX_TILE_N = 5
+MAX_FACTORS = 6
+PREFIX = {"block": "b", "loop": "l", "value": "v"}
+
+STATIC_RULES = r'''
+int ::= "-"? uint
+uint ::= "0" | [1-9] [0-9]{0,7}
+float ::= "-"? ( [0-9]+ "." [0-9]* ( [eE] [+-]? [0-9]+ )? | "." [0-9]+ ( [eE] [+-]? [0-9]+ )? | [0-9]+ [eE] [+-]? [0-9]+ ) | "inf" | "-inf" | "nan"
+number ::= float | int
+string ::= "\"" strchar* "\""
+strchar ::= [^"\\\x00-\x1f] | "\\" ["\\/bfnrt]
+bool ::= "True" | "False"
+ident ::= [a-zA-Z_] [a-zA-Z_0-9]*
+ix ::= ixprod ( ( " + " | " - " ) ixprod )*
+ixprod ::= ixunary ( ( " * " | " // " | " % " ) ixunary )*
+ixunary ::= "-" ixunary | ixatom
+ixatom ::= ident | uint | "(" ix ( ", " ix )* ")" | ident "(" ( ix ( ", " ix )* )? ")"
+index_map ::= "lambda " ( ident ( ", " ident )* )? ": " ix
+buffer ::= "read(" uint ")" | "write(" uint ")"
+'''
+
+
+@dataclass
+class Env:
+    """What the next statement may refer to."""
+
+    target_kind: str = "llvm"
+    counter: int = 0                                          # the next result number
+    blocks: dict = field(default_factory=dict)                # live block name -> facts (loops, children...)
+    loops: dict = field(default_factory=dict)                 # live loop name -> extent (int or None)
+    values: list = field(default_factory=list)                # sampled value names
+    loop_children: dict = field(default_factory=dict)         # live loop name -> number of child blocks
+    sblock_names: list = field(default_factory=list)          # block names in the scheduled module
+    postproc: bool = False                                    # `postproc:` already written
+
+    @property
+    def gpu(self) -> bool:
+        return self.target_kind in ("cuda", "rocm", "vulkan", "metal", "opencl", "webgpu")
+
+
+def lit(text: str) -> str:
+    """An EBNF string literal."""
+    return json.dumps(text)
+
+
+def _alts(items) -> Optional[str]:
+    items = list(items)
+    if not items:
+        return None
+    return "(" + " | ".join(items) + ")"
+
+
+def _names(env: Env, kind: str) -> Optional[str]:
+    """The rule of the live names of a kind (defined once in the grammar), or None when there is none."""
+    names = {"block": env.blocks, "loop": env.loops, "value": env.values}.get(kind)
+    return f"name_{kind}" if names else None
+
+
+def _name_rules(env: Env) -> list[str]:
+    out = []
+    for kind, names in (("block", env.blocks), ("loop", env.loops), ("value", env.values)):
+        if names:
+            out.append(f"name_{kind} ::= " + " | ".join(lit(n) for n in names))
+    return out
+
+
+def _outputs(env: Env, kind: str, count: int) -> str:
+    if count == 0:
+        return ""
+    names = [f"{PREFIX[kind]}{env.counter + i}" for i in range(count)]
+    return lit(", ".join(names) + " = ") + " "
+
+
+def type_rule(env: Env, typ: str) -> Optional[str]:
+    """The grammar of one parameter type in this state, or None when nothing can fill it."""
+    if typ.startswith("list[") and typ.endswith("]"):
+        inner = type_rule(env, typ[5:-1])
+        if inner is None:
+            return None
+        if typ[5:-1] in ("block", "loop", "value"):  # a list of objects is never empty where TVM takes one
+            return f'("[" {inner} ( ", " {inner} )* "]")'
+        return f'("[" ( {inner} ( ", " {inner} )* )? "]")'
+    if "|" in typ:
+        parts = [r for r in (type_rule(env, t) for t in typ.split("|")) if r]
+        return _alts(parts)
+    if typ in ("block", "loop", "value"):
+        return _names(env, typ)
+    if typ == "int":
+        return "int"
+    if typ == "float":
+        return "number"
+    if typ == "bool":
+        return "bool"
+    if typ == "str":
+        return "string"
+    if typ == "scope":
+        scopes = table.STORAGE_SCOPES if env.gpu else CPU_SCOPES
+        return _alts(lit(json.dumps(s)) for s in scopes)
+    if typ == "thread":
+        return _alts(lit(json.dumps(s)) for s in table.THREAD_AXES) if env.gpu else None
+    if typ == "dtype":
+        return _alts(lit(json.dumps(s)) for s in table.DTYPES)
+    if typ == "buffer_kind":
+        return _alts(lit(json.dumps(s)) for s in table.BUFFER_KINDS)
+    if typ == "factor":
+        return _alts([x for x in (_names(env, "value"), "uint", '"None"') if x])
+    if typ == "buffer":
+        return "buffer"
+    if typ == "index_map":
+        return "index_map"
+    if typ == "index_map?":
+        return '(index_map | "None")'
+    if typ == "any":
+        value = _names(env, "value")
+        scalar = "number | string | bool | \"None\"" + (f" | {value}" if value else "")
+        return f'(({scalar}) | "[" ( ({scalar}) ( ", " ({scalar}) )* )? "]")'
+    return None
+
+
+def _call(env: Env, inst, fixed: Optional[dict] = None) -> Optional[str]:
+    """`name(positional, ..., keyword=..., decision=...)`; `fixed` gives some parameters a set grammar."""
+    fixed = fixed or {}
+    parts = [lit(inst.name + "(")]
+    first = True
+    for p in inst.params:
+        rule = fixed.get(p.name) or type_rule(env, p.type)
+        sep = "" if first else '", " '
+        if p.variadic:
+            if rule is None:
+                return None
+            parts.append(f"{sep}{rule} ( \", \" {rule} )*")
+            first = False
+        elif not p.keyword:
+            if rule is None:
+                return None
+            parts.append(f"{sep}{rule}")
+            first = False
+        else:
+            if rule is None:
+                if p.required:
+                    return None
+                continue
+            kw = f"{sep}{lit(p.name + '=')} {rule}"
+            if p.required or p.name in fixed:
+                parts.append(kw)
+                first = False
+            else:  # every instruction the model writes has a positional parameter before its keywords
+                parts.append(f"( {kw} )?")
+    parts.append('")"')
+    return " ".join(parts)
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
+    """Alternatives of one instruction in this state (none when it cannot be written here)."""
+    res = inst.results
+    out: list[str] = []
+    if inst.name == "get_sblock" and env.sblock_names:  # only blocks that exist in the module
+        names = "(" + " | ".join(lit(json.dumps(n)) for n in env.sblock_names) + ")"
+        call = _call(env, inst, {"name": names})
+        return [_outputs(env, res.kind, res.count) + call] if call else []
+    if inst.decision == "index":  # an index into the candidates: small
+        call = _call(env, inst, {"decision": "[0-9]"})
+        return [_outputs(env, res.kind, res.count) + call] if call else []
+    if res.count == 0:
+        call = _call(env, inst)
+        return [call] if call else []
+    if isinstance(res.count, int):
+        call = _call(env, inst)
+        return [_outputs(env, res.kind, res.count) + call] if call else []
+    if res.count == "n":  # sample_perfect_tile: per extent of live loops, per n
+        by_extent: dict[int, list[str]] = {}
+        for loop, extent in env.loops.items():
+            if isinstance(extent, int) and extent >= 1:
+                by_extent.setdefault(extent, []).append(loop)
+        for extent, loops in sorted(by_extent.items()):
+            key = f"div{extent}"
+            extra[key] = " | ".join(lit(str(d)) for d in _divisors(extent))
+            extra[f"loops{extent}"] = " | ".join(lit(lp) for lp in loops)
+            for n in range(1, MAX_TILE_N + 1):
+                decision = '"[" ' + ' ", " '.join([key] * n) + ' "]"'
+                call = _call(env, inst, {"loop": f"loops{extent}", "n": lit(str(n)), "decision": decision})
+                if call:
+                    out.append(_outputs(env, res.kind, n) + call)
+        return out
+    if res.count == "factors":  # split: as many results as factors
+        factor = "factor"
+        extra["factor"] = type_rule(env, "factor")
+        for k in range(2, MAX_FACTORS + 1):
+            factors = '"[" ' + ' ", " '.join([factor] * k) + ' "]"'
+            call = _call(env, inst, {"factors": factors})
+            if call:
+                out.append(_outputs(env, res.kind, k) + call)
+        return out
+    if res.count == "*":  # the count is a fact of the schedule: one alternative per argument
+        arg = inst.params[0]
+        fact = {"get_loops": "loops", "get_child_blocks": "children", "get_producers": "producers",
+                "get_consumers": "consumers", "get_output_blocks": "outputs"}.get(inst.name)
+        if fact is None:
+            return []
+        candidates = []
+        if "block" in arg.type:
+            candidates += [(b, facts.get(fact)) for b, facts in env.blocks.items()]
+        if "loop" in arg.type and fact == "children":
+            candidates += [(lp, env.loop_children.get(lp)) for lp in env.loops]
+        for name, count in candidates:
+            if count is None:
+                continue
+            call = _call(env, inst, {arg.name: lit(name)})
+            if call:
+                out.append(_outputs(env, res.kind, count) + call)
+        return out
+    return out
+
+
+def allowed_instructions(env: Env) -> list:
+    return [i for i in table.INSTRUCTIONS if not i.section and i.name not in EXCLUDED]
+
+
+def statement_grammar(env: Env) -> str:
+    """EBNF (xgrammar dialect) for one statement and its newline in this state."""
+    extra: dict = {}
+    alts = []
+    for inst in allowed_instructions(env):
+        for rule in instruction_rules(env, inst, extra):
+            alts.append(rule)
+    root = [f"stmt {lit(chr(10))}"] if alts else []
+    if not env.postproc:
+        root.append(lit("\npostproc:\n"))
+    if not root:
+        root = [lit("\n")]
+    lines = ["root ::= " + " | ".join(root)]
+    if alts:
+        lines.append("stmt ::= " + "\n    | ".join(alts))
+    lines += [f"{k} ::= {v}" for k, v in sorted(extra.items())]
+    lines += _name_rules(env)
+    return "\n".join(lines) + "\n" + STATIC_RULES

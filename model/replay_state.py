@@ -1,0 +1,99 @@
+"""Incremental replay for decoding: is this prefix a schedule TVM accepts, and what may come next?
+
+After every statement the decoder replays the script so far on a fresh schedule,
+exactly as `dragon-check --level replay` does (`dragon_dsl.tvm.replay`, which also
+reports decisions TVM would silently repair), and reads the state the next statement's
+grammar needs (`grammar.Env`): which blocks and loops are still live, each loop's
+extent, how many loops, children, producers and consumers each block has.
+
+Names are matched to TVM's random variables through the replayed trace: TVM records
+every applied instruction with its output objects, in the order of the script.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from dragon_model.grammar import Env
+
+
+def _count(fn, rv) -> Optional[int]:
+    try:
+        return len(fn(rv))
+    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
+        return None
+
+
+def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env], Optional[str]]:
+    """(state, None) when the script body checks and replays; (None, why) otherwise."""
+    from dragon_dsl import check_text
+    from dragon_dsl.diagnostics import Severity
+    from dragon_dsl.tvm.replay import replay
+
+    program, diags = check_text(body)
+    errors = [d for d in diags if d.severity is Severity.ERROR]
+    if errors:
+        return None, f"{errors[0].code}: {errors[0].message}"
+    result = replay(program, workload)
+    if not result.ok:
+        bad = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+        return None, (f"{bad[0].code}: {bad[0].message}" if bad else "replay failed")
+    return state_of(result.trace, result.schedule, target_kind), None
+
+
+def state_of(trace: list, sch, target_kind: str) -> Env:
+    from tvm import tirx
+
+    env = Env(target_kind=target_kind)
+    insts = list(sch.trace.insts)  # read before any query below appends to it
+    named: list[tuple[str, object]] = []
+    for js, inst in zip(trace[0], insts):
+        if js[0] == "EnterPostproc":
+            env.postproc = True
+        for name, rv in zip(js[3], inst.outputs):
+            if js[0] == "SampleComputeLocation":
+                # a sampled location may be the root or "inline" marker, which `get` cannot show:
+                # it is a valid argument of compute_at all the same
+                env.loops[name] = None
+                continue
+            named.append((name, rv))
+    env.counter = sum(len(js[3]) for js in trace[0])
+    for name, rv in named:
+        kind = name[:1]
+        if kind == "v":
+            env.values.append(name)
+            continue
+        try:
+            obj = sch.get(rv)
+        except Exception:  # noqa: BLE001 - the object no longer exists in the module
+            continue
+        if kind == "b":
+            env.blocks[name] = {
+                "loops": _count(sch.get_loops, rv),
+                "children": _count(sch.get_child_blocks, rv),
+                "producers": _count(sch.get_producers, rv),
+                "consumers": _count(sch.get_consumers, rv),
+                "outputs": _count(sch.get_output_blocks, rv),
+            }
+        elif kind == "l":
+            extent = getattr(obj, "extent", None)
+            env.loops[name] = int(extent.value) if isinstance(extent, tirx.IntImm) else None
+            env.loop_children[name] = _count(sch.get_child_blocks, rv)
+    env.sblock_names = _sblock_names(sch)
+    return env
+
+
+def _sblock_names(sch) -> list[str]:
+    """Block names of the scheduled module, in program order (root first)."""
+    names: list[str] = []
+
+    def visit(rv):
+        names.append(str(sch.get(rv).name_hint))
+        for child in sch.get_child_blocks(rv):
+            visit(child)
+
+    try:
+        visit(sch.get_sblock("root"))
+    except Exception:  # noqa: BLE001 - a module without a root block: names stay open
+        return []
+    return sorted(set(names), key=names.index)

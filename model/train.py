@@ -1,0 +1,227 @@
+"""Supervised training (SFT) on construction and improvement examples, with the HF Trainer.
+
+    dragon train sft CORPUS_DIR -o OUT [--target llvm] [--size small] [--epochs 3] [--max-length 4096]
+    dragon train sft CORPUS_DIR -o OUT --base /path/to/hf-causal-lm [--lora]
+
+Without `--base`, the model is a small decoder-only transformer (`LlamaConfig`,
+random initialisation) over the Dragon tokenizer (`tokenizer.py`). With `--base`,
+any local Hugging Face causal LM is fine-tuned with its own tokenizer (the prompt's
+special tokens are added to it), fully or through LoRA adapters (`--lora`, peft).
+The loss covers only the completion (the script), never the prompt.
+
+Multi-GPU on one host: `accelerate launch -m dragon_model.train ...` or
+`torchrun --nproc-per-node N -m dragon_model.train ...` (the Trainer is data-parallel).
+The output folder holds `model.safetensors`, `config.json`, the tokenizer files and
+`dragon_model.json` (the target, the corpus manifest, training figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from dragon_model.tokenizer import IMPROVE, SCRIPT, WORKLOAD, build_tokenizer
+
+#: model sizes for the random-init transformer: (hidden, layers, heads, intermediate)
+SIZES = {
+    "toy": (64, 2, 2, 128),
+    "small": (192, 4, 4, 512),
+    "base": (384, 8, 6, 1024),
+}
+INFO_FILE = "dragon_model.json"
+
+
+def make_model(tokenizer, size: str = "small", max_positions: int = 4096, seed: int = 0):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    hidden, layers, heads, inter = SIZES[size]
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
+                         num_attention_heads=heads, num_key_value_heads=heads, intermediate_size=inter,
+                         max_position_embeddings=max_positions, rope_theta=10000.0,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True)
+    return LlamaForCausalLM(config)
+
+
+def load_base(path: str, lora: bool, lora_r: int = 16):
+    """A local HF causal LM and its tokenizer, with the prompt's special tokens added."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer.add_special_tokens({"additional_special_tokens": [WORKLOAD, IMPROVE, SCRIPT]})
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(path)
+    model.resize_token_embeddings(len(tokenizer))
+    if lora:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=lora_r, lora_alpha=2 * lora_r, lora_dropout=0.05,
+                                                 target_modules="all-linear", task_type="CAUSAL_LM",
+                                                 modules_to_save=["embed_tokens", "lm_head"]))
+    return model, tokenizer
+
+
+def encode_example(tokenizer, ex: dict, max_length: int) -> Optional[dict]:
+    """Token ids with labels on the completion only; a long completion is cut at max_length
+    (the model then learns its prefix), a prompt that leaves no room is dropped."""
+    prompt_ids = tokenizer(_plain(tokenizer, ex["prompt"]), add_special_tokens=False)["input_ids"]
+    completion = ex["completion"]
+    eos = tokenizer.eos_token
+    if completion.endswith(eos):
+        completion_ids = tokenizer(completion[: -len(eos)], add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    else:
+        completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
+    if len(prompt_ids) >= max_length - 8:
+        return None
+    ids = (prompt_ids + completion_ids)[:max_length]
+    labels = ([-100] * len(prompt_ids) + completion_ids)[:max_length]
+    return {"input_ids": ids, "labels": labels}
+
+
+def _plain(tokenizer, prompt: str) -> str:
+    """A base model's tokenizer has its own BOS: ours is replaced by it."""
+    from dragon_model.tokenizer import BOS
+
+    if prompt.startswith(BOS) and tokenizer.bos_token and tokenizer.bos_token != BOS:
+        return tokenizer.bos_token + prompt[len(BOS):]
+    return prompt
+
+
+class Collator:
+    def __init__(self, pad_id: int):
+        self.pad_id = pad_id
+
+    def __call__(self, batch):
+        import torch
+
+        n = max(len(b["input_ids"]) for b in batch)
+        ids = torch.full((len(batch), n), self.pad_id, dtype=torch.long)
+        labels = torch.full((len(batch), n), -100, dtype=torch.long)
+        mask = torch.zeros((len(batch), n), dtype=torch.long)
+        for i, b in enumerate(batch):
+            k = len(b["input_ids"])
+            ids[i, :k] = torch.tensor(b["input_ids"])
+            labels[i, :k] = torch.tensor(b["labels"])
+            mask[i, :k] = 1
+        return {"input_ids": ids, "labels": labels, "attention_mask": mask}
+
+
+def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: Optional[str] = None,
+              lora: bool = False, epochs: float = 3.0, max_steps: int = -1, lr: float = 1e-3,
+              batch_size: int = 4, grad_accum: int = 1, max_length: int = 4096, seed: int = 0,
+              limit: int = 0, save_dtype: str = "float32", log=print) -> dict:
+    """Train and save; returns the training figures (also written to dragon_model.json)."""
+    import torch
+    from transformers import Trainer, TrainingArguments
+
+    from dragon_model.data import examples, load_rows
+
+    t0 = time.time()
+    rows = load_rows(corpus, splits=["train"], target_kind=target)
+    valid_rows = load_rows(corpus, splits=["valid"], target_kind=target)
+    if limit:
+        rows, valid_rows = rows[:limit], valid_rows[: max(1, limit // 4)]
+    if not rows:
+        raise ValueError(f"{corpus}: no training rows for target {target}")
+    if base:
+        model, tokenizer = load_base(base, lora)
+    else:
+        tokenizer = build_tokenizer()
+        model = make_model(tokenizer, size, max_positions=max(max_length, 512), seed=seed)
+    train_set = [e for e in (encode_example(tokenizer, x, max_length) for x in examples(rows)) if e]
+    valid_set = [e for e in (encode_example(tokenizer, x, max_length) for x in examples(valid_rows)) if e]
+    n_params = sum(p.numel() for p in model.parameters())
+    log(f"sft: {len(train_set)} training and {len(valid_set)} validation examples, "
+        f"{n_params / 1e6:.2f}M parameters, target {target}")
+    args = TrainingArguments(
+        output_dir=str(Path(out) / "checkpoints"), num_train_epochs=epochs, max_steps=max_steps,
+        per_device_train_batch_size=batch_size, per_device_eval_batch_size=batch_size,
+        gradient_accumulation_steps=grad_accum, learning_rate=lr if not base else min(lr, 2e-4),
+        lr_scheduler_type="cosine", warmup_steps=max(1, int(0.05 * max(1, max_steps if max_steps > 0 else 20))),
+        weight_decay=0.01, logging_steps=10, save_strategy="no", eval_strategy="no", report_to=[],
+        seed=seed, dataloader_num_workers=0, use_cpu=not torch.cuda.is_available(),
+        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), remove_unused_columns=False,
+        disable_tqdm=True)
+    trainer = Trainer(model=model, args=args, train_dataset=train_set, data_collator=Collator(tokenizer.pad_token_id))
+    result = trainer.train()
+    figures = {"train_loss": float(result.training_loss), "steps": int(result.global_step),
+               "train_examples": len(train_set), "parameters": n_params}
+    if valid_set:
+        ev = trainer.evaluate(eval_dataset=valid_set)
+        figures["valid_loss"] = float(ev["eval_loss"])
+        figures["valid_perplexity"] = math.exp(min(50.0, ev["eval_loss"]))
+    figures["train_seconds"] = round(time.time() - t0, 1)
+    save(trainer.model, tokenizer, out, target=target, corpus=corpus, figures=figures, base=base,
+         lora=lora, save_dtype=save_dtype, stage="sft")
+    log(f"sft: saved to {out}: " + json.dumps(figures))
+    return figures
+
+
+def save(model, tokenizer, out, *, target, corpus, figures, base=None, lora=False, save_dtype="float32",
+         stage="sft", extra: Optional[dict] = None) -> None:
+    import torch
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if save_dtype != "float32" and not lora:
+        model = model.to(getattr(torch, save_dtype))
+    model.save_pretrained(str(out), safe_serialization=True)
+    tokenizer.save_pretrained(str(out))
+    manifest = None
+    corpus_manifest = Path(corpus) / "manifest.json" if corpus else None
+    if corpus_manifest is not None and corpus_manifest.exists():
+        manifest = json.loads(corpus_manifest.read_text(encoding="utf-8"))
+    info_path = out / INFO_FILE
+    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.exists() else {}
+    info.update({"target": target, "base": base, "lora": lora, "corpus": str(corpus) if corpus else None,
+                 "corpus_manifest": manifest})
+    info.setdefault("stages", {})[stage] = figures
+    if extra:
+        info.update(extra)
+    info_path.write_text(json.dumps(info, indent=2, default=str) + "\n", encoding="utf-8")
+    if not lora:
+        model.to(torch.float32)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("corpus", help="corpus folder (JSON Lines / Parquet / saved dataset, with manifest.json)")
+    p.add_argument("-o", "--output", required=True, help="folder for the trained model")
+    p.add_argument("--target", default="llvm", help="target kind of the rows to train on (llvm, cuda)")
+    p.add_argument("--size", choices=sorted(SIZES), default="small", help="random-init model size")
+    p.add_argument("--base", help="a local HF causal LM to fine-tune instead")
+    p.add_argument("--lora", action="store_true", help="with --base: train LoRA adapters (peft)")
+    p.add_argument("--epochs", type=float, default=3.0)
+    p.add_argument("--max-steps", type=int, default=-1)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--batch-size", type=int, default=4)
+    p.add_argument("--grad-accum", type=int, default=1)
+    p.add_argument("--max-length", type=int, default=4096)
+    p.add_argument("--limit", type=int, default=0, help="use only the first N training rows (toy runs)")
+    p.add_argument("--save-dtype", choices=("float32", "float16", "bfloat16"), default="float32")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run(args) -> int:
+    train_sft(args.corpus, args.output, target=args.target, size=args.size, base=args.base, lora=args.lora,
+              epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
+              grad_accum=args.grad_accum, max_length=args.max_length, seed=args.seed, limit=args.limit,
+              save_dtype=args.save_dtype, log=lambda m: print(m, file=sys.stderr))
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m dragon_model.train", description="SFT of the schedule model")
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
