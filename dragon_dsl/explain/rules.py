@@ -260,7 +260,8 @@ class Explainer:
                     sampled[o] = i
             elif n == "split":
                 factors = _refs(inst.args.get("factors"))
-                if factors and all(f in sampled for f in factors):
+                # a split by sampled factors, or by constants, of a loop of a tiled block
+                if all(f in sampled for f in factors):
                     blk = self.origin.get(_refs(inst.args.get("loop"))[0]) if _refs(inst.args.get("loop")) else None
                     if blk in by_block:
                         by_block[blk].append(i)
@@ -450,8 +451,8 @@ class Explainer:
             if alloc is not None and alloc.scope != "global" and buffer and self.wl:
                 whole = next((b for b in self.wl.params if b.name == buffer), None) or self.wl.intermediates.get(buffer)
                 if whole is not None and whole.bytes > alloc.bytes:
-                    effects.append((f"the {alloc.scope} copy holds {alloc.bytes} of {whole.bytes} bytes of {buffer}",
-                                    {"footprint_fraction": alloc.bytes / whole.bytes}))
+                    effects.append((f"the {alloc.scope} copy holds {alloc.bytes} of {whole.bytes} bytes of {buffer}: "
+                                    f"{fmt(whole.bytes / alloc.bytes)}x smaller", {"smaller_by": whole.bytes / alloc.bytes}))
             self.rationale(why, because, idx, effects)
 
     def _fetch_lanes(self, indices) -> Optional[int]:
@@ -500,8 +501,10 @@ class Explainer:
             else:
                 st = self.loop(loop[0], final=False) if loop else None
                 at = f"loop {st.name} (extent {st.extent})" if st else "the chosen loop"
-                role = "producer" if n == "compute_at" else "consumer"
-                why = f"move {role} block {blk or '?'} under {at} of the block it feeds/follows, so both run tile by tile"
+                if n == "compute_at":
+                    why = f"compute producer block {blk or '?'} under {at}: each tile is made just before its consumer reads it"
+                else:
+                    why = f"compute consumer block {blk or '?'} under {at}: each tile is used right after its producer makes it"
                 decision = None
                 if len(idx) > 1:
                     decision = self.p.instructions[idx[1]].args.get("decision")
