@@ -206,7 +206,6 @@ def schedule_info(program: Program, mod) -> ScheduleInfo:
                 info.final[mine] = state
     func = sch.mod["main"]
     info.kernels = _kernels(func)
-    info.unroll_pragmas = _unroll_pragmas(func)
     info.allocations = _allocations(sch.mod)
     return info
 
@@ -242,21 +241,6 @@ def _kernels(func) -> list[Kernel]:
 
     find(func.body)
     return kernels
-
-
-def _unroll_pragmas(func) -> list[int]:
-    from tvm import tirx
-
-    out: list[int] = []
-
-    def visit(n):
-        if isinstance(n, tirx.For) and n.annotations is not None:
-            v = n.annotations.get("pragma_auto_unroll_max_step")
-            if v is not None and _int(v) is not None:
-                out.append(_int(v))
-
-    _walk(func.body, visit)
-    return out
 
 
 def _allocations(mod) -> list[BufferInfo]:

@@ -101,7 +101,6 @@ class ScheduleInfo:
     final: dict[str, object] = field(default_factory=dict)
     kernels: list[Kernel] = field(default_factory=list)
     allocations: list[BufferInfo] = field(default_factory=list)  # after buffer compaction
-    unroll_pragmas: list[int] = field(default_factory=list)  # pragma_auto_unroll_max_step values
 
 
 @dataclass(frozen=True)

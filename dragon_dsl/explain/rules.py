@@ -85,8 +85,6 @@ class Explainer:
                 for o in inst.outputs:
                     if blk:
                         self.origin.setdefault(o, blk)
-            elif n == "sample_compute_location":
-                pass
 
     def block_name(self, ref) -> Optional[str]:
         if isinstance(ref, Ref):
