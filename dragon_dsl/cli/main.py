@@ -7,6 +7,8 @@
     dragon show FILE.dragon [--cuda]   the scheduled TensorIR (or the generated CUDA source)
     dragon workload SPEC -o F          write a .tvmscript workload (te_workload name or TVMScript file)
     dragon workloads --count N -o DIR  generate N distinct workloads from operator families
+    dragon search DIR --out RUN ...    MetaSchedule over a workload folder, resumable (dragon_dsl/cli/corpus.py)
+    dragon corpus build|verify|card    search runs -> verified examples; re-verify; DATA_CARD.md
     dragon fmt ... / dragon check ...  the same as dragon-fmt / dragon-check
 """
 
@@ -240,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     from dragon_dsl.cli import explain as explain_cli
 
     explain_cli.add_parser(sub)
+    from dragon_dsl.cli.corpus import add_parsers as add_corpus_parsers
+
+    add_corpus_parsers(sub)  # dragon search, dragon corpus build|verify|card
     for name in ("fmt", "check"):
         sub.add_parser(name, help=f"the same as dragon-{name}", add_help=False)
     return p

@@ -1,0 +1,335 @@
+"""The corpus builder: search records -> verified training examples, split by family and by shape.
+
+    manifest = build_corpus(["runs/r1"], "corpus/", BuildConfig(improvements=2))
+
+Two tasks per searched workload:
+  * construction: the workload -> its best script;
+  * improvement: the workload and an acceptable but slower script (it verified, and its
+    latency is at least `slower` x the best's) -> the best script; up to `improvements` per
+    workload, picked by a stable hash of the trace (never by measured noise).
+
+Every chosen script is measured again from scratch (build, numeric check against the
+unscheduled workload, timing: Engine level "time" with the cache off); an example exists
+only when that passes, and, for improvement, when the slower script is still at least
+`slower` x the best in the new measurement. Examples carry the new latencies and newly
+measured baselines. Scripts are Dragon text from `dragon_dsl.from_trace_json`, checked to
+encode back to the exact trace; when `dragon_dsl.explain.explain` exists, its explanation
+section is added.
+
+Splits (by workload; both tasks of a workload share one split):
+  * test_family: whole families never in train (`test_families`, or `n_test_families`
+    chosen by a stable hash of the family name and `split_seed`);
+  * test_shape / valid / train: the other families' workloads by a stable hash of
+    (family, params): `shape_pct` percent to test_shape, `valid_pct` percent to valid.
+
+Output: CORPUS/data/<split>.jsonl (written with HF `datasets`; `params`, `target` and
+`trace` are JSON strings so that every row has one schema) and CORPUS/manifest.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+from dragon_dsl.corpus.search import RunConfigError, read_records
+
+SPLITS = ("train", "valid", "test_family", "test_shape")
+TASKS = ("construction", "improvement")
+CORPUS_FORMAT = 1
+ROW_KEYS = ("id", "task", "split", "family", "workload", "workload_hash", "params", "target", "workload_text",
+            "prompt_script", "prompt_latency_us", "script", "trace", "latency_us", "unscheduled_us", "dlight_us")
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    improvements: int = 2                 # K: improvement examples per workload at most
+    slower: float = 1.2                   # an improvement's prompt is at least this much slower
+    test_families: Optional[tuple] = None  # explicit held-out families (else chosen by hash)
+    n_test_families: int = 2
+    split_seed: int = 0
+    shape_pct: int = 10
+    valid_pct: int = 10
+    level: str = "time"                   # re-measurement level ("time" verifies, then times)
+    timeout_s: float = 60.0
+    chunk: int = 8                        # workloads per engine call
+
+    def __post_init__(self):
+        if self.improvements < 0:
+            raise ValueError("improvements must be >= 0")
+        if self.slower < 1.0:
+            raise ValueError("slower must be >= 1.0")
+        if not (0 <= self.shape_pct and 0 <= self.valid_pct and self.shape_pct + self.valid_pct < 100):
+            raise ValueError("shape_pct and valid_pct are percentages that leave room for train")
+        if self.level not in ("verify", "time"):
+            raise ValueError("level must be 'verify' or 'time'")
+
+
+def _h(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:12], 16)
+
+
+def canonical(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+# --- splits ---------------------------------------------------------------------------------------
+def choose_test_families(families, cfg: BuildConfig) -> list:
+    """The held-out families: the configured ones (each must be present), else the first
+    `n_test_families` by a stable hash; at least one family always stays for training."""
+    present = sorted(set(families))
+    if cfg.test_families is not None:
+        unknown = sorted(set(cfg.test_families) - set(present))
+        if unknown:
+            raise ValueError(f"test families not in the records: {', '.join(unknown)}; present: {', '.join(present)}")
+        chosen = sorted(set(cfg.test_families))
+    else:
+        n = min(cfg.n_test_families, max(0, len(present) - 1))
+        chosen = sorted(sorted(present, key=lambda f: _h(f"{cfg.split_seed}:family:{f}"))[:n])
+    if present and len(chosen) >= len(present):
+        raise ValueError("every family is held out: nothing is left for train")
+    return chosen
+
+
+def split_of(family: str, params, test_families, cfg: BuildConfig) -> str:
+    if family in test_families:
+        return "test_family"
+    bucket = _h(f"{cfg.split_seed}:shape:{family}:{canonical(params)}") % 100
+    if bucket < cfg.shape_pct:
+        return "test_shape"
+    if bucket < cfg.shape_pct + cfg.valid_pct:
+        return "valid"
+    return "train"
+
+
+# --- choosing candidates -------------------------------------------------------------------------
+def choose(record: dict, cfg: BuildConfig) -> tuple:
+    """(best candidate, [slower candidates]) from a record's search measurements, or (None, [])."""
+    ok = [(i, c) for i, c in enumerate(record["candidates"]) if c["status"] == "ok" and c["latency_us"] is not None]
+    if not ok:
+        return None, []
+    _, best = min(ok, key=lambda ic: (ic[1]["latency_us"], ic[0]))
+    best_key = canonical(best["trace"])
+    seen = {best_key}
+    slower = []
+    for _, c in ok:
+        key = canonical(c["trace"])
+        if key in seen or c["latency_us"] < cfg.slower * best["latency_us"]:
+            continue
+        seen.add(key)
+        slower.append(c)
+    slower.sort(key=lambda c: _h(f"{record['workload_hash']}:{canonical(c['trace'])}"))
+    return best, slower[:cfg.improvements]
+
+
+# --- scripts --------------------------------------------------------------------------------------
+def _explainer():
+    """`dragon_dsl.explain.explain` when that package exists (another part of the project)."""
+    try:
+        from dragon_dsl import explain as module
+    except ImportError:
+        return None
+    return getattr(module, "explain", None)
+
+
+def make_script(trace, workload_file: str, target, workload_path: Optional[str] = None, explain=None) -> str:
+    """Dragon text for a trace; it must encode back to exactly the same trace."""
+    from dragon_dsl import from_trace_json, to_trace_json
+
+    text = from_trace_json(trace, workload=workload_file, target=target)
+    if to_trace_json(text) != trace:
+        raise ValueError("the script does not encode back to its trace")
+    if explain is not None:
+        text = explain(text, workload_path or workload_file, target)
+        if to_trace_json(text) != trace:
+            raise ValueError("the explained script does not encode back to its trace")
+    return text
+
+
+# --- the build -----------------------------------------------------------------------------------
+def load_runs(run_dirs, workloads_override=None) -> tuple:
+    """(target, tvm_version, [(record, workloads_dir, run_dir)], duplicates) over several runs
+    of one target; a workload in several runs is taken from the first."""
+    target = tvm_version = None
+    out, seen, duplicates = [], set(), 0
+    for run_dir in run_dirs:
+        run, records = read_records(run_dir)
+        t = canonical(run["config"]["target"])
+        if target is not None and (t != target or run["tvm_version"] != tvm_version):
+            raise RunConfigError(f"{run_dir}: another target or TVM version than {run_dirs[0]}: "
+                                 f"runs of one corpus must match")
+        target, tvm_version = t, run["tvm_version"]
+        wdir = Path(workloads_override or run["workloads_dir"])
+        for rec in records:
+            if rec["workload_hash"] in seen:
+                duplicates += 1
+                continue
+            seen.add(rec["workload_hash"])
+            out.append((rec, wdir, run_dir))
+    if target is None:
+        raise RunConfigError("no run given")
+    return json.loads(target), tvm_version, out, duplicates
+
+
+def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=None, workers=None,
+                 workloads_dir=None, progress=None) -> dict:
+    """Build, verify and write the corpus; returns its manifest. `progress(event, **info)`."""
+    import datasets
+
+    run_dirs = [str(r) for r in run_dirs]
+    target, tvm_version, items, duplicates = load_runs(run_dirs, workloads_dir)
+    usable = [(r, w, d) for r, w, d in items if r["status"] == "ok"]
+    test_families = choose_test_families([r["family"] for r, _, _ in usable], cfg)
+    explain = _explainer()
+    dropped: dict = {}
+
+    def drop(reason: str, n: int = 1):
+        dropped[reason] = dropped.get(reason, 0) + n
+
+    if len(items) > len(usable):
+        drop("search failed", len(items) - len(usable))
+    plans = []
+    for rec, wdir, run_dir in usable:
+        best, slower = choose(rec, cfg)
+        if best is None:
+            drop("no candidate passed the search")
+            continue
+        path = wdir / rec["workload_file"]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise RunConfigError(f"workload {rec['workload']}: cannot read {path}: {exc.strerror} "
+                                 f"(give the workloads folder with --workloads)") from None
+        plans.append({"record": rec, "best": best, "slower": slower, "text": text, "path": str(path)})
+
+    own = engine is None
+    if own:
+        from dragon_dsl.engine import Engine
+
+        engine = Engine(target, workers=workers, timeout_s=cfg.timeout_s, cache=False)
+    rows: list = []
+    t0 = time.perf_counter()
+    if progress:
+        progress("start", total=len(plans))
+    try:
+        for start in range(0, len(plans), cfg.chunk):
+            chunk = plans[start:start + cfg.chunk]
+            rows += _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop)
+            if progress:
+                progress("advance", n=len(chunk), rows=len(rows))
+    finally:
+        if own:
+            engine.close()
+
+    datasets.disable_progress_bars()  # the CLI draws its own
+    out = Path(out_dir)
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for split in SPLITS:
+        part = [r for r in rows if r["split"] == split]
+        ds = datasets.Dataset.from_list(part, features=features()) if part else \
+            datasets.Dataset.from_dict({k: [] for k in ROW_KEYS}, features=features())
+        ds.to_json(str(out / "data" / f"{split}.jsonl"), lines=True)
+        counts[split] = {task: sum(r["task"] == task for r in part) for task in TASKS}
+    runs = [json.loads((Path(d) / "run.json").read_text(encoding="utf-8")) for d in run_dirs]
+    manifest = {
+        "format": CORPUS_FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "tvm_version": tvm_version, "target": target, "device": runs[0]["config"]["device"],
+        "budget": sorted({r["config"]["budget"] for r in runs}),
+        "run_seeds": sorted({r["config"]["seed"] for r in runs}),
+        "workload_seeds": {rec["workload"]: rec["seed"] for rec, _, _ in items},
+        "source_runs": [{"path": str(Path(d).resolve()), "config": r["config"], "created": r.get("created")}
+                        for d, r in zip(run_dirs, runs)],
+        "build": {**asdict(cfg), "test_families": test_families, "explained": explain is not None},
+        "splits": {s: f"data/{s}.jsonl" for s in SPLITS},
+        "counts": {"workloads_in_runs": len(items), "duplicate_workloads_skipped": duplicates,
+                   "examples": len(rows), "by_split": counts, "dropped": dropped},
+        "wall_s": time.perf_counter() - t0,
+        "row_keys": list(ROW_KEYS),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop) -> list:
+    from dragon_dsl.corpus.search import measure_baselines
+    from dragon_dsl.engine import Task
+
+    tasks, spans = [], []
+    for plan in chunk:
+        traces = [plan["best"]["trace"]] + [c["trace"] for c in plan["slower"]]
+        spans.append((len(tasks), len(traces)))
+        tasks += [Task(plan["text"], t, level=cfg.level, use_cache=False) for t in traces]
+    results = engine.run(tasks)
+    rows = []
+    for plan, (start, n) in zip(chunk, spans):
+        rec = plan["record"]
+        best_r, slower_r = results[start], results[start + 1:start + n]
+        if not best_r.ok:
+            drop(f"best script failed re-verification ({best_r.status.value})", 1 + len(slower_r))
+            continue
+        base = measure_baselines(engine, plan["text"])
+        common = {"family": rec["family"], "workload": rec["workload"], "workload_hash": rec["workload_hash"],
+                  "params": canonical(rec["params"]), "target": canonical(target), "workload_text": plan["text"],
+                  "split": split_of(rec["family"], rec["params"], test_families, cfg),
+                  "unscheduled_us": base["unscheduled_us"], "dlight_us": base["dlight_us"]}
+        try:
+            best_script = make_script(plan["best"]["trace"], rec["workload_file"], target, plan["path"], explain)
+        except Exception as exc:  # the codec raises DragonError; explain may raise anything
+            drop(f"script: {exc}", 1 + len(slower_r))
+            continue
+        best_lat = best_r.latency_us
+        answer = {"script": best_script, "trace": canonical(plan["best"]["trace"]), "latency_us": best_lat}
+        rows.append({"id": f"{rec['workload']}/construction", "task": "construction", **common,
+                     "prompt_script": None, "prompt_latency_us": None, **answer})
+        for cand, res in zip(plan["slower"], slower_r):
+            if not res.ok:
+                drop(f"slower script failed re-verification ({res.status.value})")
+                continue
+            if best_lat is not None and res.latency_us is not None and res.latency_us < cfg.slower * best_lat:
+                drop(f"slower script no longer >= {cfg.slower}x the best when measured again")
+                continue
+            try:
+                prompt = make_script(cand["trace"], rec["workload_file"], target, plan["path"], explain)
+            except Exception as exc:  # as above
+                drop(f"script: {exc}")
+                continue
+            tag = hashlib.sha256(canonical(cand["trace"]).encode()).hexdigest()[:12]
+            rows.append({"id": f"{rec['workload']}/improvement/{tag}", "task": "improvement", **common,
+                         "prompt_script": prompt, "prompt_latency_us": res.latency_us, **answer})
+    return rows
+
+
+def features():
+    import datasets
+
+    s, f = datasets.Value("string"), datasets.Value("float64")
+    return datasets.Features({"id": s, "task": s, "split": s, "family": s, "workload": s, "workload_hash": s,
+                              "params": s, "target": s, "workload_text": s, "prompt_script": s,
+                              "prompt_latency_us": f, "script": s, "trace": s, "latency_us": f,
+                              "unscheduled_us": f, "dlight_us": f})
+
+
+def load_corpus(corpus_dir) -> tuple:
+    """(manifest, {split: datasets.Dataset}) of a built corpus."""
+    import datasets
+
+    folder = Path(corpus_dir)
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise RunConfigError(f"{folder}: not a corpus (no manifest.json)")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    datasets.disable_progress_bars()
+    splits = {}
+    for split, rel in manifest["splits"].items():
+        file = folder / rel
+        if not file.is_file():
+            raise RunConfigError(f"{folder}: split {split} is missing ({rel})")
+        if file.stat().st_size == 0:
+            splits[split] = datasets.Dataset.from_dict({k: [] for k in ROW_KEYS}, features=features())
+        else:
+            splits[split] = datasets.Dataset.from_json(str(file), features=features(), keep_in_memory=True)
+    return manifest, splits
