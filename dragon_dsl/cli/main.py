@@ -239,12 +239,21 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--families", help="comma-separated (default: all)")
     gen.add_argument("-o", "--output", required=True, help="folder for the .tvmscript files and manifest.jsonl")
     gen.set_defaults(func=cmd_workloads)
+    from dragon_dsl.cli import eval as eval_cli  # dragon eval: the evaluation harness (issue 7)
+
+    eval_cli.add_parser(sub)
     from dragon_dsl.cli import explain as explain_cli
 
     explain_cli.add_parser(sub)
     from dragon_dsl.cli.corpus import add_parsers as add_corpus_parsers
 
     add_corpus_parsers(sub)  # dragon search, dragon corpus build|verify|card
+    try:  # the model's commands need its optional dependencies (torch, transformers, xgrammar)
+        from dragon_dsl.cli.model import add_commands
+    except ImportError:
+        pass
+    else:
+        add_commands(sub)
     for name in ("fmt", "check"):
         sub.add_parser(name, help=f"the same as dragon-{name}", add_help=False)
     return p

@@ -1,0 +1,81 @@
+"""`dragon suggest`, `dragon improve` and `dragon train`: the schedule model's commands.
+
+    dragon suggest WORKLOAD.tvmscript [--target llvm|cuda] [-k N] [--json] [-o OUT.dragon]
+    dragon improve WORKLOAD.tvmscript SCRIPT.dragon [--target ...] [-k N] [--json] [-o OUT.dragon]
+    dragon train sft CORPUS -o MODEL_DIR [...]      (see dragon_model/train.py)
+    dragon train rl CORPUS --model MODEL_DIR -o OUT [...]   (see dragon_model/rl.py)
+
+suggest/improve print a verified script (build + numeric check + timing in the measurement
+engine), its explanation graph when `dragon_dsl.explain` is there, its latency and speedups.
+When no model candidate verifies they run a budgeted MetaSchedule search instead and say so.
+The model package (`dragon_model`) and its dependencies (torch, transformers, xgrammar) are
+imported only by these commands.
+"""
+
+from __future__ import annotations
+
+import json
+
+from dragon_dsl.cli.check import parse_target
+from dragon_dsl.cli.files import read_source, write_atomic
+
+
+def add_commands(sub) -> None:
+    for name, helptext in (("suggest", "write a verified schedule for a workload with the model"),
+                           ("improve", "write a faster schedule from scratch, given a workload and a script")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("workload", help="the workload (.tvmscript)")
+        if name == "improve":
+            p.add_argument("script", help="the current .dragon script")
+        p.add_argument("--target", type=parse_target, default="llvm", help="llvm (default), cuda, a tag or JSON")
+        p.add_argument("-k", type=int, default=4, help="candidates to sample and validate (default 4)")
+        p.add_argument("--model", help="a trained model folder (default: the shipped one for the target)")
+        p.add_argument("--search-trials", type=int, default=16, help="budget of the fallback MetaSchedule search")
+        p.add_argument("--no-model", action="store_true", help="skip the model: search only")
+        p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+        p.add_argument("-o", "--output", help="write the script there")
+        p.add_argument("--seed", type=int, default=0)
+        p.set_defaults(func=cmd_suggest)
+    train = sub.add_parser("train", help="train the schedule model (sft, then rl)")
+    stages = train.add_subparsers(dest="stage", required=True)
+    from dragon_model import rl, train as sft
+
+    sft_p = stages.add_parser("sft", help="supervised training on a corpus")
+    sft.add_arguments(sft_p)
+    sft_p.set_defaults(func=lambda args, out, err: sft.run(args))
+    rl_p = stages.add_parser("rl", help="reinforcement learning from execution (GRPO)")
+    rl.add_arguments(rl_p)
+    rl_p.set_defaults(func=lambda args, out, err: rl.run(args))
+
+
+def cmd_suggest(args, out, err) -> int:
+    from dragon_model.api import recommend
+
+    script = read_source(args.script) if getattr(args, "script", None) else None
+    rec = recommend(args.workload, target=args.target, script=script, k=args.k, model_path=args.model,
+                    search_trials=args.search_trials, use_model=not args.no_model, seed=args.seed,
+                    log=lambda m: err.print(m, markup=False))
+    if args.output and rec.script:
+        write_atomic(args.output, rec.script)
+    if args.json:
+        data = rec.to_json()
+        out.print(json.dumps(data, indent=2, default=str), markup=False, highlight=False, soft_wrap=True)
+        return 0 if rec.verified else 1
+    if not rec.verified:
+        err.print(f"error: {rec.note}", markup=False)
+        return 1
+    if not args.output:
+        out.print(rec.script, markup=False, highlight=False, soft_wrap=True, end="")
+    if rec.explanation:
+        out.print("\nexplain:\n" + rec.explanation if not rec.explanation.lstrip().startswith("explain:") else rec.explanation,
+                  markup=False, highlight=False, soft_wrap=True)
+    figures = [f"source: {rec.source}" + (f" ({rec.note})" if rec.note else ""),
+               f"candidates tried: {rec.candidates_tried}",
+               f"latency: {rec.latency_us:.3f} us" if rec.latency_us else "latency: not timed"]
+    if rec.speedup_vs_unscheduled:
+        figures.append(f"speedup vs unscheduled: {rec.speedup_vs_unscheduled:.2f}x ({rec.unscheduled_us:.3f} us)")
+    if rec.speedup_vs_given:
+        figures.append(f"speedup vs the given script: {rec.speedup_vs_given:.2f}x ({rec.given_latency_us:.3f} us)")
+    for line in figures:
+        err.print("# " + line, markup=False)
+    return 0

@@ -1,0 +1,243 @@
+"""The model's API: scripts for a workload, and the best verified one.
+
+    suggest(workload=, target=, script=None, n=1, model_path=None) -> list[str]
+        what the language server calls: up to n scripts (header included) that check and
+        replay; the server builds, verifies and times them itself.
+
+    recommend(workload, target="llvm", script=None, k=4, model_path=None, ...) -> Recommendation
+        what `dragon suggest` / `dragon improve` print: k candidates from the model (the first
+        greedy, the others sampled), validated in parallel by the measurement engine (build,
+        numeric check against the unscheduled workload with fresh seeded inputs and
+        NaN-poisoned outputs, timing; results cache off), the fastest verified one returned.
+        With `script` (improve), the winner must also beat that script's measured latency.
+        When no candidate verifies, a budgeted MetaSchedule search runs instead and the
+        result says so (`source == "search"`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+WEIGHTS = Path(__file__).resolve().parent / "weights"
+
+
+def default_model_path(target: Any = "llvm") -> Optional[Path]:
+    """The shipped model of a target kind (model/weights/<kind>), when it is there."""
+    from dragon_model.render import target_kind
+
+    path = WEIGHTS / target_kind(target)
+    return path if (path / "config.json").exists() else None
+
+
+_GENERATORS: dict = {}
+
+
+def generator(model_path=None, target: Any = "llvm"):
+    from dragon_model.generate import Generator
+
+    path = Path(model_path) if model_path else default_model_path(target)
+    if path is None:
+        raise FileNotFoundError(f"no model for target {target!r}: pass model_path (none shipped in {WEIGHTS})")
+    key = str(path.resolve())
+    if key not in _GENERATORS:
+        _GENERATORS[key] = Generator.from_path(path)
+    return _GENERATORS[key]
+
+
+def _workload_text(workload) -> str:
+    if isinstance(workload, str) and "\n" in workload:
+        return workload
+    return Path(workload).read_text(encoding="utf-8")
+
+
+def _header_target(target):
+    from dragon_dsl.engine.targets import resolve_target
+
+    return resolve_target(target).spec
+
+
+def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
+               temperature: float = 0.8, seed: int = 0) -> list:
+    """k generations (the first greedy), as (script text with header, Generation); duplicates dropped."""
+    from dragon_model.data import body_of_text
+    from dragon_model.generate import header
+
+    gen = generator(model_path, target)
+    slower = body_of_text(script) if script else None
+    head = header(workload, _header_target(target))
+    out, seen = [], set()
+    for i in range(max(1, k)):
+        g = gen.generate(workload, target, slower, temperature=0.0 if i == 0 else temperature, seed=seed + i)
+        if g.body in seen:
+            continue
+        seen.add(g.body)
+        out.append((head + g.body, g))
+    return out
+
+
+def suggest(workload=None, target: Any = "llvm", script: Optional[str] = None, n: int = 1, model_path=None,
+            **_ignored) -> list[str]:
+    """Up to n scripts that check and replay on the workload (the language server's entry point)."""
+    if workload is None:
+        raise ValueError("suggest needs a workload")
+    return [text for text, _g in candidates(workload, target or "llvm", script, k=max(1, n), model_path=model_path)][:n]
+
+
+@dataclass
+class Recommendation:
+    script: Optional[str]
+    verified: bool
+    latency_us: Optional[float]
+    source: str                                   # "model" or "search"
+    candidates_tried: int
+    unscheduled_us: Optional[float] = None
+    speedup_vs_unscheduled: Optional[float] = None
+    given_latency_us: Optional[float] = None      # improve: the script it had to beat
+    speedup_vs_given: Optional[float] = None
+    explanation: Optional[str] = None
+    candidates: list = field(default_factory=list)  # per candidate: source, status, latency, statements
+    note: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
+              search_trials: int = 16, level: str = "time", engine=None, use_model: bool = True,
+              timeout_s: float = 120.0, seed: int = 0, log=lambda msg: None) -> Recommendation:
+    from dragon_dsl import to_trace_json
+    from dragon_dsl.engine import Engine
+
+    wl_text = _workload_text(workload)
+    spec = _header_target(target)
+    own = engine is None
+    engine = engine or Engine(spec, cache=False, timeout_s=timeout_s)
+    try:
+        given = None
+        if script is not None:
+            (given,) = engine.measure(wl_text, [to_trace_json(script)], level=level, use_cache=False)
+            if not given.ok:
+                raise ValueError(f"the script to improve does not pass {level}: {given.status}: {given.message}")
+        tried = []
+        if use_model:
+            try:
+                cands = candidates(workload, target, script, k=k, model_path=model_path, seed=seed)
+            except FileNotFoundError as exc:
+                cands = []
+                log(f"model: {exc}")
+            if cands:
+                results = engine.measure(wl_text, [to_trace_json(t) for t, _g in cands], level=level, use_cache=False)
+                for (text, g), res in zip(cands, results):
+                    tried.append({"source": "model", "script": text, "status": res.status.value,
+                                  "latency_us": res.latency_us, "statements": g.statements, "rejected": g.rejected,
+                                  "stop": g.stop, "message": res.message[:300]})
+                log(f"model: {sum(c['status'] == 'ok' for c in tried)} of {len(tried)} candidate(s) verified")
+        best = _best(tried, given)
+        source, note = "model", ""
+        if best is None:
+            note = ("no model candidate verified" if not any(c["status"] == "ok" for c in tried)
+                    else "no model candidate beat the given script") if tried else "no model"
+            note += f"; fell back to a MetaSchedule search of {search_trials} trials"
+            log(note)
+            found = search(wl_text, spec, search_trials, n=max(1, k))
+            if found:
+                results = engine.measure(wl_text, [to_trace_json(t) for t in found], level=level, use_cache=False)
+                for text, res in zip(found, results):
+                    tried.append({"source": "search", "script": text, "status": res.status.value,
+                                  "latency_us": res.latency_us, "message": res.message[:300]})
+            best = _best([c for c in tried if c["source"] == "search"], given)
+            source = "search"
+        rec = Recommendation(script=None, verified=False, latency_us=None, source=source,
+                             candidates_tried=len(tried), candidates=tried, note=note)
+        if given is not None:
+            rec.given_latency_us = given.latency_us
+        if best is None:
+            rec.note += "; no verified schedule found"
+            return rec
+        rec.script = _with_header(best["script"], workload, spec)
+        rec.verified = True
+        rec.latency_us = best["latency_us"]
+        if level == "time":
+            base = engine.baseline(wl_text, kind="unscheduled")
+            if base.ok and base.latency_us and rec.latency_us:
+                rec.unscheduled_us = base.latency_us
+                rec.speedup_vs_unscheduled = base.latency_us / rec.latency_us
+            if given is not None and given.latency_us and rec.latency_us:
+                rec.speedup_vs_given = given.latency_us / rec.latency_us
+        rec.explanation = explanation(rec.script, workload, spec)
+        return rec
+    finally:
+        if own:
+            engine.close()
+
+
+def _best(tried: list, given) -> Optional[dict]:
+    ok = [c for c in tried if c["status"] == "ok"]
+    if given is not None and given.latency_us:
+        ok = [c for c in ok if c["latency_us"] is not None and c["latency_us"] < given.latency_us]
+    if not ok:
+        return None
+    return min(ok, key=lambda c: c["latency_us"] if c["latency_us"] is not None else float("inf"))
+
+
+def _with_header(text: str, workload, spec) -> str:
+    from dragon_dsl import from_trace_json, to_trace_json
+
+    name = None if isinstance(workload, str) and "\n" in workload else Path(workload).name
+    return from_trace_json(to_trace_json(text), workload=name, target=spec)
+
+
+def explanation(script: str, workload, target) -> Optional[str]:
+    """The explanation graph from `dragon_dsl.explain`, when that module is installed."""
+    try:
+        from dragon_dsl.explain import explain
+    except ImportError:
+        return None
+    try:
+        return explain(script, workload, target)
+    except Exception as exc:  # noqa: BLE001 - an explanation is optional; its failure is reported, not fatal
+        return f"# explanation unavailable: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def search(workload_text: str, target_spec, trials: int, n: int = 4) -> list[str]:
+    """A budgeted MetaSchedule search; its best distinct schedules as scripts (fastest first)."""
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+
+    from dragon_dsl import from_trace_json
+    from dragon_dsl.tvm.trace import plain
+    from dragon_dsl.tvm.workload import load_workload
+
+    mod = load_workload(workload_text)
+    tgt = tvm.target.Target(target_spec)
+    cores = max(1, os.cpu_count() or 1)
+    with tempfile.TemporaryDirectory(prefix="dragon-suggest-search-") as work_dir:
+        db = ms.tune_tir(mod, tgt, work_dir, max_trials_global=trials, num_trials_per_iter=min(trials, 16),
+                         builder=ms.builder.LocalBuilder(timeout_sec=120), runner=ms.runner.LocalRunner(timeout_sec=60),
+                         cost_model="random" if trials <= 64 else "xgb", seed=0, num_tuning_cores=cores)
+        records = list(db.get_all_tuning_records())
+    scored = []
+    for rec in records:
+        secs = [float(s) for s in (rec.run_secs or [])]
+        if secs and min(secs) < 1e9:  # MetaSchedule marks failed runs with 1e10
+            scored.append((sum(secs) / len(secs), rec))
+    scored.sort(key=lambda t: t[0])
+    out, seen = [], set()
+    for _secs, rec in scored:
+        trace = plain(rec.trace.as_json(remove_postproc=False))
+        key = json.dumps(trace, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            out.append(from_trace_json(trace))
+        except ValueError:
+            continue
+        if len(out) >= n:
+            break
+    return out
