@@ -1,0 +1,114 @@
+"""`dragon eval`: the evaluation harness (issue 7). See docs/EVAL.md.
+
+    dragon eval --workloads DIR --target llvm|cuda|TAG|JSON [--device rpc://H:P/KEY]
+                [--methods unscheduled,dlight,vendor,metaschedule,ms-random,model]
+                [--budgets 16,64,256] [--k 8] --out OUT_DIR
+
+Writes OUT_DIR/report.md, its PNG plots and OUT_DIR/results.json. Exit 0 when the report
+was written, 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+
+
+def add_parser(sub) -> None:
+    from dragon_dsl.eval.harness import METHODS
+
+    p = sub.add_parser("eval", help="evaluate methods on a folder of workloads: report.md + results.json")
+    p.add_argument("--workloads", required=True, help="folder of .tvmscript workloads (and optional .dragon scripts)")
+    p.add_argument("--target", required=True, help="llvm, cuda, a target tag or a target JSON object")
+    p.add_argument("--device", default="local", help="local (default) or rpc://HOST:PORT/KEY")
+    p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated from: {', '.join(METHODS)}")
+    p.add_argument("--budgets", default="16,64,256", help="MetaSchedule trial budgets, comma-separated")
+    p.add_argument("--k", type=int, default=8, help="the model's samples for best-of-k and pass@k")
+    p.add_argument("--model-path", help="passed to dragon_model.suggest")
+    p.add_argument("--seeds", type=int, default=3, help="the verifier's random input sets")
+    p.add_argument("--repeat", type=int, default=5, help="timing repeats")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per engine stage")
+    p.add_argument("--workers", type=int, help="build workers (default: one per core)")
+    p.add_argument("--cache", help="results cache file (default: OUT_DIR/cache/results.sqlite)")
+    p.add_argument("--gpu-name", help="GPU name for the roofline peaks (default: nvidia-smi's), e.g. H200")
+    p.add_argument("--limit", type=int, help="evaluate only the first N workloads (by name)")
+    p.add_argument("--seed", type=int, default=20260101, help="MetaSchedule's seed")
+    p.add_argument("--out", required=True, help="output folder")
+    p.set_defaults(func=cmd_eval)
+
+
+def _ints(text: str, what: str) -> tuple:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ValueError(f"{what}: expected comma-separated integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise ValueError(f"{what}: expected positive integers, got {text!r}")
+    return values
+
+
+def _target(text: str):
+    if text.strip().startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--target: not JSON: {exc.msg}") from None
+    return text
+
+
+def command_of(args) -> list:
+    """The exact command, every option spelled out (defaults included), from the parsed arguments."""
+    cmd = ["dragon", "eval"]
+    for name in ("workloads", "target", "device", "methods", "budgets", "k", "model_path", "seeds", "repeat",
+                 "timeout", "workers", "cache", "gpu_name", "limit", "seed", "out"):
+        value = getattr(args, name)
+        if value is not None:
+            cmd += [f"--{name.replace('_', '-')}", str(value)]
+    return cmd
+
+
+def cmd_eval(args, out: Console, err: Console) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from dragon_dsl.eval import report
+    from dragon_dsl.eval.discover import EvalInputError
+    from dragon_dsl.eval.harness import Settings, parse_methods, run, write_results
+
+    try:
+        settings = Settings(workloads=args.workloads, target=_target(args.target), out_dir=args.out,
+                            device=args.device, methods=parse_methods(args.methods),
+                            budgets=_ints(args.budgets, "--budgets"), k=args.k, seeds=args.seeds,
+                            repeat=args.repeat, timeout_s=args.timeout, workers=args.workers, cache=args.cache,
+                            model_path=args.model_path, gpu_name=args.gpu_name, limit=args.limit, seed=args.seed,
+                            command=command_of(args))
+        if args.k < 1:
+            raise ValueError("--k must be at least 1")
+    except ValueError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, disable=not err.is_terminal) as progress:
+        current = {}
+
+        def phase(label, total):
+            if "task" in current:
+                progress.update(current["task"], visible=False)
+            current["task"] = progress.add_task(label, total=total)
+
+        def advance():
+            progress.advance(current["task"])
+
+        try:
+            results = run(settings, phase, advance)
+        except EvalInputError as exc:
+            err.print(f"error: {exc}", markup=False)
+            return 2
+        except ValueError as exc:     # an unknown target or device
+            err.print(f"error: {exc}", markup=False)
+            return 2
+    write_results(results, args.out)
+    path = report.write(results, args.out)
+    n = sum(r["status"] == "measured" for r in results["measurements"])
+    err.print(f"{n} measurement rows over {len(results['workloads'])} workloads; report: {path}", markup=False)
+    return 0

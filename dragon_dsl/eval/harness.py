@@ -1,0 +1,194 @@
+"""One evaluation run: workloads x methods through one warm engine -> the `results.json` dict.
+
+Order: the verifier's references of all workloads first (start-up, reported apart), then
+method by method over all workloads, so that each method's wall times are taken on a warm
+engine. The unscheduled workload is always measured: it is a baseline of every speed-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from dragon_dsl.eval import methods as m
+from dragon_dsl.eval.discover import discover
+from dragon_dsl.eval.metrics import roofline_bound_us, summarize
+
+METHODS = ("unscheduled", "dlight", "vendor", "metaschedule", "ms-random", "model")
+SCHEMA = 1
+
+
+@dataclass
+class Settings:
+    workloads: str
+    target: str
+    out_dir: str
+    device: str = "local"
+    methods: tuple = METHODS
+    budgets: tuple = (16, 64, 256)
+    k: int = 8
+    seeds: int = 3
+    repeat: int = 5
+    timeout_s: float = 120.0
+    workers: Optional[int] = None
+    cache: Optional[str] = None
+    model_path: Optional[str] = None
+    gpu_name: Optional[str] = None
+    limit: Optional[int] = None
+    seed: int = 20260101
+    command: list = field(default_factory=list)
+
+
+def parse_methods(text: str) -> tuple:
+    names = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+    unknown = [n for n in names if n not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
+    if not names:
+        raise ValueError("no methods given")
+    return names
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for mod in ("tvm", "tvm_ffi", "numpy", "torch", "matplotlib", "xgboost"):
+        try:
+            out[mod] = getattr(__import__(mod), "__version__", "?")
+        except ImportError:
+            out[mod] = None
+    try:
+        root = Path(__file__).resolve().parents[2]
+        out["little_dragon_commit"] = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                                                     text=True, timeout=10).stdout.strip() or None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        out["little_dragon_dirty"] = bool(dirty)
+    except (OSError, subprocess.SubprocessError):
+        out["little_dragon_commit"] = None
+    return out
+
+
+def _gpu_name(settings: Settings, engine) -> Optional[str]:
+    if settings.gpu_name:
+        return settings.gpu_name
+    from dragon_dsl.engine.targets import local_gpus
+
+    gpus = local_gpus()
+    return gpus[0] if gpus else str(engine.target.spec)
+
+
+def run(settings: Settings, progress: Callable[[str, int], None] = lambda label, total: None,
+        advance: Callable[[], None] = lambda: None, log: Callable[[str], None] = lambda s: None) -> dict:
+    """Evaluate; `progress(label, total)` starts a phase and `advance()` moves it (a rich bar in the CLI)."""
+    from dragon_dsl.engine import Engine
+    from dragon_dsl.engine.cache import ResultsCache
+    from dragon_dsl.eval.peaks import peaks_for
+    from dragon_dsl.eval.workload_info import analyse
+    from dragon_dsl.tvm.workload import load_workload
+
+    entries, problems = discover(settings.workloads, settings.limit)
+    out_dir = Path(settings.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cache_path = Path(settings.cache) if settings.cache else out_dir / "cache" / "results.sqlite"
+    t_start = time.perf_counter()
+    engine = Engine(settings.target, device=settings.device, workers=settings.workers, timeout_s=settings.timeout_s,
+                    cache=ResultsCache(cache_path))
+    try:
+        cache_before = engine.cache.count()
+        is_cuda = engine.target.kind == "cuda"
+        peaks = peaks_for("cuda" if is_cuda else "cpu", _gpu_name(settings, engine) if is_cuda else None,
+                          out_dir / "cache" / "peaks.json")
+        ctx = m.Context(engine, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), seeds=settings.seeds,
+                        repeat=settings.repeat, seed=settings.seed, k=settings.k, model_path=settings.model_path)
+        workloads = []
+        for e in entries:
+            mod = load_workload(str(e.path))
+            info = analyse(mod)
+            workloads.append({"name": e.name, "path": str(e.path), "family": e.family, "params": e.params,
+                              **info.to_json(), "scripts": [p.name for p in e.scripts], "hash": ctx.whash(e.path),
+                              "roofline_us": roofline_bound_us(info.flops, info.bytes, peaks.flops_for(info.dtype),
+                                                               peaks.bytes_per_s)})
+        progress("references", len(entries))
+        engine.prepare([str(e.path) for e in entries], seeds=settings.seeds)
+        startup_s = time.perf_counter() - t_start
+        rows: list = []
+        wanted = ("unscheduled",) + tuple(x for x in settings.methods if x != "unscheduled")
+        phases = []
+        for name in wanted:
+            if name == "metaschedule":
+                phases += [(f"metaschedule-{b}", lambda e, b=b: m.metaschedule(ctx, e, b)) for b in settings.budgets]
+            elif name == "ms-random":
+                phases.append(("ms-random", lambda e: m.metaschedule(ctx, e, 1, strategy="replay-trace")))
+            elif name in ("unscheduled", "dlight"):
+                phases.append((name, lambda e, kind=name: m.baseline(ctx, e, kind)))
+            elif name == "vendor":
+                phases.append(("vendor", lambda e: m.vendor(ctx, e)))
+            elif name == "model":
+                phases.append(("model-first", lambda e: m.model(ctx, e, 1)))
+                phases.append((f"model-best-of-{settings.k}", lambda e: m.model(ctx, e, settings.k)))
+        for label, fn in phases:
+            progress(label, len(entries))
+            for e in entries:
+                rows.append(fn(e))
+                advance()
+        improving = [e for e in entries if e.scripts]
+        if improving:
+            progress("improvement", len(improving))
+            for e in improving:
+                row, text, existing_us = m.existing(ctx, e)
+                rows.append(row)
+                if "model" in wanted:
+                    rows.append(m.model(ctx, e, 1, "improvement", text, existing_us))
+                    rows.append(m.model(ctx, e, settings.k, "improvement", text, existing_us))
+                advance()
+        cache_after = engine.cache.count()
+        startup_s += ctx.import_s
+        methods_info = _methods_info(rows)
+    finally:
+        engine.close()
+    results = {
+        "schema": SCHEMA,
+        "command": settings.command,
+        "cwd": os.getcwd(),
+        "versions": versions(),
+        "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()
+                     if k != "command"},
+        "target": engine.target.spec,
+        "device": settings.device,
+        "peaks": peaks.to_json(),
+        "startup_s": startup_s,
+        "wall_s": time.perf_counter() - t_start,
+        "cache": {"path": str(cache_path), "rows_before": cache_before, "rows_after": cache_after},
+        "problems": problems,
+        "methods": methods_info,
+        "workloads": workloads,
+        "measurements": rows,
+    }
+    results["metrics"] = summarize(results)
+    return results
+
+
+def _methods_info(rows: list) -> dict:
+    """Per method: measured on how many tasks, and why it was not where it was not."""
+    info: dict = {}
+    for r in rows:
+        entry = info.setdefault(r["method"], {"measured": 0, "not_available": 0, "not_applicable": 0, "reasons": []})
+        entry[r["status"]] += 1
+        if r["status"] != "measured" and r["reason"] and r["reason"] not in entry["reasons"]:
+            entry["reasons"].append(r["reason"])
+    return info
+
+
+def write_results(results: dict, out_dir) -> Path:
+    path = Path(out_dir) / "results.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
+    tmp.replace(path)
+    return path
+

@@ -1,0 +1,358 @@
+"""The methods an evaluation compares. Each returns, per workload and task, one measurement row:
+
+    {"workload", "task": "construction"|"improvement", "method",
+     "status": "measured"|"not_available"|"not_applicable", "reason",
+     "candidates": [{"status", "latency_us", "cached", "message", ...}],   # in the method's order
+     "time_s": wall seconds from start to the method's verified answer (None: none verified),
+     ...method-specific fields}
+
+Every candidate goes through the measurement engine twice: `verify` (timed: this is the
+time to a verified kernel) and then `time` for the verified ones, so latencies of all
+methods come from the same timer. When the engine answers from its results cache the
+verify wall time is not a measurement, so the time recorded when it was measured is read
+back from `WallTimes` (a JSON file beside the cache).
+
+Methods: the unscheduled workload and dlight's default GPU rules (engine baselines);
+MetaSchedule at a trial budget and one random sample of its design space (`tune_tir`
+through EngineBuilder/EngineRunner, which verify every candidate; the database of each
+(workload, budget) is kept under OUT_DIR/metaschedule and reused by a rerun); the
+vendor library through PyTorch (vendor.py); and the model (`dragon_model.suggest`), when
+that function exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from dragon_dsl.eval.metrics import best_latency
+
+
+# --- shared state --------------------------------------------------------------------------------
+class WallTimes:
+    """Wall times of method runs, by key, kept across reruns (see the module docstring)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.data = json.loads(self.path.read_text(encoding="utf-8")) if self.path.exists() else {}
+
+    def resolve(self, key: str, measured_s: float, fresh: bool) -> float:
+        """The wall time of a run: the one just measured when it was real work, else the stored one."""
+        if fresh or key not in self.data:
+            self.data[key] = measured_s
+            self._save()
+        return self.data[key]
+
+    def _save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+@dataclass
+class Context:
+    engine: object
+    out_dir: Path
+    walls: WallTimes
+    seeds: int = 3
+    repeat: int = 5
+    seed: int = 20260101
+    k: int = 8
+    model_path: Optional[str] = None
+    import_s: float = 0.0                        # MetaSchedule's imports, paid once, reported as start-up
+    hashes: dict = field(default_factory=dict)   # workload path -> structural hash
+
+    def whash(self, path) -> str:
+        key = str(path)
+        if key not in self.hashes:
+            from dragon_dsl.engine import keys
+
+            self.hashes[key] = keys.load(key).hash
+        return self.hashes[key]
+
+
+def _row(entry, task: str, method: str, status: str = "measured", reason: str = "", **extra) -> dict:
+    return {"workload": entry.name, "task": task, "method": method, "status": status, "reason": reason,
+            "candidates": [], "time_s": None, **extra}
+
+
+def _cand(result) -> dict:
+    return {"status": result.status.value, "latency_us": result.latency_us if result.ok else None,
+            "cached": result.cached, "message": result.message[:300], "max_abs_err": result.max_abs_err,
+            "level": result.level}
+
+
+def measure(ctx: Context, entry, traces: list, key: str, extra_s: float = 0.0) -> tuple:
+    """(candidate dicts, time_s) for traces on a workload: verify all, time the verified ones.
+    time_s = extra_s + verify wall time, or None when nothing verified."""
+    t0 = time.perf_counter()
+    verified = ctx.engine.measure(str(entry.path), traces, level="verify", seeds=ctx.seeds)
+    wall = time.perf_counter() - t0
+    fresh = any(not r.cached for r in verified)
+    ok = [i for i, r in enumerate(verified) if r.ok]
+    timed = ctx.engine.measure(str(entry.path), [traces[i] for i in ok], level="time", seeds=ctx.seeds,
+                               repeat=ctx.repeat) if ok else []
+    final = list(verified)
+    for i, r in zip(ok, timed, strict=True):
+        final[i] = r
+    wall = ctx.walls.resolve(key, wall, fresh)
+    cands = [_cand(r) for r in final]
+    return cands, (extra_s + wall if best_latency(cands) is not None else None)
+
+
+# --- baselines -------------------------------------------------------------------------------------
+def baseline(ctx: Context, entry, kind: str) -> dict:
+    if kind == "dlight" and not ctx.engine.target.is_gpu:
+        return _row(entry, "construction", kind, "not_applicable", "dlight schedules GPU targets only")
+    t0 = time.perf_counter()
+    verified = ctx.engine.baseline(str(entry.path), kind=kind, level="verify", seeds=ctx.seeds)
+    wall = ctx.walls.resolve(f"{ctx.whash(entry.path)}|{kind}", time.perf_counter() - t0, not verified.cached)
+    result = verified
+    if verified.ok:
+        result = ctx.engine.baseline(str(entry.path), kind=kind, level="time", seeds=ctx.seeds, repeat=ctx.repeat)
+    row = _row(entry, "construction", kind)
+    row["candidates"] = [_cand(result)]
+    row["time_s"] = wall if result.ok else None
+    return row
+
+
+# --- MetaSchedule ------------------------------------------------------------------------------------
+def metaschedule(ctx: Context, entry, budget: int, strategy: str = "evolutionary") -> dict:
+    """Tune (or reuse the database of) one workload at one budget; the best valid record is measured."""
+    name = "ms-random" if strategy == "replay-trace" else f"metaschedule-{budget}"
+    folder = ctx.out_dir / "metaschedule" / f"{entry.name}-{ctx.whash(entry.path)[:8]}" / name
+    meta_path = folder / "meta.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else None
+    if meta is None or meta.get("trials") != budget or meta.get("strategy") != strategy:
+        meta = _tune(ctx, entry, folder, budget, strategy)
+        meta_path.write_text(json.dumps(meta, indent=1))
+    trace, recorded_us, n_records, n_valid = best_record(folder)
+    row = _row(entry, "construction", name, trials=budget, ms_records=n_records, ms_valid=n_valid,
+               ms_recorded_us=recorded_us, tune_s=meta["wall_s"], database=str(folder))
+    if trace is None:
+        row["reason"] = "MetaSchedule found no valid candidate"
+        return row
+    cands, verify_s = measure(ctx, entry, [trace], f"{ctx.whash(entry.path)}|{name}|best")
+    row["candidates"] = cands
+    # EngineRunner verified every trial while tuning: the tuning wall time is the time to a verified kernel
+    row["time_s"] = meta["wall_s"] if best_latency(cands) is not None else None
+    return row
+
+
+def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict:
+    import shutil
+
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+
+    from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+    from dragon_dsl.tvm.workload import load_workload
+
+    shutil.rmtree(folder, ignore_errors=True)   # an interrupted run leaves a partial database
+    folder.mkdir(parents=True)
+    if "tvm.s_tir.tensor_intrin" not in sys.modules:
+        # the first tune_tir would pay these imports (tens of seconds) inside its wall time
+        t0 = time.perf_counter()
+        import tvm.s_tir.tensor_intrin  # noqa: F401
+        ctx.import_s += time.perf_counter() - t0
+    mod = load_workload(str(entry.path))
+    target = tvm.target.Target(ctx.engine.target.spec)
+    quiet = logging.getLogger("tvm.s_tir.meta_schedule")
+    level = quiet.level
+    quiet.setLevel(logging.WARNING)
+    t0 = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(None):
+            ms.tune_tir(mod, target, str(folder), max_trials_global=budget, num_trials_per_iter=min(64, budget),
+                        builder=EngineBuilder(ctx.engine), runner=EngineRunner(ctx.engine, workload=mod),
+                        strategy=strategy, seed=ctx.seed)
+    finally:
+        quiet.setLevel(level)
+    return {"trials": budget, "strategy": strategy, "wall_s": time.perf_counter() - t0, "seed": ctx.seed}
+
+
+def best_record(folder: Path) -> tuple:
+    """(trace JSON, MetaSchedule's mean latency in us, records, valid records) of the fastest valid
+    record in a JSONDatabase folder; read as plain JSON (MetaSchedule marks failures with 1e10 s)."""
+    path = folder / "database_tuning_record.json"
+    if not path.exists():
+        return None, None, 0, 0
+    best = (None, None)
+    n = valid = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        n += 1
+        _, body = json.loads(line)
+        trace, run_secs = body[0], body[1]
+        secs = [float(s) for s in (run_secs or []) if s is not None]
+        if not secs or any(s >= 1e9 for s in secs):
+            continue
+        valid += 1
+        mean_us = 1e6 * sum(secs) / len(secs)
+        if best[1] is None or mean_us < best[1]:
+            best = (trace, mean_us)
+    return best[0], best[1], n, valid
+
+
+# --- vendor library -----------------------------------------------------------------------------------
+def vendor(ctx: Context, entry) -> dict:
+    from dragon_dsl.eval import vendor as v
+
+    if not ctx.engine.target.is_gpu:
+        return _row(entry, "construction", "vendor", "not_applicable", "PyTorch's vendor libraries run on CUDA only")
+    if ctx.engine.device.is_remote:
+        return _row(entry, "construction", "vendor", "not_applicable", "PyTorch runs on this machine's GPU only")
+    if not v.torch_available():
+        return _row(entry, "construction", "vendor", "not_available", "PyTorch is not installed")
+    import torch
+
+    if not torch.cuda.is_available():
+        return _row(entry, "construction", "vendor", "not_available", "PyTorch has no CUDA device here")
+    key = f"{ctx.whash(entry.path)}|vendor|{ctx.repeat}"
+    store = ctx.out_dir / "cache" / "vendor.json"
+    stored = json.loads(store.read_text()) if store.exists() else {}
+    if key not in stored:
+        from dragon_dsl.engine.reference import config_key, from_bytes
+
+        ctx.engine.prepare([str(entry.path)], seeds=ctx.seeds)
+        data = ctx.engine.cache.get_reference(ctx.whash(entry.path), config_key(ctx.seeds))
+        t0 = time.perf_counter()
+        res = v.run(from_bytes(data), entry.family, entry.params, "cuda", repeat=ctx.repeat)
+        stored[key] = {"status": res.status, "op": res.op, "latency_us": res.latency_us, "message": res.message,
+                       "max_abs_err": res.max_abs_err, "wall_s": time.perf_counter() - t0,
+                       "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}
+        store.parent.mkdir(parents=True, exist_ok=True)
+        store.write_text(json.dumps(stored, indent=1))
+        cached = False
+    else:
+        cached = True
+    rec = stored[key]
+    if rec["status"] == "not_applicable":
+        return _row(entry, "construction", "vendor", "not_applicable", rec["message"])
+    row = _row(entry, "construction", "vendor", op=rec["op"])
+    row["candidates"] = [{"status": rec["status"], "latency_us": rec["latency_us"], "cached": cached,
+                          "message": rec["message"], "max_abs_err": rec["max_abs_err"], "level": "time"}]
+    row["time_s"] = rec["wall_s"] if rec["status"] == "ok" else None
+    return row
+
+
+# --- the model -----------------------------------------------------------------------------------------
+def model_suggest():
+    """`dragon_model.suggest`, or (None, why not)."""
+    try:
+        import dragon_model
+    except ImportError as exc:
+        return None, f"dragon_model cannot be imported: {exc}"
+    fn = getattr(dragon_model, "suggest", None)
+    if not callable(fn):
+        return None, "dragon_model has no suggest() yet"
+    return fn, ""
+
+
+def script_candidate(text: str):
+    """(trace JSON, None) for a script that parses and type-checks, else (None, failure candidate)."""
+    from dragon_dsl import DragonError, check_text, to_trace_json
+    from dragon_dsl.diagnostics import Severity
+
+    if not isinstance(text, str):
+        return None, {"status": "parse_error", "latency_us": None, "cached": False,
+                      "message": f"the model returned a {type(text).__name__}, not script text", "level": "syntax"}
+    _, diags = check_text(text)
+    errors = [d for d in diags if d.severity is Severity.ERROR]
+    if errors:
+        syntax = any(d.code.startswith("DRG0") for d in errors)
+        first = errors[0]
+        return None, {"status": "parse_error" if syntax else "type_error", "latency_us": None, "cached": False,
+                      "message": f"{first.code} {first.message}"[:300], "level": "syntax" if syntax else "types"}
+    try:
+        return to_trace_json(text), None
+    except DragonError as exc:
+        return None, {"status": "type_error", "latency_us": None, "cached": False, "message": str(exc)[:300],
+                      "level": "types"}
+
+
+def model(ctx: Context, entry, n: int, task: str = "construction", script: Optional[str] = None,
+          existing_latency_us: Optional[float] = None) -> dict:
+    """The model's answer(s): n=1 is its first answer, n=k its best of k."""
+    name = "model-first" if n == 1 else f"model-best-of-{n}"
+    suggest, why = model_suggest()
+    extra = {"k": n}
+    if task == "improvement":
+        extra["existing_latency_us"] = existing_latency_us
+    if suggest is None:
+        return _row(entry, task, name, "not_available", why, **extra)
+    texts, gen_s = _suggestions(ctx, entry, suggest, n, task, script)
+    row = _row(entry, task, name, **extra)
+    cands: list = [None] * len(texts)
+    traces, where = [], []
+    for i, text in enumerate(texts):
+        trace, failure = script_candidate(text)
+        if failure is not None:
+            cands[i] = failure
+        else:
+            traces.append(trace)
+            where.append(i)
+    measured, verify_s = measure(ctx, entry, traces, f"{ctx.whash(entry.path)}|{name}|{task}|{_digest(texts)}",
+                                 extra_s=gen_s) if traces else ([], None)
+    for i, c in zip(where, measured, strict=True):
+        cands[i] = c
+    row["candidates"] = cands
+    row["time_s"] = verify_s
+    row["generation_s"] = gen_s
+    return row
+
+
+def _digest(texts) -> str:
+    return hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]
+
+
+def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Optional[str]) -> tuple:
+    """The model's scripts for a task, generated once and kept under OUT_DIR/model (a rerun reuses them)."""
+    key = json.dumps([ctx.whash(entry.path), task, n, ctx.model_path, script, ctx.engine.target.key])
+    path = ctx.out_dir / "model" / f"{entry.name}-{task}-n{n}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.json"
+    if path.exists():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data["scripts"], data["generation_s"]
+    t0 = time.perf_counter()
+    texts = list(suggest(workload=str(entry.path), target=ctx.engine.target.spec, script=script, n=n,
+                         model_path=ctx.model_path))
+    gen_s = time.perf_counter() - t0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"scripts": texts, "generation_s": gen_s, "key": json.loads(key)}, indent=1),
+                    encoding="utf-8")
+    return texts, gen_s
+
+
+# --- the improvement task's starting point ---------------------------------------------------------------
+def existing(ctx: Context, entry) -> tuple:
+    """Measure the existing scripts of a workload: (row, text of the fastest verified one or the first)."""
+    row = _row(entry, "improvement", "existing-script", scripts=[p.name for p in entry.scripts])
+    texts = [p.read_text(encoding="utf-8") for p in entry.scripts]
+    cands: list = [None] * len(texts)
+    traces, where = [], []
+    for i, text in enumerate(texts):
+        trace, failure = script_candidate(text)
+        if failure is not None:
+            cands[i] = failure
+        else:
+            traces.append(trace)
+            where.append(i)
+    measured, t = measure(ctx, entry, traces, f"{ctx.whash(entry.path)}|existing|{_digest(texts)}") \
+        if traces else ([], None)
+    for i, c in zip(where, measured, strict=True):
+        cands[i] = c
+    row["candidates"] = cands
+    row["time_s"] = t
+    ok = [(c["latency_us"], i) for i, c in enumerate(cands) if c["status"] == "ok" and c["latency_us"] is not None]
+    chosen = min(ok)[1] if ok else 0
+    row["improves"] = entry.scripts[chosen].name
+    return row, texts[chosen], (min(ok)[0] if ok else None)

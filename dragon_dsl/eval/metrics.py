@@ -1,0 +1,229 @@
+"""The evaluation's metrics: pure functions of plain data (no TVM, no I/O).
+
+Every figure in `report.md` comes from `summarize(results)`, which reads only the raw
+measurements that `results.json` stores, so anyone can recompute the report from it.
+
+Conventions (the tests in tests/eval/test_metrics.py hold each one on hand-computed values):
+  * A method "solves" a task when at least one of its candidates was verified (status ok)
+    and timed; its latency for the task is its fastest verified candidate.
+  * Speed-up over a baseline = baseline latency / method latency. A task whose baseline has
+    no latency is left out of every speed-up figure for that baseline; a task the method did
+    not solve counts as *not reaching* any threshold, and is left out of geometric means and
+    medians (which therefore say "over the tasks solved", with the count beside them).
+  * Percentiles interpolate linearly between order statistics (numpy's default):
+    p-th percentile of sorted x[0..n-1] sits at position (n - 1) * p / 100.
+  * pass@k is the unbiased estimator 1 - C(n - c, k) / C(n, k) of Chen et al. (2021) for
+    n samples of which c are correct, averaged over tasks.
+  * The roofline bound of a kernel is max(FLOPs / peak FLOP/s, bytes / peak bytes/s); the
+    fraction reached is bound / measured time (1.0 = at the roofline).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Iterable, Optional, Sequence
+
+THRESHOLDS = (1.0, 1.2, 1.5)
+
+# Failure taxonomy: the stage a candidate failed at.
+CATEGORIES = ("parse", "type", "replay", "build", "launch", "numeric", "timeout")
+_STATUS_CATEGORY = {
+    "parse_error": "parse",
+    "type_error": "type",
+    "replay_error": "replay",
+    "build_error": "build",
+    "launch_error": "launch",
+    "numeric_mismatch": "numeric",
+    "unwritten_output": "numeric",
+    "timeout": "timeout",
+}
+
+# Method rows that are not measurements of a kernel.
+UNAVAILABLE = ("not_available", "not_applicable")
+
+
+def failure_category(status: str) -> Optional[str]:
+    """The taxonomy bucket of a candidate's status; None for "ok"; ValueError for an unknown status."""
+    if status == "ok":
+        return None
+    try:
+        return _STATUS_CATEGORY[status]
+    except KeyError:
+        raise ValueError(f"unknown candidate status {status!r}") from None
+
+
+def taxonomy(statuses: Iterable[str]) -> dict:
+    """Counts per failure category (every category present, zeros included)."""
+    counts = Counter(c for c in (failure_category(s) for s in statuses) if c is not None)
+    return {c: counts.get(c, 0) for c in CATEGORIES}
+
+
+def median(values: Iterable[float]) -> Optional[float]:
+    return percentile(values, 50.0)
+
+
+def percentile(values: Iterable[float], p: float) -> Optional[float]:
+    """Linear interpolation between order statistics; None for no values."""
+    data = sorted(float(v) for v in values)
+    if not data:
+        return None
+    if not 0.0 <= p <= 100.0:
+        raise ValueError(f"percentile {p} outside [0, 100]")
+    pos = (len(data) - 1) * p / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+
+
+def geomean(values: Iterable[float]) -> Optional[float]:
+    data = [float(v) for v in values]
+    if not data:
+        return None
+    if any(v <= 0 or not math.isfinite(v) for v in data):
+        raise ValueError("a geometric mean needs positive finite values")
+    return math.exp(sum(math.log(v) for v in data) / len(data))
+
+
+def speedup(baseline_us: Optional[float], method_us: Optional[float]) -> Optional[float]:
+    """baseline / method, or None when either is missing."""
+    if baseline_us is None or method_us is None:
+        return None
+    if baseline_us <= 0 or method_us <= 0:
+        raise ValueError("latencies must be positive")
+    return baseline_us / method_us
+
+
+def speedup_summary(baseline: dict, method: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
+    """Speed-ups of one method over one baseline, per task and aggregated.
+
+    `baseline` and `method` map task -> latency in us (None: no verified kernel). Tasks are
+    those with a baseline latency that the method was run on (keys of `method`)."""
+    tasks = sorted(t for t in method if baseline.get(t) is not None)
+    per_task = {t: speedup(baseline[t], method[t]) for t in tasks}
+    solved = [s for s in per_task.values() if s is not None]
+    n = len(tasks)
+    return {
+        "tasks": n,
+        "solved": len(solved),
+        "per_task": per_task,
+        "share_at_least": {f"{t:g}": (sum(s >= t for s in solved) / n if n else None) for t in thresholds},
+        "geomean": geomean(solved),
+        "median": median(solved),
+    }
+
+
+def first_answer_correctness(first_ok: Iterable[bool]) -> Optional[float]:
+    """Share of tasks whose first answer was verified."""
+    data = [bool(x) for x in first_ok]
+    return sum(data) / len(data) if data else None
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k for one task: n samples, c correct."""
+    if not 0 <= c <= n or k < 1:
+        raise ValueError(f"pass@k needs 0 <= c <= n and k >= 1 (n={n}, c={c}, k={k})")
+    if k > n:
+        raise ValueError(f"pass@{k} needs at least {k} samples, got {n}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def mean_pass_at_k(samples: Iterable[tuple], k: int) -> Optional[float]:
+    """Mean pass@k over tasks given (n, c) per task."""
+    data = [pass_at_k(n, c, k) for n, c in samples]
+    return sum(data) / len(data) if data else None
+
+
+def roofline_bound_us(flops: float, nbytes: float, peak_flops: float, peak_bytes_per_s: float) -> float:
+    """The shortest time the roofline allows, in us."""
+    if peak_flops <= 0 or peak_bytes_per_s <= 0:
+        raise ValueError("peaks must be positive")
+    return 1e6 * max(flops / peak_flops, nbytes / peak_bytes_per_s)
+
+
+def roofline_fraction(bound_us: float, latency_us: Optional[float]) -> Optional[float]:
+    if latency_us is None:
+        return None
+    if latency_us <= 0:
+        raise ValueError("latencies must be positive")
+    return bound_us / latency_us
+
+
+# --- one method's row on one task --------------------------------------------------------------
+def best_latency(candidates: Sequence[dict]) -> Optional[float]:
+    """The fastest verified and timed candidate's latency."""
+    times = [c["latency_us"] for c in candidates if c["status"] == "ok" and c.get("latency_us") is not None]
+    return min(times) if times else None
+
+
+def first_ok(candidates: Sequence[dict]) -> bool:
+    return bool(candidates) and candidates[0]["status"] == "ok"
+
+
+# --- the whole report ----------------------------------------------------------------------------
+def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
+    """All metrics of a run, from `results["measurements"]` and `results["workloads"]`.
+
+    A measurement row: {"workload", "task" ("construction"|"improvement"), "method",
+    "status" ("measured"|"not_available"|"not_applicable"), "candidates": [{"status",
+    "latency_us", ...}], "time_s" (wall time to the method's verified answer or None), "k"}.
+    """
+    rows = [r for r in results["measurements"] if r["status"] == "measured"]
+    workloads = {w["name"]: w for w in results["workloads"]}
+    methods = sorted({r["method"] for r in rows})
+    latency = {m: {} for m in methods}                 # construction task latencies per method
+    for r in rows:
+        if r["task"] == "construction":
+            latency[r["method"]][r["workload"]] = best_latency(r["candidates"])
+
+    out: dict = {"methods": {}, "baselines": [b for b in ("unscheduled", "dlight") if b in latency]}
+    for m in methods:
+        mine = [r for r in rows if r["method"] == m]
+        entry: dict = {"tasks": {}, "taxonomy": taxonomy(c["status"] for r in mine for c in r["candidates"])}
+        for task in ("construction", "improvement"):
+            tr = [r for r in mine if r["task"] == task]
+            if not tr:
+                continue
+            times = [r["time_s"] for r in tr if r.get("time_s") is not None and best_latency(r["candidates"]) is not None]
+            t_entry = {
+                "n": len(tr),
+                "solved": sum(best_latency(r["candidates"]) is not None for r in tr),
+                "first_answer_correct": first_answer_correctness(first_ok(r["candidates"]) for r in tr),
+                "time_to_verified_s": {"median": median(times), "p90": percentile(times, 90.0), "n": len(times)},
+            }
+            ks = sorted({r["k"] for r in tr if r.get("k")})
+            if ks:
+                samples = [(len(r["candidates"]), sum(c["status"] == "ok" for c in r["candidates"])) for r in tr]
+                t_entry["pass_at_k"] = {str(k): mean_pass_at_k(samples, k) for k in _k_values(max(ks))
+                                        if all(n >= k for n, _ in samples)}
+            if task == "improvement":
+                t_entry["speedup_over_existing"] = speedup_summary(
+                    {r["workload"]: r.get("existing_latency_us") for r in tr},
+                    {r["workload"]: best_latency(r["candidates"]) for r in tr}, thresholds)
+            entry["tasks"][task] = t_entry
+        for base in out["baselines"]:
+            if m in latency and latency[m]:
+                entry[f"over_{base}"] = speedup_summary(latency[base], latency[m], thresholds)
+        roof = {}
+        for name, lat in latency.get(m, {}).items():
+            w = workloads.get(name)
+            if w and w.get("roofline_us") is not None and lat is not None:
+                roof[name] = roofline_fraction(w["roofline_us"], lat)
+        entry["roofline_fraction"] = {"per_task": roof, "median": median(roof.values())}
+        families: dict = {}
+        for base in out["baselines"]:
+            for name, s in (entry.get(f"over_{base}") or {}).get("per_task", {}).items():
+                fam = workloads.get(name, {}).get("family", "?")
+                families.setdefault(base, {}).setdefault(fam, []).append(s)
+        entry["families"] = {
+            base: {fam: {"tasks": len(v), "solved": sum(s is not None for s in v),
+                         "geomean": geomean([s for s in v if s is not None])} for fam, v in sorted(fams.items())}
+            for base, fams in families.items()}
+        out["methods"][m] = entry
+    return out
+
+
+def _k_values(k_max: int) -> list:
+    return sorted({k for k in (1, 2, 4, 8, 16, 32, 64, k_max) if k <= k_max})

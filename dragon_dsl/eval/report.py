@@ -1,0 +1,217 @@
+"""`report.md` and its plots from a results dict (the content of `results.json`).
+
+Everything shown is read from `results["metrics"]` (computed by metrics.summarize from the
+raw measurements) or from the measurements themselves; nothing here computes a new figure
+except per-method means for the plots' positions. Plots are matplotlib PNGs (Agg backend).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SECTIONS = ("## Setup", "## Methods", "## Speed-ups", "## Correctness and time to a verified kernel",
+            "## Failure taxonomy", "## Roofline", "## Per family", "## Per workload", "## Plots")
+PLOTS = ("speedup_distribution.png", "time_vs_quality.png", "per_family.png")
+
+
+def _f(x, fmt="{:.2f}") -> str:
+    return "–" if x is None else fmt.format(x)
+
+
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def markdown(results: dict) -> str:
+    met = results["metrics"]
+    methods = list(met["methods"])
+    info = results["methods"]
+    lines = ["# Little Dragon evaluation", "",
+             f"{len(results['workloads'])} workloads, {len({w['family'] for w in results['workloads']})} families, "
+             f"target `{json.dumps(results['target'])}`, device `{results['device']}`.", "",
+             "## Setup", "", "Command:", "", "```", " ".join(results["command"]), "```", "",
+             "| | |", "|---|---|"]
+    for k, v in results["versions"].items():
+        lines.append(f"| {k} | {v} |")
+    s = results["settings"]
+    peaks = results["peaks"]
+    lines += [f"| budgets | {s['budgets']} |", f"| k (model) | {s['k']} |", f"| verifier input sets | {s['seeds']} |",
+              f"| timing repeats | {s['repeat']} |", f"| start-up (engine, references) | {results['startup_s']:.1f} s |",
+              f"| total wall time | {results['wall_s']:.1f} s |",
+              f"| results cache | {results['cache']['rows_before']} rows before, {results['cache']['rows_after']} after |",
+              "", f"Peaks ({peaks['source']}): " + ", ".join(f"{d} {v / 1e12:.3g} TFLOP/s" for d, v in peaks["flops"].items())
+              + f", memory {peaks['bytes_per_s'] / 1e12:.3g} TB/s." + "".join(f" {n}." for n in peaks.get("notes", [])), ""]
+    if results["problems"]:
+        lines += ["Inputs left out:", ""] + [f"- {p}" for p in results["problems"]] + [""]
+
+    lines += ["## Methods", "", "| method | measured | not available | not applicable | why not |", "|---|---|---|---|---|"]
+    for name, e in info.items():
+        lines.append(f"| {name} | {e['measured']} | {e['not_available']} | {e['not_applicable']} | "
+                     f"{'; '.join(e['reasons'])[:200]} |")
+    lines.append("")
+
+    lines += ["## Speed-ups", "",
+              "Speed-up = baseline latency / method latency (fastest verified candidate). Shares count every task "
+              "with a baseline (an unsolved task reaches no threshold); geometric mean and median are over the "
+              "solved tasks.", ""]
+    for base in met["baselines"]:
+        lines += [f"Over **{base}**:", "", "| method | tasks | solved | >= 1.0x | >= 1.2x | >= 1.5x | geomean | median |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for name in methods:
+            sp = met["methods"][name].get(f"over_{base}")
+            if not sp or name == base:
+                continue
+            sh = sp["share_at_least"]
+            lines.append(f"| {name} | {sp['tasks']} | {sp['solved']} | {_pct(sh.get('1'))} | {_pct(sh.get('1.2'))} | "
+                         f"{_pct(sh.get('1.5'))} | {_f(sp['geomean'])} | {_f(sp['median'])} |")
+        lines.append("")
+    if "dlight" not in met["baselines"]:
+        lines += ["Over **dlight**: not applicable on this target (dlight schedules GPU targets only).", ""]
+
+    lines += ["## Correctness and time to a verified kernel", "",
+              "First-answer correctness: share of tasks whose first candidate was verified. Time: wall seconds from "
+              "the method's start to its verified answer (search or generation included; engine start-up excluded).", "",
+              "| method | task | tasks | solved | first answer correct | time median s | time p90 s | pass@k |",
+              "|---|---|---|---|---|---|---|---|"]
+    for name in methods:
+        for task, t in met["methods"][name]["tasks"].items():
+            pk = ", ".join(f"@{k}: {_pct(v)}" for k, v in (t.get("pass_at_k") or {}).items())
+            tt = t["time_to_verified_s"]
+            lines.append(f"| {name} | {task} | {t['n']} | {t['solved']} | {_pct(t['first_answer_correct'])} | "
+                         f"{_f(tt['median'])} | {_f(tt['p90'])} | {pk or '–'} |")
+    imp = [(n, met["methods"][n]["tasks"]["improvement"]) for n in methods
+           if "improvement" in met["methods"][n]["tasks"] and "speedup_over_existing" in met["methods"][n]["tasks"]["improvement"]]
+    if imp:
+        lines += ["", "Improvement over the existing script:", "", "| method | tasks | solved | >= 1.0x | geomean |",
+                  "|---|---|---|---|---|"]
+        for n, t in imp:
+            sp = t["speedup_over_existing"]
+            lines.append(f"| {n} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | "
+                         f"{_f(sp['geomean'])} |")
+    lines.append("")
+
+    lines += ["## Failure taxonomy", "", "Failed candidates by stage (parse and type: the script; replay, build, "
+              "launch, numeric, timeout: the engine).", ""]
+    cats = list(next(iter(met["methods"].values()))["taxonomy"]) if methods else []
+    lines += ["| method | " + " | ".join(cats) + " |", "|---" * (len(cats) + 1) + "|"]
+    for name in methods:
+        tx = met["methods"][name]["taxonomy"]
+        lines.append(f"| {name} | " + " | ".join(str(tx[c]) for c in cats) + " |")
+    lines.append("")
+
+    lines += ["## Roofline", "", "Fraction of the roofline bound reached (bound = max(FLOPs / peak, compulsory bytes / "
+              "bandwidth); 100% = at the roofline). Median per method:", "", "| method | median | tasks |", "|---|---|---|"]
+    for name in methods:
+        rf = met["methods"][name]["roofline_fraction"]
+        lines.append(f"| {name} | {_pct(rf['median'])} | {len(rf['per_task'])} |")
+    lines.append("")
+
+    lines += ["## Per family", ""]
+    base = met["baselines"][-1] if met["baselines"] else None
+    if base:
+        fams = sorted({f for n in methods for f in met["methods"][n].get("families", {}).get(base, {})})
+        shown = [n for n in methods if n != base]
+        lines += [f"Geometric-mean speed-up over **{base}** (solved/tasks):", "",
+                  "| family | " + " | ".join(shown) + " |", "|---" * (len(shown) + 1) + "|"]
+        for fam in fams:
+            cells = []
+            for n in shown:
+                c = met["methods"][n].get("families", {}).get(base, {}).get(fam)
+                cells.append("–" if not c else f"{_f(c['geomean'])} ({c['solved']}/{c['tasks']})")
+            lines.append(f"| {fam} | " + " | ".join(cells) + " |")
+    lines.append("")
+
+    lines += ["## Per workload", "", "Latency in us of the fastest verified candidate (– none; n/a not applicable or "
+              "not available).", ""]
+    lat = {}
+    for r in results["measurements"]:
+        if r["task"] != "construction":
+            continue
+        if r["status"] != "measured":
+            lat[(r["workload"], r["method"])] = "n/a"
+        else:
+            ok = [c["latency_us"] for c in r["candidates"] if c["status"] == "ok" and c.get("latency_us") is not None]
+            lat[(r["workload"], r["method"])] = f"{min(ok):.2f}" if ok else "–"
+    cols = [n for n in info if any(k[1] == n for k in lat)]
+    lines += ["| workload | family | GFLOP | MB | roofline us | " + " | ".join(cols) + " |",
+              "|---" * (len(cols) + 5) + "|"]
+    for w in results["workloads"]:
+        lines.append(f"| {w['name']} | {w['family']} | {w['flops'] / 1e9:.3g} | {w['bytes'] / 1e6:.3g} | "
+                     f"{w['roofline_us']:.3g} | " + " | ".join(lat.get((w["name"], c), "") for c in cols) + " |")
+    lines += ["", "## Plots", ""] + [f"![{p[:-4]}]({p})" for p in PLOTS] + [""]
+    return "\n".join(lines)
+
+
+def plots(results: dict, out_dir) -> list:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    met = results["metrics"]
+    base = met["baselines"][-1] if met["baselines"] else None
+    names = [n for n in met["methods"] if n != base]
+    written = []
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    data = [[s for s in met["methods"][n].get(f"over_{base}", {}).get("per_task", {}).values() if s] for n in names]
+    shown = [(n, d) for n, d in zip(names, data) if d]
+    if shown:
+        ax.boxplot([d for _, d in shown], showfliers=True)
+        ax.set_xticks(range(1, len(shown) + 1), [n for n, _ in shown], rotation=30, ha="right")
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_ylabel(f"speed-up over {base} (log)")
+    ax.set_title("Speed-up distribution per method")
+    fig.tight_layout()
+    fig.savefig(out / PLOTS[0], dpi=120)
+    plt.close(fig)
+    written.append(out / PLOTS[0])
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for n in names:
+        per = met["methods"][n].get(f"over_{base}", {}).get("per_task", {})
+        pts = [(r["time_s"], per.get(r["workload"])) for r in results["measurements"]
+               if r["method"] == n and r["task"] == "construction" and r.get("time_s") and per.get(r["workload"])]
+        if pts:
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=n, s=18)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("time to a verified kernel (s, log)")
+    ax.set_ylabel(f"speed-up over {base} (log)")
+    ax.set_title("Time to solution versus quality")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / PLOTS[1], dpi=120)
+    plt.close(fig)
+    written.append(out / PLOTS[1])
+
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    fams = sorted({f for n in names for f in met["methods"][n].get("families", {}).get(base, {})})
+    width = 0.8 / max(1, len(names))
+    for i, n in enumerate(names):
+        per = met["methods"][n].get("families", {}).get(base, {})
+        vals = [(per.get(f) or {}).get("geomean") or 0.0 for f in fams]
+        ax.bar([j + i * width for j in range(len(fams))], vals, width, label=n)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(fams))], fams, rotation=30, ha="right")
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_ylabel(f"geomean speed-up over {base}")
+    ax.set_title("Per-family breakdown (0 = not solved)")
+    if names:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / PLOTS[2], dpi=120)
+    plt.close(fig)
+    written.append(out / PLOTS[2])
+    return written
+
+
+def write(results: dict, out_dir) -> Path:
+    out = Path(out_dir)
+    plots(results, out)
+    path = out / "report.md"
+    path.write_text(markdown(results), encoding="utf-8")
+    return path
