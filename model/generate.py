@@ -165,7 +165,7 @@ class Generator:
             if ended:
                 out.stop = "eos"
                 break
-            stmt = self.tokenizer.decode(tokens, skip_special_tokens=False) if ok else ""
+            stmt = self.tokenizer.decode(tokens, skip_special_tokens=False)
             new_env, why = (replay_prefix(out.body + stmt, mod, kind) if ok else (None, "statement too long"))
             if new_env is None:
                 out.rejected += 1

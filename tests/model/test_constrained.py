@@ -1,0 +1,106 @@
+"""Constrained decoding never emits a script that fails the parser, the checker or TVM's replay,
+and the statement grammar accepts every real MetaSchedule script."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+WORKLOADS = ["matmul_64", "sfm_0", "c2d_0", "row_sum_64x256", "matmul_bias_32"]
+
+
+@pytest.fixture(scope="module")
+def random_generator():
+    """A random-init toy model: the worst case for the mask and the pruning."""
+    from dragon_model.generate import Generator
+    from dragon_model.tokenizer import build_tokenizer
+    from dragon_model.train import make_model
+
+    tok = build_tokenizer()
+    return Generator(make_model(tok, "toy", max_positions=2048, seed=7).eval(), tok, max_statements=10, retries=3)
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000), workload=st.sampled_from(WORKLOADS), temperature=st.sampled_from([0.0, 1.0, 2.0]))
+def test_decoding_never_emits_rejected_text(random_generator, seed, workload, temperature):
+    from dragon_dsl import check_text
+    from dragon_dsl.diagnostics import Severity
+    from dragon_dsl.tvm.replay import replay
+
+    path = DATA / "workloads" / f"{workload}.tvmscript"
+    g = random_generator.generate(path, {"kind": "llvm", "num-cores": 2}, temperature=temperature, seed=seed)
+    program, diags = check_text(g.body)
+    assert not [d for d in diags if d.severity is Severity.ERROR], (g.body, diags)
+    result = replay(program, path)
+    assert result.ok, (g.body, result.diagnostics)
+    assert g.stop in ("eos", "retries", "max_statements", "max_tokens")
+
+
+def test_rejected_statements_are_rolled_back(random_generator):
+    """A random model proposes statements TVM or the checker refuses; none of them survives."""
+    g = random_generator.generate(DATA / "workloads" / "matmul_64.tvmscript", "llvm", temperature=1.5, seed=3)
+    assert g.rejected >= len(g.rejections) > 0
+    for stmt, why in g.rejections:
+        assert stmt and why
+        if why != "statement too long":
+            assert stmt not in g.body.splitlines()
+
+
+def _statements(body: str):
+    for line in body.splitlines(keepends=True):
+        if line == "\n":
+            continue
+        yield "\npostproc:\n" if line == "postproc:\n" else line
+
+
+def test_statement_grammar_accepts_real_scripts():
+    """Every statement of real llvm traces is in the grammar of its prefix's state: the mask never
+    removes what MetaSchedule itself writes."""
+    import xgrammar as xgr
+
+    from dragon_dsl import from_trace_json
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.grammar import statement_grammar
+    from dragon_model.replay_state import replay_prefix
+    from dragon_model.tokenizer import build_tokenizer, token_strings
+
+    tok = build_tokenizer()
+    info = xgr.TokenizerInfo(token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id])
+    compiler = xgr.GrammarCompiler(info, max_threads=1)
+    records = [json.loads(line) for name in ("design_spaces", "sampled")
+               for line in open(DATA / "traces" / f"{name}.jsonl", encoding="utf-8")]
+    records = [r for r in records if isinstance(r["target"], dict)]
+    for rec in random.Random(0).sample(records, 6):
+        mod = load_workload(DATA / "workloads" / f"{rec['workload']}.tvmscript")
+        prefix = ""
+        for stmt in _statements(from_trace_json(rec["trace"])):
+            env, why = replay_prefix(prefix, mod, "llvm")
+            assert env is not None, why
+            matcher = xgr.GrammarMatcher(compiler.compile_grammar(statement_grammar(env)),
+                                         terminate_without_stop_token=True)
+            ids = tok(stmt, add_special_tokens=False)["input_ids"]
+            assert all(matcher.accept_token(i) for i in ids) and matcher.is_terminated(), (rec["workload"], stmt)
+            prefix += stmt
+
+
+def test_grammar_knows_live_names_and_shapes():
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.grammar import statement_grammar
+    from dragon_model.replay_state import replay_prefix
+
+    mod = load_workload(DATA / "workloads" / "matmul_64.tvmscript")
+    body = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4, l5 = split(l1, [8, 8])\n'
+    env, why = replay_prefix(body, mod, "llvm")
+    assert why is None
+    assert set(env.loops) == {"l2", "l3", "l4", "l5"}  # l1 was consumed by split
+    assert env.loops["l4"] == 8 and env.counter == 6
+    grammar = statement_grammar(env)
+    assert '"l6, l7, l8 = get_loops(" ' in grammar and '"b0"' in grammar
+    assert "bind(" not in grammar  # no thread axes on a CPU
+    assert env.blocks["b0"]["loops"] == 4
