@@ -254,6 +254,12 @@ def model_suggest():
         return None, f"dragon_model cannot be imported: {exc}"
     fn = getattr(dragon_model, "suggest", None)
     if not callable(fn):
+        try:
+            from dragon_model import api
+        except ImportError:
+            return None, "dragon_model has no suggest() yet"
+        fn = getattr(api, "suggest", None)
+    if not callable(fn):
         return None, "dragon_model has no suggest() yet"
     return fn, ""
 
@@ -290,7 +296,12 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
         extra["existing_latency_us"] = existing_latency_us
     if suggest is None:
         return _row(entry, task, name, "not_available", why, **extra)
-    texts, gen_s = _suggestions(ctx, entry, suggest, n, task, script)
+    try:
+        texts, gen_s = _suggestions(ctx, entry, suggest, n, task, script)
+    except FileNotFoundError as exc:   # no trained weights for this target
+        return _row(entry, task, name, "not_available", f"no model: {exc}", **extra)
+    except Exception as exc:  # the model's own failure on this task: an unsolved task, with the reason
+        return _row(entry, task, name, reason=f"suggest() raised {type(exc).__name__}: {str(exc)[:200]}", **extra)
     row = _row(entry, task, name, **extra)
     cands: list = [None] * len(texts)
     traces, where = [], []

@@ -1,0 +1,101 @@
+"""`dragon eval` end to end on the CPU: two tiny llvm workloads, the unscheduled baseline,
+MetaSchedule at 2 trials, one random design-space sample, and an existing script (the
+improvement task). Checks the report's structure, that results.json's metrics are
+recomputed from its raw measurements, and that a rerun measures nothing new."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dragon_dsl import from_trace_json
+from dragon_dsl.cli.main import main
+from dragon_dsl.eval import metrics as M
+from dragon_dsl.eval.report import PLOTS, SECTIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = '{"kind": "llvm", "num-cores": 2}'
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    wl = tmp_path_factory.mktemp("workloads")
+    shutil.copy(ROOT / "tests/data/workloads/transpose_64x32.tvmscript", wl)
+    shutil.copy(ROOT / "dragon_dsl/examples/matmul_256.tvmscript", wl)
+    trace = json.loads((ROOT / "dragon_dsl/examples/matmul_256.llvm.trace.json").read_text())
+    (wl / "matmul_256.dragon").write_text(from_trace_json(trace, workload="matmul_256.tvmscript",
+                                                          target=json.loads(TARGET)))
+    out = tmp_path_factory.mktemp("out")
+    argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled,metaschedule,ms-random",
+            "--budgets", "2", "--repeat", "3", "--out", str(out)]
+    assert main(argv) == 0
+    first = json.loads((out / "results.json").read_text())
+    report = (out / "report.md").read_text()
+    databases = {p: p.stat().st_mtime_ns for p in out.glob("metaschedule/*/*/database_tuning_record.json")}
+    assert main(argv) == 0
+    second = json.loads((out / "results.json").read_text())
+    return out, first, report, databases, second
+
+
+def test_report_structure(runs):
+    out, first, report, _, _ = runs
+    for heading in SECTIONS:
+        assert heading in report
+    for png in PLOTS:
+        data = (out / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+    assert "dragon eval --workloads" in report and first["command"][:2] == ["dragon", "eval"]
+    assert first["versions"]["tvm"] and "measured" in first["peaks"]["source"]
+    names = {r["method"] for r in first["measurements"]}
+    assert names == {"unscheduled", "metaschedule-2", "ms-random", "existing-script"}
+    for w in ("matmul_256", "transpose_64x32"):
+        assert f"| {w} |" in report
+
+
+def test_measurements_are_real(runs):
+    _, first, _, _, _ = runs
+    assert first["cache"]["rows_before"] == 0 and first["cache"]["rows_after"] > 0
+    for row in first["measurements"]:
+        assert row["status"] == "measured", row
+        assert row["candidates"], row
+        for c in row["candidates"]:
+            assert c["status"] == "ok", c                  # the engine verified it against the reference
+            assert c["latency_us"] > 0    # (a trace two methods both found is measured once: cached for the second)
+        assert row["time_s"] > 0
+    ms = [r for r in first["measurements"] if r["method"] == "metaschedule-2"]
+    assert all(r["ms_records"] >= 1 and r["ms_valid"] >= 1 and r["trials"] == 2 for r in ms)
+    improvement = [r for r in first["measurements"] if r["task"] == "improvement"]
+    assert [(r["workload"], r["improves"]) for r in improvement] == [("matmul_256", "matmul_256.dragon")]
+
+
+def test_metrics_recompute_from_raw(runs):
+    _, first, _, _, _ = runs
+    assert json.loads(json.dumps(M.summarize(first))) == first["metrics"]
+    # and by hand: speed-up of each method over the unscheduled program from the raw latencies
+    base = {r["workload"]: r["candidates"][0]["latency_us"] for r in first["measurements"]
+            if r["method"] == "unscheduled"}
+    for r in first["measurements"]:
+        if r["task"] != "construction" or r["method"] == "unscheduled":
+            continue
+        best = min(c["latency_us"] for c in r["candidates"] if c["status"] == "ok")
+        got = first["metrics"]["methods"][r["method"]]["over_unscheduled"]["per_task"][r["workload"]]
+        assert got == pytest.approx(base[r["workload"]] / best)
+    roof = first["metrics"]["methods"]["unscheduled"]["roofline_fraction"]["per_task"]
+    for w in first["workloads"]:
+        assert roof[w["name"]] == pytest.approx(w["roofline_us"] / base[w["name"]])
+
+
+def test_rerun_reuses_the_caches(runs):
+    out, first, _, databases, second = runs
+    assert databases, "MetaSchedule kept no databases"
+    assert second["cache"]["rows_before"] == second["cache"]["rows_after"] == first["cache"]["rows_after"]
+    assert all(c["cached"] for r in second["measurements"] for c in r["candidates"])
+    for p, mtime in databases.items():
+        assert p.stat().st_mtime_ns == mtime          # no second search
+    key = lambda r: (r["workload"], r["task"], r["method"])  # noqa: E731
+    t1 = {key(r): r["time_s"] for r in first["measurements"]}
+    assert {key(r): r["time_s"] for r in second["measurements"]} == t1
+    assert second["peaks"] == first["peaks"]

@@ -1,0 +1,132 @@
+"""Every metric of the evaluation against values computed by hand (pure, no TVM)."""
+
+import math
+
+import pytest
+
+from dragon_dsl.eval import metrics as M
+
+
+@pytest.mark.parametrize("values, p, want", [
+    ([3.0, 1.0, 2.0], 50, 2.0),
+    ([1.0, 2.0, 3.0, 4.0], 50, 2.5),
+    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 90, 9.1),   # position 9 * 0.9 = 8.1
+    ([10.0, 20.0], 90, 19.0),                                          # position 0.9
+    ([5.0], 90, 5.0),
+    ([], 50, None),
+])
+def test_percentile(values, p, want):
+    got = M.percentile(values, p)
+    assert (got is None and want is None) or got == pytest.approx(want)
+
+
+def test_median_and_geomean():
+    assert M.median([4.0, 1.0, 9.0]) == 4.0
+    assert M.geomean([1.0, 4.0]) == pytest.approx(2.0)
+    assert M.geomean([2.0, 8.0, 4.0]) == pytest.approx(4.0)
+    assert M.geomean([]) is None
+    with pytest.raises(ValueError):
+        M.geomean([1.0, 0.0])
+
+
+@pytest.mark.parametrize("n, c, k, want", [
+    (8, 0, 1, 0.0),
+    (8, 8, 4, 1.0),
+    (8, 2, 1, 2 / 8),
+    (8, 2, 4, 1 - math.comb(6, 4) / math.comb(8, 4)),   # 1 - 15/70
+    (4, 1, 2, 0.5),                                     # 1 - C(3,2)/C(4,2) = 1 - 3/6
+    (5, 4, 2, 1.0),                                     # n - c < k
+])
+def test_pass_at_k(n, c, k, want):
+    assert M.pass_at_k(n, c, k) == pytest.approx(want)
+
+
+def test_pass_at_k_rejects_impossible():
+    with pytest.raises(ValueError):
+        M.pass_at_k(2, 3, 1)
+    with pytest.raises(ValueError):
+        M.pass_at_k(2, 1, 3)
+    assert M.mean_pass_at_k([(4, 1), (4, 0)], 2) == pytest.approx(0.25)
+
+
+def test_speedup_summary_by_hand():
+    base = {"a": 100.0, "b": 50.0, "c": 30.0, "d": None}
+    meth = {"a": 50.0, "b": 45.0, "c": None, "d": 1.0}       # 2.0x, 1.111x, unsolved; d has no baseline
+    s = M.speedup_summary(base, meth)
+    assert s["tasks"] == 3 and s["solved"] == 2
+    assert s["per_task"] == {"a": pytest.approx(2.0), "b": pytest.approx(50 / 45), "c": None}
+    assert s["share_at_least"] == {"1": pytest.approx(2 / 3), "1.2": pytest.approx(1 / 3), "1.5": pytest.approx(1 / 3)}
+    assert s["geomean"] == pytest.approx(math.sqrt(2.0 * 50 / 45))
+    assert s["median"] == pytest.approx((2.0 + 50 / 45) / 2)
+
+
+def test_first_answer_and_taxonomy():
+    assert M.first_answer_correctness([True, False, False, True]) == 0.5
+    assert M.first_answer_correctness([]) is None
+    got = M.taxonomy(["ok", "parse_error", "type_error", "type_error", "replay_error", "build_error",
+                      "numeric_mismatch", "unwritten_output", "timeout", "launch_error"])
+    assert got == {"parse": 1, "type": 2, "replay": 1, "build": 1, "launch": 1, "numeric": 2, "timeout": 1}
+    with pytest.raises(ValueError):
+        M.failure_category("exploded")
+
+
+def test_roofline():
+    # 2 GFLOP at 1 TFLOP/s = 2 ms; 1 GB at 1 TB/s = 1 ms: compute bound, 2000 us
+    assert M.roofline_bound_us(2e9, 1e9, 1e12, 1e12) == pytest.approx(2000.0)
+    assert M.roofline_bound_us(0, 4.8e6, 67e12, 4.8e12) == pytest.approx(1.0)   # H200: 4.8 MB in 1 us
+    assert M.roofline_fraction(2000.0, 4000.0) == 0.5
+    assert M.roofline_fraction(1.0, None) is None
+
+
+def _cand(status, lat=None):
+    return {"status": status, "latency_us": lat}
+
+
+def test_summarize_by_hand():
+    results = {
+        "workloads": [{"name": "w1", "family": "mm", "roofline_us": 5.0},
+                      {"name": "w2", "family": "sm", "roofline_us": 1.0}],
+        "measurements": [
+            {"workload": "w1", "task": "construction", "method": "unscheduled", "status": "measured",
+             "candidates": [_cand("ok", 100.0)], "time_s": 1.0},
+            {"workload": "w2", "task": "construction", "method": "unscheduled", "status": "measured",
+             "candidates": [_cand("ok", 10.0)], "time_s": 3.0},
+            {"workload": "w1", "task": "construction", "method": "model-best-of-4", "status": "measured", "k": 4,
+             "candidates": [_cand("parse_error"), _cand("ok", 25.0), _cand("ok", 20.0), _cand("build_error")],
+             "time_s": 7.0},
+            {"workload": "w2", "task": "construction", "method": "model-best-of-4", "status": "measured", "k": 4,
+             "candidates": [_cand("ok", 8.0), _cand("numeric_mismatch"), _cand("timeout"), _cand("type_error")],
+             "time_s": 2.0},
+            {"workload": "w1", "task": "construction", "method": "dlight", "status": "not_applicable",
+             "candidates": [], "time_s": None},
+        ],
+    }
+    s = M.summarize(results)
+    assert s["baselines"] == ["unscheduled"]
+    mb = s["methods"]["model-best-of-4"]
+    over = mb["over_unscheduled"]
+    assert over["per_task"] == {"w1": pytest.approx(5.0), "w2": pytest.approx(1.25)}
+    assert over["geomean"] == pytest.approx(math.sqrt(5.0 * 1.25))
+    assert over["share_at_least"] == {"1": 1.0, "1.2": 1.0, "1.5": 0.5}
+    t = mb["tasks"]["construction"]
+    assert t["first_answer_correct"] == 0.5
+    assert t["time_to_verified_s"]["median"] == pytest.approx(4.5)
+    assert t["time_to_verified_s"]["p90"] == pytest.approx(2.0 + 0.9 * 5.0)
+    # w1: 2 of 4 correct; w2: 1 of 4. pass@1 = (0.5 + 0.25) / 2; pass@2 = ((1 - 1/6) + (1 - 3/6)) / 2
+    assert t["pass_at_k"]["1"] == pytest.approx(0.375)
+    assert t["pass_at_k"]["2"] == pytest.approx(((1 - 1 / 6) + 0.5) / 2)
+    assert t["pass_at_k"]["4"] == pytest.approx(1.0)
+    assert mb["taxonomy"] == {"parse": 1, "type": 1, "replay": 0, "build": 1, "launch": 0, "numeric": 1,
+                              "timeout": 1}
+    assert mb["roofline_fraction"]["per_task"] == {"w1": pytest.approx(0.25), "w2": pytest.approx(0.125)}
+    assert mb["families"]["unscheduled"]["mm"]["geomean"] == pytest.approx(5.0)
+    assert "dlight" not in s["methods"]       # not measured anywhere
+
+
+def test_improvement_speedup_over_existing():
+    results = {"workloads": [{"name": "w", "family": "f", "roofline_us": None}], "measurements": [
+        {"workload": "w", "task": "improvement", "method": "model-first", "status": "measured", "k": 1,
+         "existing_latency_us": 30.0, "candidates": [_cand("ok", 20.0)], "time_s": 1.0}]}
+    t = M.summarize(results)["methods"]["model-first"]["tasks"]["improvement"]
+    assert t["speedup_over_existing"]["per_task"] == {"w": pytest.approx(1.5)}
+    assert t["first_answer_correct"] == 1.0
