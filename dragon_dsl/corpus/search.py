@@ -258,6 +258,9 @@ class SearchRun:
         """Create run.json, or check that the existing one has this configuration."""
         self.dir.mkdir(parents=True, exist_ok=True)
         self.records_dir.mkdir(exist_ok=True)
+        for stray in self.records_dir.glob(".*.tmp"):  # a write cut short by a kill; its record is redone
+            if _pid_of(stray) != os.getpid() and not _alive(_pid_of(stray)):
+                stray.unlink(missing_ok=True)
         path = self.dir / "run.json"
         mine = self._identity()
         if not path.exists():
@@ -429,6 +432,27 @@ def _differences(stored: dict, mine: dict, prefix: str = "") -> list:
         elif a != b:
             out.append(f"{prefix}{key}: was {json.dumps(a)}, now {json.dumps(b)}")
     return out
+
+
+def _pid_of(tmp: Path) -> int:
+    try:
+        return int(tmp.name.rsplit(".", 2)[-2])
+    except (ValueError, IndexError):
+        return -1
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process of this machine still writes that file (another shard); a file of another
+    machine's shard on a shared folder is only left alone while a local pid of that number lives."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _last_line(exc: BaseException) -> str:

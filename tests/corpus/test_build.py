@@ -158,3 +158,20 @@ def test_bad_workload_folders_get_clear_errors(tmp_path):
     (tmp_path / "manifest.jsonl").write_text('{"name": "../a", "family": "f", "params": {}, "hash": "1"}\n')
     with pytest.raises(RunConfigError, match="bad workload name"):
         read_manifest(tmp_path)
+
+
+def test_open_removes_writes_cut_short_and_refuses_other_configs(tmp_path):
+    from dragon_dsl.corpus.search import SearchConfig, SearchRun
+
+    cfg = SearchConfig(target={"kind": "llvm", "num-cores": 2}, budget=2)
+    run = SearchRun(tmp_path / "run", tmp_path, cfg)
+    run.open()
+    dead = 2 ** 22 + 12345  # above the default pid_max of 2**22: no such process
+    stray = run.records_dir / f".w.json.{dead}.tmp"
+    stray.write_text("{")
+    run.open()
+    assert not stray.exists()
+    other = SearchRun(tmp_path / "run", tmp_path, SearchConfig(target={"kind": "llvm", "num-cores": 2}, budget=2,
+                                                                seed=5))
+    with pytest.raises(RunConfigError, match="seed: was 0, now 5"):
+        other.open()
