@@ -49,8 +49,8 @@ def cmd_search(args, out: Console, err: Console) -> int:
                            init_min_unmeasured=min(args.population, 32), device=args.device,
                            timeout_s=args.timeout, cache=not args.no_cache, baselines=not args.no_baselines)
         run = SearchRun(args.out, args.workloads_dir, cfg, workers=args.workers)
+        run.select(shard, args.limit)  # a bad manifest fails here, before a run folder or a worker exists
         run.open()
-        run.select(shard, args.limit)  # bad manifests fail here, before workers start
     except (RunConfigError, ValueError) as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
