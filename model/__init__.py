@@ -1,1 +1,27 @@
-"""dragon_model: the schedule-writing model, its training and constrained generation. Built in issue 6."""
+"""dragon_model: the schedule-writing model, its training and constrained generation (issue 6).
+
+    import dragon_model
+    dragon_model.suggest(workload="mm.tvmscript", target="llvm", script=None, n=3, model_path=None) -> [script text]
+    dragon_model.recommend("mm.tvmscript", target="llvm", k=4) -> Recommendation (verified, timed, or searched)
+
+Modules: render (workload -> prompt), tokenizer (vocabulary from the instruction table),
+data (corpus rows -> examples), toy_corpus, train (SFT), rl (GRPO from execution),
+grammar + replay_state + generate (constrained decoding), api, evaluate.
+Importing this package imports neither torch nor TVM; the functions below do, when called.
+"""
+
+from __future__ import annotations
+
+
+def suggest(workload=None, target="llvm", script=None, n=1, model_path=None, **kw):
+    """Up to n scripts (header included) that check and replay on the workload; see api.suggest."""
+    from dragon_model.api import suggest as _suggest
+
+    return _suggest(workload=workload, target=target, script=script, n=n, model_path=model_path, **kw)
+
+
+def recommend(workload, target="llvm", script=None, k=4, model_path=None, **kw):
+    """The fastest verified script from k model candidates, or from a budgeted search; see api.recommend."""
+    from dragon_model.api import recommend as _recommend
+
+    return _recommend(workload, target=target, script=script, k=k, model_path=model_path, **kw)

@@ -137,7 +137,7 @@ def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, 
         output_dir=str(Path(out) / "checkpoints"), max_steps=steps, learning_rate=lr, beta=beta,
         num_generations=generations, per_device_train_batch_size=generations, gradient_accumulation_steps=1,
         max_completion_length=max_completion_length, temperature=1.0, logging_steps=1, save_strategy="no",
-        report_to=[], seed=seed, use_cpu=not torch.cuda.is_available(), gradient_checkpointing=False,
+        report_to=[], seed=seed, use_cpu=not torch.cuda.is_available(),
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), disable_tqdm=True,
         generation_kwargs={"eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id})
     try:
