@@ -31,6 +31,9 @@ from dragon_dsl import table
 #: instructions the model never writes: they can change results or need registered intrinsics
 EXCLUDED = frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "tensorize", "cache_index",
                       "enter_postproc", "sample_partitioned_tile", "loop_partition", "merge"})
+#: keyword parameters the model never sets: split's disable_predication lets factors whose product
+#: exceeds the extent run out of bounds (a crash or wrong results that replay cannot see)
+UNSAFE_KEYWORDS = frozenset({("split", "disable_predication")})
 CPU_SCOPES = ("global", "local")
 MAX_TILE_N = 5
 MAX_FACTORS = 6
@@ -170,6 +173,8 @@ def _call(env: Env, inst, fixed: Optional[dict] = None) -> Optional[str]:
             parts.append(f"{sep}{rule}")
             first = False
         else:
+            if (inst.name, p.name) in UNSAFE_KEYWORDS:
+                continue
             if rule is None:
                 if p.required:
                     return None

@@ -101,6 +101,17 @@ def test_grammar_knows_live_names_and_shapes():
     assert set(env.loops) == {"l2", "l3", "l4", "l5"}  # l1 was consumed by split
     assert env.loops["l4"] == 8 and env.counter == 6
     grammar = statement_grammar(env)
-    assert '"l6, l7, l8 = get_loops(" ' in grammar and '"b0"' in grammar
+    assert '"l6, l7, l8, l9 = " "get_loops(" "b0" ")"' in grammar
     assert "bind(" not in grammar  # no thread axes on a CPU
     assert env.blocks["b0"]["loops"] == 4
+
+
+def test_unsafe_keywords_are_not_in_the_grammar():
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.grammar import statement_grammar
+    from dragon_model.replay_state import replay_prefix
+
+    env, _ = replay_prefix('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n',
+                           load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    grammar = statement_grammar(env)
+    assert "split(" in grammar and "disable_predication" not in grammar and "unsafe_set_dtype" not in grammar
