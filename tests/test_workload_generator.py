@@ -36,3 +36,13 @@ def test_workloads_command(tmp_path, capsys):
     assert dragon_main(["workloads", "--count", "5", "--families", "matmul,softmax", "-o", str(tmp_path)]) == 0
     assert len(list(tmp_path.glob("*.tvmscript"))) == 5
     assert dragon_main(["workloads", "--count", "5", "--families", "nope", "-o", str(tmp_path)]) == 2
+
+
+def test_max_flops_caps_the_work_and_still_reaches_the_count(tmp_path, capsys):
+    cap = 5e7
+    assert dragon_main(["workloads", "--count", "6", "--seed", "4", "--max-flops", str(cap), "-o", str(tmp_path)]) == 0
+    rows = [json.loads(x) for x in (tmp_path / "manifest.jsonl").read_text().splitlines()]
+    assert len(rows) == 6 and all(0 <= r["flops"] <= cap for r in rows)
+    uncapped = write(generate(6, seed=4), tmp_path / "all")
+    assert max(r["flops"] for r in uncapped) > cap, "the cap must have left something out for this seed"
+    assert dragon_main(["workloads", "--count", "2", "--max-flops", "0", "-o", str(tmp_path)]) == 2

@@ -192,18 +192,27 @@ def cmd_workloads(args, out: Console, err: Console) -> int:
 
     from dragon_dsl.corpus.workloads import generate, write
 
+    if args.max_flops is not None and args.max_flops <= 0:
+        err.print("error: --max-flops must be positive", markup=False)
+        return 2
+    pool = args.count * (20 if args.max_flops else 1)  # with a cap, draw more and stop at --count
     try:
-        specs = generate(args.count, seed=args.seed, families=args.families.split(",") if args.families else None)
+        specs = generate(pool, seed=args.seed, families=args.families.split(",") if args.families else None)
     except ValueError as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
-    written = 0
+    written = tried = 0
     with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
-        task = progress.add_task("building workloads", total=len(specs))
+        task = progress.add_task("building workloads", total=args.count)
         for spec in specs:
-            written += len(write([spec], args.output))
-            progress.advance(task)
-    err.print(f"{len(specs)} distinct specs, {written} new workload(s) written to {args.output} "
+            if written >= args.count:
+                break
+            tried += 1
+            new = len(write([spec], args.output, max_flops=args.max_flops))
+            written += new
+            progress.advance(task, new)
+    capped = f", {tried - written} over --max-flops or already there" if args.max_flops else ""
+    err.print(f"{tried} distinct specs{capped}; {written} new workload(s) written to {args.output} "
               f"(manifest.jsonl lists them)", markup=False)
     return 0
 
@@ -237,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--count", type=int, default=100)
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--families", help="comma-separated (default: all)")
+    gen.add_argument("--max-flops", type=float, help="leave out workloads with more floating-point work (TVM's estimate)")
     gen.add_argument("-o", "--output", required=True, help="folder for the .tvmscript files and manifest.jsonl")
     gen.set_defaults(func=cmd_workloads)
     from dragon_dsl.cli import eval as eval_cli  # dragon eval: the evaluation harness (issue 7)

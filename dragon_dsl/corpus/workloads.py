@@ -64,9 +64,13 @@ def generate(count: int, seed: int = 0, families: Iterable[str] | None = None, m
     return out
 
 
-def write(specs: Iterable[WorkloadSpec], out_dir: str | Path) -> list[dict]:
-    """Build and write each distinct workload; returns the manifest rows written."""
+def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float | None = None) -> list[dict]:
+    """Build and write each distinct workload; returns the manifest rows written.
+
+    `max_flops` leaves out workloads whose TVM-estimated floating-point work is larger (the
+    verifier runs the unscheduled program as its reference: a CPU corpus wants it fast)."""
     import tvm_ffi
+    from tvm.s_tir.analysis import estimate_tir_flops
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -83,9 +87,12 @@ def write(specs: Iterable[WorkloadSpec], out_dir: str | Path) -> list[dict]:
             h = str(tvm_ffi.structural_hash(mod))
             if h in hashes:
                 continue
+            flops = float(estimate_tir_flops(mod))
+            if max_flops is not None and flops > max_flops:
+                continue
             hashes.add(h)
             (out / f"{spec.name}.tvmscript").write_text(mod.script(), encoding="utf-8")
-            row = {"name": spec.name, "family": spec.family, "params": dict(spec.params), "hash": h}
+            row = {"name": spec.name, "family": spec.family, "params": dict(spec.params), "hash": h, "flops": flops}
             f.write(json.dumps(row) + "\n")
             f.flush()
             rows.append(row)
