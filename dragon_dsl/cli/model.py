@@ -1,6 +1,6 @@
 """`dragon suggest`, `dragon improve` and `dragon train`: the schedule model's commands.
 
-    dragon suggest WORKLOAD.tvmscript [--target llvm|cuda] [-k N] [--json] [-o OUT.dragon]
+    dragon suggest [WORKLOAD.tvmscript] [--target llvm|cuda] [-k N] [--json] [-o OUT.dragon]
     dragon improve WORKLOAD.tvmscript SCRIPT.dragon [--target ...] [-k N] [--json] [-o OUT.dragon]
     dragon train sft CORPUS -o MODEL_DIR [...]      (see dragon_model/train.py)
     dragon train rl CORPUS --model MODEL_DIR -o OUT [...]   (see dragon_model/rl.py)
@@ -16,15 +16,23 @@ from __future__ import annotations
 
 import json
 
+from pathlib import Path
+
 from dragon_dsl.cli.check import parse_target
 from dragon_dsl.cli.files import read_source, write_atomic
+
+EXAMPLE_WORKLOAD = Path(__file__).resolve().parent.parent / "examples" / "matmul_256.tvmscript"
 
 
 def add_commands(sub) -> None:
     for name, helptext in (("suggest", "write a verified schedule for a workload with the model"),
                            ("improve", "write a faster schedule from scratch, given a workload and a script")):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("workload", help="the workload (.tvmscript)")
+        if name == "suggest":  # the embedded default: the shipped 256^3 matmul, so `dragon suggest` runs as is
+            p.add_argument("workload", nargs="?", default=str(EXAMPLE_WORKLOAD),
+                           help="the workload (.tvmscript; default: the shipped matmul_256 example)")
+        else:
+            p.add_argument("workload", help="the workload (.tvmscript)")
         if name == "improve":
             p.add_argument("script", help="the current .dragon script")
         p.add_argument("--target", type=parse_target, default="llvm", help="llvm (default), cuda, a tag or JSON")
