@@ -46,3 +46,6 @@ def test_max_flops_caps_the_work_and_still_reaches_the_count(tmp_path, capsys):
     uncapped = write(generate(6, seed=4), tmp_path / "all")
     assert max(r["flops"] for r in uncapped) > cap, "the cap must have left something out for this seed"
     assert dragon_main(["workloads", "--count", "2", "--max-flops", "0", "-o", str(tmp_path)]) == 2
+    assert dragon_main(["workloads", "--count", "3", "--seed", "4", "--max-bytes", "2e5", "-o", str(tmp_path / "small")]) == 0
+    small = [json.loads(x) for x in (tmp_path / "small" / "manifest.jsonl").read_text().splitlines()]
+    assert len(small) == 3 and all(0 < r["bytes"] <= 2e5 for r in small)

@@ -192,10 +192,12 @@ def cmd_workloads(args, out: Console, err: Console) -> int:
 
     from dragon_dsl.corpus.workloads import generate, write
 
-    if args.max_flops is not None and args.max_flops <= 0:
-        err.print("error: --max-flops must be positive", markup=False)
-        return 2
-    pool = args.count * (20 if args.max_flops else 1)  # with a cap, draw more and stop at --count
+    for flag, value in (("--max-flops", args.max_flops), ("--max-bytes", args.max_bytes)):
+        if value is not None and value <= 0:
+            err.print(f"error: {flag} must be positive", markup=False)
+            return 2
+    capped = args.max_flops is not None or args.max_bytes is not None
+    pool = args.count * (20 if capped else 1)  # with a cap, draw more and stop at --count
     try:
         specs = generate(pool, seed=args.seed, families=args.families.split(",") if args.families else None)
     except ValueError as exc:
@@ -208,11 +210,11 @@ def cmd_workloads(args, out: Console, err: Console) -> int:
             if written >= args.count:
                 break
             tried += 1
-            new = len(write([spec], args.output, max_flops=args.max_flops))
+            new = len(write([spec], args.output, max_flops=args.max_flops, max_bytes=args.max_bytes))
             written += new
             progress.advance(task, new)
-    capped = f", {tried - written} over --max-flops or already there" if args.max_flops else ""
-    err.print(f"{tried} distinct specs{capped}; {written} new workload(s) written to {args.output} "
+    note = f", {tried - written} over the caps or already there" if capped else ""
+    err.print(f"{tried} distinct specs{note}; {written} new workload(s) written to {args.output} "
               f"(manifest.jsonl lists them)", markup=False)
     return 0
 
@@ -247,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--families", help="comma-separated (default: all)")
     gen.add_argument("--max-flops", type=float, help="leave out workloads with more floating-point work (TVM's estimate)")
+    gen.add_argument("--max-bytes", type=float, help="leave out workloads whose parameter buffers take more bytes")
     gen.add_argument("-o", "--output", required=True, help="folder for the .tvmscript files and manifest.jsonl")
     gen.set_defaults(func=cmd_workloads)
     from dragon_dsl.cli import eval as eval_cli  # dragon eval: the evaluation harness (issue 7)

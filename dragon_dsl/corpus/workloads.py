@@ -64,11 +64,14 @@ def generate(count: int, seed: int = 0, families: Iterable[str] | None = None, m
     return out
 
 
-def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float | None = None) -> list[dict]:
+def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float | None = None,
+          max_bytes: float | None = None) -> list[dict]:
     """Build and write each distinct workload; returns the manifest rows written.
 
-    `max_flops` leaves out workloads whose TVM-estimated floating-point work is larger (the
-    verifier runs the unscheduled program as its reference: a CPU corpus wants it fast)."""
+    `max_flops` leaves out workloads whose TVM-estimated floating-point work is larger, and
+    `max_bytes` those whose parameter buffers take more bytes in all (the verifier runs the
+    unscheduled program on several input sets as its reference: a CPU corpus wants it fast
+    and small)."""
     import tvm_ffi
     from tvm.s_tir.analysis import estimate_tir_flops
 
@@ -90,10 +93,23 @@ def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float |
             flops = float(estimate_tir_flops(mod))
             if max_flops is not None and flops > max_flops:
                 continue
+            nbytes = param_bytes(mod)
+            if max_bytes is not None and nbytes > max_bytes:
+                continue
             hashes.add(h)
             (out / f"{spec.name}.tvmscript").write_text(mod.script(), encoding="utf-8")
-            row = {"name": spec.name, "family": spec.family, "params": dict(spec.params), "hash": h, "flops": flops}
+            row = {"name": spec.name, "family": spec.family, "params": dict(spec.params), "hash": h, "flops": flops, "bytes": nbytes}
             f.write(json.dumps(row) + "\n")
             f.flush()
             rows.append(row)
     return rows
+
+
+def param_bytes(mod) -> int:
+    """Bytes of the parameter buffers of `main` (inputs and outputs)."""
+    import math
+
+    import numpy as np
+
+    return sum(math.prod(int(d) for d in p.ty.shape) * np.dtype(str(p.ty.dtype)).itemsize
+               for p in mod["main"].params)

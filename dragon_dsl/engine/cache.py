@@ -98,9 +98,22 @@ class ResultsCache:
         row = self._db.execute("SELECT data FROM refs WHERE workload=? AND config=?", (workload, config)).fetchone()
         return None if row is None else bytes(row[0])
 
-    def put_reference(self, workload: str, config: str, data: bytes) -> None:
-        self._db.execute("INSERT OR REPLACE INTO refs VALUES (?, ?, ?, ?)", (workload, config, data, time.time()))
+    # SQLite refuses a blob over its length limit (1e9 bytes by default; "string or blob too
+    # big"): references larger than this are not cached and are computed again when needed.
+    MAX_REFERENCE_BYTES = 256 << 20
+
+    def put_reference(self, workload: str, config: str, data: bytes) -> bool:
+        """Store a verifier reference; False when it is too large to cache (nothing stored)."""
+        if len(data) > self.MAX_REFERENCE_BYTES:
+            return False
+        try:
+            self._db.execute("INSERT OR REPLACE INTO refs VALUES (?, ?, ?, ?)", (workload, config, data, time.time()))
+        except (sqlite3.DataError, sqlite3.OperationalError) as exc:
+            if "too big" not in str(exc):
+                raise
+            return False
         self._db.commit()
+        return True
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0])

@@ -78,8 +78,11 @@ def test_cache_store_lookup_and_references(tmp_path):
     hit = cache.lookup("wk", "th", "t", "local", task)
     assert hit.cached and hit.n_checked == 5
     assert cache.lookup("wk", "th", "t", "rpc://h:1/k", task) is None
-    cache.put_reference("wk", "cfg", b"npz")
+    assert cache.put_reference("wk", "cfg", b"npz")
     assert cache.get_reference("wk", "cfg") == b"npz" and cache.get_reference("wk", "other") is None
+    cache.MAX_REFERENCE_BYTES = 8  # over the limit: not cached, and no error (SQLite would refuse a huge blob)
+    assert not cache.put_reference("wk", "big", b"123456789")
+    assert cache.get_reference("wk", "big") is None
     cache.close()
     again = ResultsCache(tmp_path / "r.sqlite")
     assert again.count() == 1
