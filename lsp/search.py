@@ -13,13 +13,11 @@ on the configured device. Only candidates that pass are returned, fastest first.
 from __future__ import annotations
 
 import inspect
-import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from dragon_dsl import check_text, from_trace_json
+from dragon_dsl import check_text
 from dragon_dsl.levels import check_text_at_level, resolve_workload
 
 from dragon_lsp.tasks import NO_WORKLOAD, engine_available, engine_for
@@ -113,41 +111,15 @@ def _tune_target(target):
 
 
 def _search(wl, target, device, trials, builder_kind, n, program, progress) -> list[str]:
-    from tvm.s_tir import meta_schedule as ms
-
-    from dragon_dsl.tvm.trace import plain
+    from dragon_dsl.engine.metaschedule import search_scripts
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(Path(wl))
     tgt = _tune_target(target)
     builder, runner = _builder_runner(builder_kind, tgt, device, mod)
     progress(f"searching: {trials} MetaSchedule trials on {tgt.kind.name}", 10)
-    with tempfile.TemporaryDirectory(prefix="dragon-lsp-search-") as work_dir:
-        db = ms.tune_tir(mod, tgt, work_dir, max_trials_global=trials, num_trials_per_iter=min(trials, 16),
-                         builder=builder, runner=runner, cost_model="random" if trials <= 64 else "xgb",
-                         seed=0, num_tuning_cores=max(1, (os.cpu_count() or 2)))
-        records = list(db.get_all_tuning_records())
-    scored = []
-    for rec in records:
-        secs = [float(s) for s in (rec.run_secs or [])]
-        if not secs or min(secs) >= 1e9:  # MetaSchedule marks failed runs with 1e10
-            continue
-        scored.append((sum(secs) / len(secs), rec))
-    scored.sort(key=lambda t: t[0])
-    out, seen = [], set()
-    for _secs, rec in scored:
-        trace = plain(rec.trace.as_json(remove_postproc=False))
-        key = json.dumps(trace, sort_keys=True)
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            out.append(from_trace_json(trace, workload=program.workload, target=program.target))
-        except ValueError:
-            continue
-        if len(out) >= n:
-            break
-    return out
+    return search_scripts(mod, tgt, trials, n, builder, runner, workload_header=program.workload,
+                          target_header=program.target)
 
 
 def _builder_runner(kind, target, device, mod):

@@ -16,9 +16,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -144,7 +141,7 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
                     else "no model candidate beat the given script") if tried else "no model"
             note += f"; fell back to a MetaSchedule search of {search_trials} trials"
             log(note)
-            found = search(wl_text, spec, search_trials, n=max(1, k))
+            found = search(wl_text, spec, search_trials, n=max(1, k), engine=engine)
             if found:
                 results = engine.measure(wl_text, [to_trace_json(t) for t in found], level=level, use_cache=False)
                 for text, res in zip(found, results):
@@ -204,40 +201,21 @@ def explanation(script: str, workload, target) -> Optional[str]:
         return f"# explanation unavailable: {type(exc).__name__}: {str(exc)[:200]}"
 
 
-def search(workload_text: str, target_spec, trials: int, n: int = 4) -> list[str]:
-    """A budgeted MetaSchedule search; its best distinct schedules as scripts (fastest first)."""
+def search(workload_text: str, target_spec, trials: int, n: int = 4, engine=None) -> list[str]:
+    """A budgeted MetaSchedule search through the measurement engine (its runner verifies every
+    trial); its best distinct schedules as scripts, fastest first."""
     import tvm
-    from tvm.s_tir import meta_schedule as ms
 
-    from dragon_dsl import from_trace_json
-    from dragon_dsl.tvm.trace import plain
+    from dragon_dsl.engine import Engine
+    from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner, search_scripts
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(workload_text)
-    tgt = tvm.target.Target(target_spec)
-    cores = max(1, os.cpu_count() or 1)
-    with tempfile.TemporaryDirectory(prefix="dragon-suggest-search-") as work_dir:
-        db = ms.tune_tir(mod, tgt, work_dir, max_trials_global=trials, num_trials_per_iter=min(trials, 16),
-                         builder=ms.builder.LocalBuilder(timeout_sec=120), runner=ms.runner.LocalRunner(timeout_sec=60),
-                         cost_model="random" if trials <= 64 else "xgb", seed=0, num_tuning_cores=cores)
-        records = list(db.get_all_tuning_records())
-    scored = []
-    for rec in records:
-        secs = [float(s) for s in (rec.run_secs or [])]
-        if secs and min(secs) < 1e9:  # MetaSchedule marks failed runs with 1e10
-            scored.append((sum(secs) / len(secs), rec))
-    scored.sort(key=lambda t: t[0])
-    out, seen = [], set()
-    for _secs, rec in scored:
-        trace = plain(rec.trace.as_json(remove_postproc=False))
-        key = json.dumps(trace, sort_keys=True)
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            out.append(from_trace_json(trace))
-        except ValueError:
-            continue
-        if len(out) >= n:
-            break
-    return out
+    own = engine is None
+    engine = engine or Engine(target_spec, cache=False)
+    try:
+        return search_scripts(mod, tvm.target.Target(target_spec), trials, n, EngineBuilder(engine),
+                              EngineRunner(engine, workload=mod))
+    finally:
+        if own:
+            engine.close()
