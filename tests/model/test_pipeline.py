@@ -105,3 +105,15 @@ def test_improve_falls_back_to_search_when_no_candidate_wins(toy_model, tmp_path
     assert rc == (0 if data["verified"] else 1)
     if data["verified"]:
         assert out.read_text() == data["script"]
+
+
+def test_readme_main_command_uses_the_shipped_model(capsys):
+    """`dragon suggest` with no argument: the embedded matmul, the shipped llvm weights, a verified,
+    timed script from the model (the README's first command)."""
+    from dragon_dsl.cli.main import main
+
+    rc = main(["suggest", "-k", "2", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["verified"] and data["latency_us"] > 0
+    assert data["source"] == "model", data.get("note")
+    assert "matmul_256.tvmscript" in data["script"]
