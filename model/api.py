@@ -207,7 +207,8 @@ def search(workload_text: str, target_spec, trials: int, n: int = 4, engine=None
     import tvm
 
     from dragon_dsl.engine import Engine
-    from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner, search_scripts
+    from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+    from dragon_dsl.tvm.search import search_scripts
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(workload_text)

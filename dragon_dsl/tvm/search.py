@@ -1,0 +1,52 @@
+"""A budgeted MetaSchedule search whose best distinct schedules come back as Dragon scripts:
+the fallback of the language server's and the model's suggestions.
+
+    scripts = search_scripts(mod, tvm.target.Target("llvm"), trials=16, n=4,
+                             builder=EngineBuilder(engine), runner=EngineRunner(engine, workload=mod))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+
+def search_scripts(mod, target, trials: int, n: int, builder, runner, *, workload_header=None,
+                   target_header=None, seed: int = 0) -> list:
+    """A budgeted MetaSchedule search: its `n` fastest distinct schedules as Dragon scripts,
+    fastest first (the fallback of the language server's and the model's suggestions).
+
+    `mod` is the workload IRModule, `target` a tvm.target.Target; the builder and runner are
+    MetaSchedule's (EngineBuilder/EngineRunner, or the stock ones). A small budget searches
+    with the random cost model (an untrained XGBoost model is no better in one round)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    from dragon_dsl import from_trace_json
+    from dragon_dsl.tvm.trace import plain
+
+    with tempfile.TemporaryDirectory(prefix="dragon-search-") as work_dir:
+        db = ms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=min(trials, 16),
+                         builder=builder, runner=runner, cost_model="random" if trials <= 64 else "xgb",
+                         seed=seed, num_tuning_cores=max(1, os.cpu_count() or 1))
+        records = list(db.get_all_tuning_records())
+    scored = []
+    for rec in records:
+        secs = [float(s) for s in (rec.run_secs or [])]
+        if secs and min(secs) < 1e9:  # MetaSchedule marks failed runs with 1e10
+            scored.append((sum(secs) / len(secs), rec))
+    scored.sort(key=lambda t: t[0])
+    out, seen = [], set()
+    for _secs, rec in scored:
+        trace = plain(rec.trace.as_json(remove_postproc=False))
+        key = json.dumps(trace, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            out.append(from_trace_json(trace, workload=workload_header, target=target_header))
+        except ValueError:  # a trace the codec refuses is not offered
+            continue
+        if len(out) >= n:
+            break
+    return out
