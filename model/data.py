@@ -44,10 +44,10 @@ def load_rows(corpus, splits: Optional[Iterable[str]] = None, target_kind: Optio
         for f in files:
             if f.name == "manifest.jsonl":
                 continue
-            if f.suffix == ".parquet":
-                import datasets
+            if f.suffix == ".parquet":  # through pyarrow: datasets' reader fails on a file of 0 rows
+                import pyarrow.parquet as pq
 
-                rows.extend(dict(r) for r in datasets.Dataset.from_parquet(str(f)))
+                rows.extend(pq.read_table(str(f)).to_pylist())
             else:
                 with open(f, encoding="utf-8") as fh:
                     rows.extend(json.loads(line) for line in fh if line.strip())

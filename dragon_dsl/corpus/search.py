@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import shutil
 import statistics
@@ -355,6 +354,7 @@ class SearchRun:
         from tvm.s_tir import meta_schedule as ms
 
         from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+        from dragon_dsl.tvm.search import tune
         from dragon_dsl.tvm.workload import load_workload
 
         cfg = self.config
@@ -377,15 +377,13 @@ class SearchRun:
             if cfg.baselines:
                 record["baselines"] = measure_baselines(engine, str(wl_path))
             target = tvm.target.Target(engine.target.spec)
-            # MetaSchedule's console handler takes this logger's level at each tune_tir (which
-            # resets it to DEBUG): only warnings reach the terminal; its log files stay in work_dir
-            logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.WARNING)
-            ms.tune_tir(mod, target, str(work_dir), max_trials_global=cfg.budget,
-                        num_trials_per_iter=cfg.num_trials_per_iter, builder=EngineBuilder(engine),
-                        runner=EngineRunner(engine, workload=mod), cost_model=_cost_model(cfg, seed),
-                        strategy=_strategy(cfg),
-                        measure_callbacks=ms.measure_callback.MeasureCallback.create("default") + [capture],
-                        num_tuning_cores=cfg.num_tuning_cores, seed=seed)
+            # only warnings reach the terminal; MetaSchedule's log files stay in work_dir
+            tune(mod, target, work_dir, max_trials_global=cfg.budget,
+                 num_trials_per_iter=cfg.num_trials_per_iter, builder=EngineBuilder(engine),
+                 runner=EngineRunner(engine, workload=mod), cost_model=_cost_model(cfg, seed),
+                 strategy=_strategy(cfg),
+                 measure_callbacks=ms.measure_callback.MeasureCallback.create("default") + [capture],
+                 num_tuning_cores=cfg.num_tuning_cores, seed=seed)
         except Exception as exc:  # TVM, the workload parser and the engine raise their own types
             record["status"] = "failed"
             record["error"] = f"{type(exc).__name__}: {_last_line(exc)}"

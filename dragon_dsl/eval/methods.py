@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import sys
 import time
 from dataclasses import dataclass, field
@@ -151,9 +150,9 @@ def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict
     import shutil
 
     import tvm
-    from tvm.s_tir import meta_schedule as ms
 
     from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+    from dragon_dsl.tvm.search import tune
     from dragon_dsl.tvm.workload import load_workload
 
     shutil.rmtree(folder, ignore_errors=True)   # an interrupted run leaves a partial database
@@ -165,17 +164,11 @@ def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict
         ctx.import_s += time.perf_counter() - t0
     mod = load_workload(str(entry.path))
     target = tvm.target.Target(ctx.engine.target.spec)
-    quiet = logging.getLogger("tvm.s_tir.meta_schedule")
-    level = quiet.level
-    quiet.setLevel(logging.WARNING)
     t0 = time.perf_counter()
-    try:
-        with contextlib.redirect_stdout(None):
-            ms.tune_tir(mod, target, str(folder), max_trials_global=budget, num_trials_per_iter=min(64, budget),
-                        builder=EngineBuilder(ctx.engine), runner=EngineRunner(ctx.engine, workload=mod),
-                        strategy=strategy, seed=ctx.seed)
-    finally:
-        quiet.setLevel(level)
+    with contextlib.redirect_stdout(None):
+        tune(mod, target, folder, max_trials_global=budget, num_trials_per_iter=min(64, budget),
+             builder=EngineBuilder(ctx.engine), runner=EngineRunner(ctx.engine, workload=mod),
+             strategy=strategy, seed=ctx.seed)
     return {"trials": budget, "strategy": strategy, "wall_s": time.perf_counter() - t0, "seed": ctx.seed}
 
 

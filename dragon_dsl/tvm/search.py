@@ -1,5 +1,6 @@
-"""A budgeted MetaSchedule search whose best distinct schedules come back as Dragon scripts:
-the fallback of the language server's and the model's suggestions.
+"""MetaSchedule's tune_tir as every part of Little Dragon calls it (`tune`), and a budgeted
+search whose best distinct schedules come back as Dragon scripts (`search_scripts`: the
+fallback of the language server's and the model's suggestions).
 
     scripts = search_scripts(mod, tvm.target.Target("llvm"), trials=16, n=4,
                              builder=EngineBuilder(engine), runner=EngineRunner(engine, workload=mod))
@@ -7,9 +8,47 @@ the fallback of the language server's and the model's suggestions.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import tempfile
+
+MS_LOGGER = "tvm.s_tir.meta_schedule"
+
+
+@contextlib.contextmanager
+def _ms_logging(quiet: bool):
+    """tune_tir's logger set-up lists the names of the handlers already on MetaSchedule's
+    loggers and fails on a handler without a name ("'NoneType' object has no attribute
+    'format'"), such as the capture handler pytest puts on every logger, or a host
+    application's. Such handlers are taken off for the call and put back after it. `quiet`:
+    only warnings reach the console (MetaSchedule's log files keep everything)."""
+    loggers = [logging.getLogger(MS_LOGGER)] + [
+        lg for name, lg in logging.Logger.manager.loggerDict.items()
+        if name.startswith(MS_LOGGER + ".") and isinstance(lg, logging.Logger)]
+    detached = [(lg, h) for lg in loggers for h in list(lg.handlers) if not h.get_name()]
+    for lg, h in detached:
+        lg.removeHandler(h)
+    root = logging.getLogger(MS_LOGGER)
+    level = root.level
+    if quiet:
+        root.setLevel(logging.WARNING)  # tune_tir gives its console handler this logger's level
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+        for lg, h in detached:
+            lg.addHandler(h)
+
+
+def tune(mod, target, work_dir, *, quiet: bool = True, **kwargs):
+    """`ms.tune_tir(mod, target, work_dir, **kwargs)`, robust to foreign log handlers; returns
+    MetaSchedule's database."""
+    from tvm.s_tir import meta_schedule as ms
+
+    with _ms_logging(quiet):
+        return ms.tune_tir(mod, target, str(work_dir), **kwargs)
 
 
 def search_scripts(mod, target, trials: int, n: int, builder, runner, *, workload_header=None,
@@ -20,15 +59,14 @@ def search_scripts(mod, target, trials: int, n: int, builder, runner, *, workloa
     `mod` is the workload IRModule, `target` a tvm.target.Target; the builder and runner are
     MetaSchedule's (EngineBuilder/EngineRunner, or the stock ones). A small budget searches
     with the random cost model (an untrained XGBoost model is no better in one round)."""
-    from tvm.s_tir import meta_schedule as ms
-
     from dragon_dsl import from_trace_json
     from dragon_dsl.tvm.trace import plain
 
     with tempfile.TemporaryDirectory(prefix="dragon-search-") as work_dir:
-        db = ms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=min(trials, 16),
-                         builder=builder, runner=runner, cost_model="random" if trials <= 64 else "xgb",
-                         seed=seed, num_tuning_cores=max(1, os.cpu_count() or 1))
+        db = tune(mod, target, work_dir, quiet=False, max_trials_global=trials,
+                  num_trials_per_iter=min(trials, 16), builder=builder, runner=runner,
+                  cost_model="random" if trials <= 64 else "xgb", seed=seed,
+                  num_tuning_cores=max(1, os.cpu_count() or 1))
         records = list(db.get_all_tuning_records())
     scored = []
     for rec in records:

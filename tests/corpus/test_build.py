@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import random
 
+import datasets
 import pytest
 
-from dragon_dsl.corpus.build import SPLITS, BuildConfig, choose, choose_test_families, load_corpus, split_of
+from dragon_dsl.corpus.build import SPLITS, BuildConfig, choose, choose_test_families, features, load_corpus, split_of
 from dragon_dsl.corpus.search import RunConfigError, candidate_entry, parse_shard, read_manifest, shard_of
 
 from .conftest import SPECS, build_config
@@ -66,12 +67,12 @@ def test_reverify_passes_and_catches_tampering(built_corpus, corpus_engine, tmp_
 
     bad = tmp_path / "bad"
     shutil.copytree(out, bad)
-    path = bad / "data" / "train.jsonl"
-    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    path = bad / "data" / "train.parquet"
+    rows = [dict(r) for r in datasets.Dataset.from_parquet(str(path))]
     other = next(r for s in SPLITS for r in _rows(out) if r["workload"] != rows[0]["workload"])
     rows[0]["workload_text"] = other["workload_text"]      # the script no longer fits its workload
     rows.append(dict(rows[-1]))                            # a duplicate example
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    datasets.Dataset.from_list(rows, features=features()).to_parquet(str(path))
     report = verify_corpus(bad, engine=corpus_engine)
     assert report["passed"] == report["examples"] - 2
     problems = {f["id"]: " ".join(f["problems"]) for f in report["failures"]}

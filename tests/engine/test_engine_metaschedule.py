@@ -7,15 +7,15 @@ from .engine_helpers import workload
 
 def test_tune_tir_with_engine_builder_and_runner(llvm_engine, tmp_path):
     import tvm
-    from tvm.s_tir import meta_schedule as ms
 
     from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+    from dragon_dsl.tvm.search import tune  # tune_tir, robust to pytest's unnamed log handlers
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(workload("matmul_64"))
-    database = ms.tune_tir(mod, tvm.target.Target(llvm_engine.target.spec), str(tmp_path), max_trials_global=8,
-                           num_trials_per_iter=8, builder=EngineBuilder(llvm_engine),
-                           runner=EngineRunner(llvm_engine, workload=mod), num_tuning_cores=2, seed=1)
+    database = tune(mod, tvm.target.Target(llvm_engine.target.spec), tmp_path, max_trials_global=8,
+                    num_trials_per_iter=8, builder=EngineBuilder(llvm_engine),
+                    runner=EngineRunner(llvm_engine, workload=mod), num_tuning_cores=2, seed=1)
     records = database.get_all_tuning_records()
     assert len(records) == 8
     timed = [[float(t) for t in r.run_secs] for r in records if r.run_secs is not None]
