@@ -275,7 +275,10 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop) -> 
         if not best_r.ok:
             drop(f"best script failed re-verification ({best_r.status.value})", 1 + len(slower_r))
             continue
-        base = measure_baselines(engine, plan["text"])
+        # level "time" measures everything again; level "verify" re-verifies every script and
+        # keeps the latencies the search measured (each candidate verified, then timed)
+        timed = cfg.level == "time"
+        base = measure_baselines(engine, plan["text"]) if timed else dict(rec["baselines"])
         common = {"family": rec["family"], "workload": rec["workload"], "workload_hash": rec["workload_hash"],
                   "params": canonical(rec["params"]), "target": canonical(target), "workload_text": plan["text"],
                   "split": split_of(rec["family"], rec["params"], test_families, cfg),
@@ -285,7 +288,7 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop) -> 
         except Exception as exc:  # the codec raises DragonError; explain may raise anything
             drop(f"script: {exc}", 1 + len(slower_r))
             continue
-        best_lat = best_r.latency_us
+        best_lat = best_r.latency_us if timed else plan["best"]["latency_us"]
         answer = {"script": best_script, "trace": canonical(plan["best"]["trace"]), "latency_us": best_lat}
         rows.append({"id": f"{rec['workload']}/construction", "task": "construction", **common,
                      "prompt_script": None, "prompt_latency_us": None, **answer})
@@ -293,7 +296,8 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop) -> 
             if not res.ok:
                 drop(f"slower script failed re-verification ({res.status.value})")
                 continue
-            if best_lat is not None and res.latency_us is not None and res.latency_us < cfg.slower * best_lat:
+            lat = res.latency_us if timed else cand["latency_us"]
+            if best_lat is not None and lat is not None and lat < cfg.slower * best_lat:
                 drop(f"slower script no longer >= {cfg.slower}x the best when measured again")
                 continue
             try:
@@ -303,7 +307,7 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop) -> 
                 continue
             tag = hashlib.sha256(canonical(cand["trace"]).encode()).hexdigest()[:12]
             rows.append({"id": f"{rec['workload']}/improvement/{tag}", "task": "improvement", **common,
-                         "prompt_script": prompt, "prompt_latency_us": res.latency_us, **answer})
+                         "prompt_script": prompt, "prompt_latency_us": lat, **answer})
     return rows
 
 

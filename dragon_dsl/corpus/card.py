@@ -88,7 +88,8 @@ def data_card(corpus_dir) -> str:
              f"(up to {b['improvements']} per workload).",
              f"- every script was measured again from scratch when the corpus was built (level `{b['level']}`: "
              "build, numeric check against the unscheduled workload"
-             + (", timing" if b["level"] == "time" else "") + ", results cache off).",
+             + (", timing" if b["level"] == "time" else "; the latencies are those the search measured, "
+                "each after its own numeric check") + ", results cache off).",
              f"- explanation sections: {'yes' if b['explained'] else 'no (dragon_dsl.explain was not available)'}.",
              "",
              "## Splits", "",
