@@ -19,6 +19,7 @@ from pathlib import Path
 
 
 def main(conn, options: dict) -> None:
+    _exit_with_parent()
     _redirect_output(options.get("log"))
     for name, value in options.get("env", {}).items():
         os.environ[name] = value
@@ -41,6 +42,24 @@ def main(conn, options: dict) -> None:
             traceback.print_exc()
             reply = {"status": "error", "message": f"internal error: {type(exc).__name__}: {exc}"}
         conn.send(reply)
+
+
+def _exit_with_parent(period_s: float = 1.0) -> None:
+    """End this worker when the engine's process is gone. A worker notices a closed pipe only
+    between jobs; one in the middle of a long job (a big reference, a hanging kernel) would run
+    on as an orphan once its parent is killed (seen: a search killed with SIGTERM left a worker
+    burning a core for 25 minutes)."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(period_s)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=watch, name="dragon-parent-watch", daemon=True).start()
 
 
 def _redirect_output(path) -> None:

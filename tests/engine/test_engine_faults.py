@@ -50,3 +50,47 @@ def test_timeouts_are_not_cached(tmp_path):
     task = Task(workload="w", trace=[[], []], level="time")
     cache.store("w", "t", "llvm", "local", task, Result(status=Status.TIMEOUT, message="killed", level="time"))
     assert cache.lookup("w", "t", "llvm", "local", task) is None
+
+
+ORPHAN_SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from dragon_dsl.engine import Engine
+from tests.engine.engine_helpers import LLVM, endless_loop, workload
+engine = Engine(LLVM, workers=1, timeout_s=600.0, cache=False)
+print("measuring", flush=True)
+engine.measure(workload("hang_loop"), [endless_loop()], level="verify")
+"""
+
+
+def test_workers_end_when_the_engine_process_is_killed(tmp_path):
+    """SIGKILL the process that owns an engine while its device worker runs a kernel that never
+    ends: every worker ends by itself within seconds instead of running on as an orphan."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from .engine_helpers import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-c", ORPHAN_SCRIPT, str(ROOT)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "measuring"
+        parent = psutil.Process(proc.pid)
+        deadline = time.time() + 120
+        spinning: list = []
+        while time.time() < deadline and not spinning:  # the build is done; the kernel loops forever
+            workers = [c for c in parent.children(recursive=True) if "spawn_main" in " ".join(c.cmdline())]
+            time.sleep(2.0)
+            spinning = [w for w in workers if w.cpu_percent(interval=1.0) > 50]
+        assert spinning, "no worker ran the endless kernel"
+        workers = [c for c in parent.children(recursive=True) if "spawn_main" in " ".join(c.cmdline())]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    gone, alive = psutil.wait_procs(workers, timeout=15)
+    for p in alive:
+        p.kill()
+    assert not alive, f"{len(alive)} worker(s) outlived the engine's process"
