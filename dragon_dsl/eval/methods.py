@@ -296,6 +296,15 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
     except Exception as exc:  # the model's own failure on this task: an unsolved task, with the reason
         return _row(entry, task, name, reason=f"suggest() raised {type(exc).__name__}: {str(exc)[:200]}", **extra)
     row = _row(entry, task, name, **extra)
+    row["candidates"], row["time_s"] = measure_scripts(
+        ctx, entry, texts, f"{ctx.whash(entry.path)}|{name}|{task}|{_digest(texts)}", extra_s=gen_s)
+    row["generation_s"] = gen_s
+    return row
+
+
+def measure_scripts(ctx: Context, entry, texts: list, key: str, **kw) -> tuple:
+    """(one candidate per script text, in order; the seconds to a verified kernel): a script
+    that does not parse, check or encode is a failed candidate; the others are measured."""
     cands: list = [None] * len(texts)
     traces, where = [], []
     for i, text in enumerate(texts):
@@ -305,14 +314,10 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
         else:
             traces.append(trace)
             where.append(i)
-    measured, verify_s = measure(ctx, entry, traces, f"{ctx.whash(entry.path)}|{name}|{task}|{_digest(texts)}",
-                                 extra_s=gen_s) if traces else ([], None)
+    measured, seconds = measure(ctx, entry, traces, key, **kw) if traces else ([], None)
     for i, c in zip(where, measured, strict=True):
         cands[i] = c
-    row["candidates"] = cands
-    row["time_s"] = verify_s
-    row["generation_s"] = gen_s
-    return row
+    return cands, seconds
 
 
 def _digest(texts) -> str:
@@ -341,21 +346,8 @@ def existing(ctx: Context, entry) -> tuple:
     """Measure the existing scripts of a workload: (row, text of the fastest verified one or the first)."""
     row = _row(entry, "improvement", "existing-script", scripts=[p.name for p in entry.scripts])
     texts = [p.read_text(encoding="utf-8") for p in entry.scripts]
-    cands: list = [None] * len(texts)
-    traces, where = [], []
-    for i, text in enumerate(texts):
-        trace, failure = script_candidate(text)
-        if failure is not None:
-            cands[i] = failure
-        else:
-            traces.append(trace)
-            where.append(i)
-    measured, t = measure(ctx, entry, traces, f"{ctx.whash(entry.path)}|existing|{_digest(texts)}") \
-        if traces else ([], None)
-    for i, c in zip(where, measured, strict=True):
-        cands[i] = c
+    cands, row["time_s"] = measure_scripts(ctx, entry, texts, f"{ctx.whash(entry.path)}|existing|{_digest(texts)}")
     row["candidates"] = cands
-    row["time_s"] = t
     ok = [(c["latency_us"], i) for i, c in enumerate(cands) if c["status"] == "ok" and c["latency_us"] is not None]
     chosen = min(ok)[1] if ok else 0
     row["improves"] = entry.scripts[chosen].name
