@@ -19,6 +19,7 @@ unscheduled workload).
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,7 @@ class Generator:
         if env is None:  # the empty script always replays on a loadable workload
             raise ValueError(f"the workload cannot be scheduled: {why}")
         failures = 0
+        banned: set = set()  # instructions TVM rejected at this point: not offered again until one passes
         while True:
             if out.statements >= self.max_statements:
                 out.stop = "max_statements"
@@ -136,7 +138,8 @@ class Generator:
             if kept_len >= self.max_positions - 8:
                 out.stop = "max_tokens"
                 break
-            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env)), terminate_without_stop_token=True)
+            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env, frozenset(banned))),
+                                              terminate_without_stop_token=True)
             temp = temperature if failures == 0 else max(temperature, 1.0)
             tokens, step_logits, step_cache, ended = [], logits, cache, False
             ok = True
@@ -172,6 +175,9 @@ class Generator:
                 if len(out.rejections) < 8:
                     out.rejections.append((stmt.strip(), why))
                 failures += 1
+                called = _CALLED.search(stmt)
+                if called and failures >= 2:  # the same kind failed again here: offer the others
+                    banned.add(called.group(1))
                 _crop(step_cache, kept_len)
                 cache = step_cache
                 if failures > self.retries:
@@ -179,6 +185,7 @@ class Generator:
                     break
                 continue
             failures = 0
+            banned.clear()
             out.body += stmt
             out.statements += 1
             kept_len += len(tokens)
@@ -210,6 +217,9 @@ class Generator:
                 self._compiled.clear()
             compiled = self._compiled[grammar] = self.compiler.compile_grammar(grammar)
         return compiled
+
+
+_CALLED = re.compile(r"(?:^|=\s*)([A-Za-z_][A-Za-z0-9_]*)\(")  # the instruction a statement calls
 
 
 def _crop(cache, length: int) -> None:

@@ -39,6 +39,8 @@ MAX_TILE_N = 5
 MAX_FACTORS = 6
 PREFIX = {"block": "b", "loop": "l", "value": "v"}
 
+MAX_CATEGORIES = 8  # sample_categorical's candidates (MetaSchedule's unroll steps: 4)
+
 STATIC_RULES = r'''
 int ::= "-"? uint
 uint ::= "0" | [1-9] [0-9]{0,7}
@@ -201,6 +203,15 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
         names = "(" + " | ".join(lit(json.dumps(n)) for n in env.sblock_names) + ")"
         call = _call(env, inst, {"name": names})
         return [_outputs(env, res.kind, res.count) + call] if call else []
+    if inst.name == "sample_categorical":  # as many probabilities as candidates; the decision indexes them
+        for k in range(1, MAX_CATEGORIES + 1):
+            cands = '"[" ' + ' ", " '.join(["int"] * k) + ' "]"'
+            probs = '"[" ' + ' ", " '.join(["float"] * k) + ' "]"'
+            decision = "(" + " | ".join(lit(str(i)) for i in range(k)) + ")"
+            call = _call(env, inst, {"candidates": cands, "probs": probs, "decision": decision})
+            if call:
+                out.append(_outputs(env, res.kind, res.count) + call)
+        return out
     if inst.decision == "index":  # an index into the candidates: small
         call = _call(env, inst, {"decision": "[0-9]"})
         return [_outputs(env, res.kind, res.count) + call] if call else []
@@ -259,11 +270,14 @@ def allowed_instructions(env: Env) -> list:
     return [i for i in table.INSTRUCTIONS if not i.section and i.name not in EXCLUDED]
 
 
-def statement_grammar(env: Env) -> str:
-    """EBNF (xgrammar dialect) for one statement and its newline in this state."""
+def statement_grammar(env: Env, exclude: frozenset = frozenset()) -> str:
+    """EBNF (xgrammar dialect) for one statement and its newline in this state; `exclude` names
+    instructions not to offer here (the generator's memory of what TVM just rejected)."""
     extra: dict = {}
     alts = []
     for inst in allowed_instructions(env):
+        if inst.name in exclude:
+            continue
         for rule in instruction_rules(env, inst, extra):
             alts.append(rule)
     root = [f"stmt {lit(chr(10))}"] if alts else []
