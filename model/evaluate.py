@@ -59,11 +59,21 @@ def evaluate(corpus, model_path, *, splits=("test_family",), target: str = "llvm
                 ok += res.ok
                 nontrivial += g.statements > 0
                 rejected += g.rejected
+                speedup = (r["unscheduled_us"] / res.latency_us
+                           if res.ok and res.latency_us and r.get("unscheduled_us") else None)
                 answers.append({"task": task, "workload": r["workload"], "family": r["family"], "status": res.status.value,
                                 "statements": g.statements, "rejected": g.rejected, "stop": g.stop,
-                                "seconds": round(time.time() - t0, 2), "message": res.message[:200]})
+                                "seconds": round(time.time() - t0, 2), "message": res.message[:200],
+                                "latency_us": res.latency_us, "speedup_vs_unscheduled": speedup,
+                                "corpus_best_us": r.get("latency_us")})
                 log(f"{task} {r['workload']}: {res.status.value}, {g.statements} statements, {g.rejected} rolled back")
             n = len(items)
+            mine = [a for a in answers if a["task"] == task]
+            speedups = sorted(a["speedup_vs_unscheduled"] for a in mine if a["speedup_vs_unscheduled"])
+            if speedups:  # level "time": how fast the correct answers are (the corpus' unscheduled latency)
+                figures.setdefault("speed", {})[task] = {
+                    "timed": len(speedups), "median_speedup_vs_unscheduled": speedups[len(speedups) // 2],
+                    "at_least_1x": sum(x >= 1.0 for x in speedups)}
             figures["tasks"][task] = {"answers": n, "correct": ok, "first_answer_correctness": ok / n,
                                       "nontrivial": nontrivial, "statements_rolled_back": rejected,
                                       "seconds_per_answer": round(seconds / n, 2),
