@@ -58,7 +58,11 @@ def load_base(path: str, lora: bool, lora_r: int = 16):
     tokenizer.add_special_tokens({"additional_special_tokens": [WORKLOAD, IMPROVE, SCRIPT]})
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(path)
+    import torch
+
+    # float32 master weights: a checkpoint saved in float16 (as the shipped one is) would otherwise
+    # train in float16 and diverge (seen: loss 19 -> 34, gradient norm NaN within 40 steps on the CPU)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     model.resize_token_embeddings(len(tokenizer))
     if lora:
         from peft import LoraConfig, get_peft_model
