@@ -11,7 +11,7 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.mark.slow
-def test_tune_survives_unnamed_log_handlers_and_restores_them(tmp_path):
+def test_tune_survives_unnamed_log_handlers_and_restores_them(tmp_path, capfd):
     """TVM's logger set-up fails on a handler without a name (pytest's capture handler is one):
     `tune` takes such handlers off for the call, puts them back, and restores the level."""
     import tvm
@@ -27,10 +27,11 @@ def test_tune_survives_unnamed_log_handlers_and_restores_them(tmp_path):
     level = logger.level
     try:
         mod = load_workload((DATA / "workloads" / "matmul_64.tvmscript").read_text())
-        db = tune(mod, tvm.target.Target({"kind": "llvm", "num-cores": 1}), tmp_path, max_trials_global=1,
+        db = tune(mod, tvm.target.Target({"kind": "llvm", "num-cores": 1}), tmp_path, quiet=False, max_trials_global=1,
                   num_trials_per_iter=1, cost_model="random", builder=ms.builder.LocalBuilder(max_workers=1),
                   runner=ms.runner.LocalRunner(), seed=0)
         assert len(db.get_all_tuning_records()) == 1
         assert foreign in logger.handlers and logger.level == level
+        assert "[INFO]" not in capfd.readouterr().out, "MetaSchedule's log must not reach standard output"
     finally:
         logger.removeHandler(foreign)

@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import sys
 import tempfile
 
 MS_LOGGER = "tvm.s_tir.meta_schedule"
@@ -44,10 +45,12 @@ def _ms_logging(quiet: bool):
 
 def tune(mod, target, work_dir, *, quiet: bool = True, **kwargs):
     """`ms.tune_tir(mod, target, work_dir, **kwargs)`, robust to foreign log handlers; returns
-    MetaSchedule's database."""
+    MetaSchedule's database. MetaSchedule's console log goes to standard error: standard output
+    belongs to the caller (`dragon suggest --json` prints its JSON there)."""
     from tvm.s_tir import meta_schedule as ms
 
-    with _ms_logging(quiet):
+    # tune_tir makes its console handler on `ext://sys.stdout`, resolved while it runs
+    with _ms_logging(quiet), contextlib.redirect_stdout(sys.stderr):
         return ms.tune_tir(mod, target, str(work_dir), **kwargs)
 
 
@@ -63,7 +66,7 @@ def search_scripts(mod, target, trials: int, n: int, builder, runner, *, workloa
     from dragon_dsl.tvm.trace import plain
 
     with tempfile.TemporaryDirectory(prefix="dragon-search-") as work_dir:
-        db = tune(mod, target, work_dir, quiet=False, max_trials_global=trials,
+        db = tune(mod, target, work_dir, max_trials_global=trials,
                   num_trials_per_iter=min(trials, 16), builder=builder, runner=runner,
                   cost_model="random" if trials <= 64 else "xgb", seed=seed,
                   num_tuning_cores=max(1, os.cpu_count() or 1))
