@@ -98,7 +98,8 @@ def _describe(e) -> str:
     return _WHAT.get(type(e), "an expression")
 
 
-_ARTICLE = {"block": "a block", "loop": "a loop", "value": "a sampled value"}
+_ARTICLE = {"block": "a block", "loop": "a loop", "value": "a sampled value",
+            "location": "a compute location (only compute_at and reverse_compute_at take one)"}
 
 
 class Checker:
@@ -176,6 +177,8 @@ class Checker:
             return self.ref(e, (t,), what)
         if t == "block|loop":
             return self.ref(e, ("block", "loop"), what)
+        if t == "location":
+            return self.ref(e, ("loop", "location"), what)
         if t == "loop|list[block]":
             if isinstance(e, ast.ListExpr):
                 return [self.ref(x, ("block",), what) for x in e.items]

@@ -65,6 +65,8 @@ class Param:
 
     type: a type of the Dragon type language:
       block, loop, value            random variables (results of earlier instructions)
+      location                      a loop or a compute location (the result of sample_compute_location,
+                                    which may be the root or "inline" marker: no other instruction takes it)
       block|loop, loop|list[block]  unions
       int, float, bool, str         literals
       scope, thread, dtype          strings with a domain (storage scope, thread axis, data type)
@@ -99,7 +101,7 @@ class Param:
 class Results:
     """The results an instruction binds.
 
-    kind:  block, loop or value.
+    kind:  block, loop, value or location.
     count: an int; "n" (the value of parameter n); "factors" (one per split factor);
            "*" (any number: known only when TVM replays, e.g. get_loops).
     kinds: for results of different kinds (cache_inplace binds two blocks), a tuple.
@@ -193,6 +195,9 @@ DOMAINS: dict[str, tuple[str, ...]] = {
 }
 #: Scopes are open-ended in TVM (a target may define more); these are checked loosely:
 #: an unknown scope is an error only when it does not look like one (see checker).
+# The name prefix of each kind of random variable, as TVM names them in traces (b0, l1, v2);
+# a sampled compute location is a loop to TVM.
+RESULT_PREFIX = {"block": "b", "loop": "l", "value": "v", "location": "l"}
 SCOPE_PREFIXES = ("global", "shared", "local", "warp", "wmma.", "m16n8k8.", "metal.")
 
 
@@ -238,7 +243,7 @@ def _compute_at(name, kind, doc):
     return Instruction(
         name, kind, False,
         (P("block", "block", In(0), doc="The block to move."),
-         P("loop", "loop", In(1), doc="The loop it moves under."),
+         P("loop", "location", In(1), doc="The loop it moves under, or a sampled compute location."),
          P("preserve_unit_loops", "bool", At(0), default=0, keyword=True, bool_json="int",
            doc="Keep loops of extent 1."),
          P("index", "int", At(1), default=-1, keyword=True,
@@ -303,7 +308,8 @@ INSTRUCTIONS: tuple[Instruction, ...] = (
         (P("block", "block", In(0), doc="The block to place."),
          P("decision", "int", DECISION, default=None, keyword=True,
            doc="-2: inline, -1: root, k >= 0: the k-th loop of its first consumer.")),
-        Results("loop", 1), "location", "Sample a loop to compute a block at.", n_inputs=1),
+        Results("location", 1), "location", "Sample a loop to compute a block at (only compute_at and "
+        "reverse_compute_at take the result).", n_inputs=1),
     # -- loops --------------------------------------------------------------------
     Instruction(
         "split", "Split", False,

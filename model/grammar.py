@@ -37,7 +37,7 @@ UNSAFE_KEYWORDS = frozenset({("split", "disable_predication")})
 CPU_SCOPES = ("global", "local")
 MAX_TILE_N = 5
 MAX_FACTORS = 6
-PREFIX = {"block": "b", "loop": "l", "value": "v"}
+PREFIX = table.RESULT_PREFIX
 
 MAX_CATEGORIES = 8  # sample_categorical's candidates (MetaSchedule's unroll steps: 4)
 
@@ -68,6 +68,7 @@ class Env:
     blocks: dict = field(default_factory=dict)                # live block name -> facts (loops, children...)
     loops: dict = field(default_factory=dict)                 # live loop name -> extent (int or None)
     values: list = field(default_factory=list)                # sampled value names
+    locations: list = field(default_factory=list)             # sampled compute locations (compute_at only)
     loop_children: dict = field(default_factory=dict)         # live loop name -> number of child blocks
     sblock_names: list = field(default_factory=list)          # block names in the scheduled module
     postproc: bool = False                                    # `postproc:` already written
@@ -91,13 +92,14 @@ def _alts(items) -> Optional[str]:
 
 def _names(env: Env, kind: str) -> Optional[str]:
     """The rule of the live names of a kind (defined once in the grammar), or None when there is none."""
-    names = {"block": env.blocks, "loop": env.loops, "value": env.values}.get(kind)
+    names = {"block": env.blocks, "loop": env.loops, "value": env.values, "location": env.locations}.get(kind)
     return f"name_{kind}" if names else None
 
 
 def _name_rules(env: Env) -> list[str]:
     out = []
-    for kind, names in (("block", env.blocks), ("loop", env.loops), ("value", env.values)):
+    for kind, names in (("block", env.blocks), ("loop", env.loops), ("value", env.values),
+                        ("location", env.locations)):
         if names:
             out.append(f"name_{kind} ::= " + " | ".join(lit(n) for n in names))
     return out
@@ -124,6 +126,8 @@ def type_rule(env: Env, typ: str) -> Optional[str]:
         return _alts(parts)
     if typ in ("block", "loop", "value"):
         return _names(env, typ)
+    if typ == "location":  # a live loop or a sampled location
+        return _alts([r for r in (_names(env, "loop"), _names(env, "location")) if r])
     if typ == "int":
         return "int"
     if typ == "float":

@@ -52,9 +52,10 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
             env.postproc = True
         for name, rv in zip(js[3], inst.outputs):
             if js[0] == "SampleComputeLocation":
-                # a sampled location may be the root or "inline" marker, which `get` cannot show:
-                # it is a valid argument of compute_at all the same
-                env.loops[name] = None
+                # a sampled location may be the root or "inline" marker, which `get` cannot show and
+                # no instruction but compute_at / reverse_compute_at may take (TVM segfaults on
+                # `annotate(root_marker, ...)`): it is a location, not a loop
+                env.locations.append(name)
                 continue
             named.append((name, rv))
     env.counter = sum(len(js[3]) for js in trace[0])

@@ -54,7 +54,7 @@ def plain_values(depth=2):
 @st.composite
 def scripts(draw, max_instructions=25):
     """A canonical script text with canonical names."""
-    pools: dict[str, list[str]] = {"block": [], "loop": [], "value": []}
+    pools: dict[str, list[str]] = {"block": [], "loop": [], "value": [], "location": []}
     counter = [0]
     statements = []
 
@@ -130,6 +130,12 @@ def draw_value(draw, p, args, pools):
         if not pools[t]:
             return _SKIP
         return Ref(draw(st.sampled_from(pools[t])), t)
+    if t == "location":  # compute_at's loop: a live loop or a sampled location
+        kinds = [k for k in ("loop", "location") if pools[k]]
+        if not kinds:
+            return _SKIP
+        kind = draw(st.sampled_from(kinds))
+        return Ref(draw(st.sampled_from(pools[kind])), kind)
     if t == "block|loop":
         kind = draw(st.sampled_from(["block", "loop"]))
         return Ref(draw(st.sampled_from(pools[kind])), kind) if pools[kind] else _SKIP

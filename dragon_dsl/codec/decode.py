@@ -96,6 +96,8 @@ class Decoder:
             return self.ref(raw, (t,))
         if t == "block|loop":
             return self.ref(raw, ("block", "loop"))
+        if t == "location":
+            return self.ref(raw, ("loop", "location"))
         if t == "loop|list[block]":
             if isinstance(raw, list):
                 return [self.ref(x, ("block",)) for x in raw]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dragon_dsl.check import DISCARD, Program
 from dragon_dsl.codec import index_map as imap
-from dragon_dsl.table import Instruction, Param
+from dragon_dsl.table import RESULT_PREFIX, Instruction, Param
 from dragon_dsl.values import Ref
 
-PREFIX = {"block": "b", "loop": "l", "value": "v"}
+PREFIX = RESULT_PREFIX
 
 
 def _input(value, names: dict[str, str]):

@@ -33,6 +33,8 @@ def _kinds_for(param: Param, in_list: bool) -> tuple[str, ...]:
         return (t,)
     if t == "block|loop":
         return ("block", "loop")
+    if t == "location":
+        return ("loop", "location")
     if t == "loop|list[block]":
         return ("block",) if in_list else ("loop",)
     if t == "list[block]":

@@ -93,6 +93,7 @@ def _name(text, nxt, i, depth, toks, kinds, labels, entries, decls, ln, col, lam
     decl = ("declaration",) if (ln, col) in decls else ()
     if text in kinds:
         k = kinds[text]
+        k = "loop" if k == "location" else k  # a sampled compute location is shown as a loop
         return "variable", decl + ((k,) if k in ("block", "loop", "value") else ())
     if text in labels:
         return "label", decl

@@ -115,3 +115,31 @@ def test_unsafe_keywords_are_not_in_the_grammar():
                            load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
     grammar = statement_grammar(env)
     assert "split(" in grammar and "disable_predication" not in grammar and "unsafe_set_dtype" not in grammar
+
+
+def test_a_sampled_compute_location_goes_only_to_compute_at():
+    """sample_compute_location's result may be the root marker (decision -1), not a loop: TVM
+    crashes when such a value is annotated, so the grammar offers it to compute_at alone."""
+    import xgrammar as xgr
+
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.grammar import statement_grammar
+    from dragon_model.replay_state import replay_prefix
+    from dragon_model.tokenizer import build_tokenizer, token_strings
+
+    mod = load_workload(DATA / "workloads" / "matmul_relu_64.tvmscript")
+    body = 'b0 = get_sblock("C")\nl1 = sample_compute_location(b0, decision=-1)\n'
+    env, why = replay_prefix(body, mod, "llvm")
+    assert why is None, why
+    assert env.locations == ["l1"] and "l1" not in env.loops
+    tok = build_tokenizer()
+    info = xgr.TokenizerInfo(token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id])
+    compiled = xgr.GrammarCompiler(info, max_threads=1).compile_grammar(statement_grammar(env))
+
+    def accepted(stmt: str) -> bool:
+        matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        return all(matcher.accept_token(i) for i in tok(stmt, add_special_tokens=False)["input_ids"])
+
+    assert accepted("compute_at(b0, l1")
+    assert not accepted("annotate(l1,")
+    assert not accepted("l2, l3 = split(l1,")

@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT))  # the generator runs from a checkout, installed o
 
 from dragon_dsl.codec.index_map import FUNCS as INDEX_MAP_FUNCS  # noqa: E402
 from dragon_dsl.table import (  # noqa: E402
-    BUFFER_KINDS, DIRECTIVES, DTYPES, EXPLAIN_KINDS, INSTRUCTIONS, RESERVED, SECTIONS, STORAGE_SCOPES,
-    THREAD_AXES, TRACE_SCHEMA, Instruction, Param,
+    BUFFER_KINDS, DIRECTIVES, DTYPES, EXPLAIN_KINDS, INSTRUCTIONS, RESERVED, RESULT_PREFIX, SECTIONS,
+    STORAGE_SCOPES, THREAD_AXES, TRACE_SCHEMA, Instruction, Param,
 )
 
 #: The explanation section is the checker's (dragon_dsl/check.py); the table lists only
@@ -338,7 +338,6 @@ class Body:
         return "".join(self.plain)
 
 
-RESULT_PREFIX = {"block": "b", "loop": "l", "value": "v"}
 EXAMPLE_FACTORS = ("None", "32")  # split and loop_partition: two factors, the first one inferred
 EXAMPLE_N = 2  # sample_*_tile: two factors
 
@@ -346,7 +345,7 @@ EXAMPLE_N = 2  # sample_*_tile: two factors
 def _argument(body: Body, p: Param) -> None:
     """A placeholder for one required parameter, by its type."""
     t = p.type
-    if t in ("block", "loop", "value", "block|loop", "loop|list[block]"):
+    if t in ("block", "loop", "value", "location", "block|loop", "loop|list[block]"):
         body.placeholder(p.name)
     elif t == "factor":
         body.placeholder("None")
