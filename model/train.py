@@ -31,6 +31,7 @@ from dragon_model.tokenizer import IMPROVE, SCRIPT, WORKLOAD, build_tokenizer
 SIZES = {
     "toy": (64, 2, 2, 128),
     "small": (192, 4, 4, 512),
+    "medium": (256, 6, 4, 768),
     "base": (384, 8, 6, 1024),
 }
 INFO_FILE = "dragon_model.json"
@@ -121,7 +122,7 @@ class Collator:
 def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: Optional[str] = None,
               lora: bool = False, epochs: float = 3.0, max_steps: int = -1, lr: float = 1e-3,
               batch_size: int = 4, grad_accum: int = 1, max_length: int = 4096, seed: int = 0,
-              limit: int = 0, save_dtype: str = "float32", log=print) -> dict:
+              limit: int = 0, save_dtype: str = "float32", keep_best: bool = False, log=print) -> dict:
     """Train and save; returns the training figures (also written to dragon_model.json)."""
     import torch
     from transformers import Trainer, TrainingArguments
@@ -150,14 +151,25 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
         per_device_train_batch_size=batch_size, per_device_eval_batch_size=batch_size,
         gradient_accumulation_steps=grad_accum, learning_rate=lr if not base else min(lr, 2e-4),
         lr_scheduler_type="cosine", warmup_steps=max(1, int(0.05 * max(1, max_steps if max_steps > 0 else 20))),
-        weight_decay=0.01, logging_steps=10, save_strategy="no", eval_strategy="no", report_to=[],
+        weight_decay=0.01, logging_steps=10, report_to=[],
+        # --keep-best: validation loss after every epoch, and the best epoch's weights are the result
+        **(dict(eval_strategy="epoch", save_strategy="epoch", save_total_limit=1, load_best_model_at_end=True,
+                metric_for_best_model="eval_loss", greater_is_better=False)
+           if keep_best and valid_set else dict(eval_strategy="no", save_strategy="no")),
         seed=seed, dataloader_num_workers=0, use_cpu=not torch.cuda.is_available(),
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), remove_unused_columns=False,
         disable_tqdm=True)
-    trainer = Trainer(model=model, args=args, train_dataset=train_set, data_collator=Collator(tokenizer.pad_token_id))
+    trainer = Trainer(model=model, args=args, train_dataset=train_set, data_collator=Collator(tokenizer.pad_token_id),
+                      eval_dataset=valid_set if keep_best and valid_set else None)
     result = trainer.train()
+    if keep_best and getattr(trainer.model.config, "tie_word_embeddings", False):
+        trainer.model.tie_weights()  # the best checkpoint is loaded without lm_head (it is the embedding)
     figures = {"train_loss": float(result.training_loss), "steps": int(result.global_step),
                "train_examples": len(train_set), "parameters": n_params}
+    curve = [{"epoch": round(h["epoch"], 2), "valid_loss": round(h["eval_loss"], 4)}
+             for h in trainer.state.log_history if "eval_loss" in h]
+    if curve:
+        figures["valid_curve"] = curve
     if valid_set:
         ev = trainer.evaluate(eval_dataset=valid_set)
         figures["valid_loss"] = float(ev["eval_loss"])
@@ -211,13 +223,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=0, help="use only the first N training rows (toy runs)")
     p.add_argument("--save-dtype", choices=("float32", "float16", "bfloat16"), default="float32")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--keep-best", action="store_true",
+                   help="evaluate on the valid split after every epoch and keep the best epoch's weights")
 
 
 def run(args) -> int:
     train_sft(args.corpus, args.output, target=args.target, size=args.size, base=args.base, lora=args.lora,
               epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
               grad_accum=args.grad_accum, max_length=args.max_length, seed=args.seed, limit=args.limit,
-              save_dtype=args.save_dtype, log=lambda m: print(m, file=sys.stderr))
+              save_dtype=args.save_dtype, keep_best=args.keep_best, log=lambda m: print(m, file=sys.stderr))
     return 0
 
 
