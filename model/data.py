@@ -17,6 +17,7 @@ comes from the request and the explanation from `dragon_dsl.explain`.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
@@ -92,6 +93,20 @@ def body_of_text(text: str) -> str:
     from dragon_dsl import to_trace_json
 
     return script_body(to_trace_json(text))
+
+
+_CALL = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*(?:, [A-Za-z_][A-Za-z0-9_]*)* = )?([a-z_][a-z0-9_]*)\(", re.M)
+
+
+def instructions_of(rows: Iterable[dict]) -> list[str]:
+    """The instruction names the scripts of these rows use (and their prompt scripts): what a
+    model trained on them has seen, and so what its grammar offers (`grammar.statement_grammar`)."""
+    seen: set = set()
+    for r in rows:
+        for text in (r.get("script"), r.get("prompt_script")):
+            if text:
+                seen.update(_CALL.findall(body_of_text(text)))
+    return sorted(seen)
 
 
 @lru_cache(maxsize=4096)

@@ -36,7 +36,7 @@ class Generation:
     statements: int = 0
     rejected: int = 0               # statements the checker or TVM refused (rolled back)
     tokens: int = 0
-    stop: str = "eos"               # eos | retries | max_statements | max_tokens | context
+    stop: str = "eos"               # eos | retries | max_statements | max_tokens | context | time
     seconds: float = 0.0
     rejections: list = field(default_factory=list)  # (statement, why), the first few
 
@@ -61,8 +61,9 @@ def load_model(path):
 
 
 class Generator:
-    def __init__(self, model, tokenizer, *, max_statements: int = 160, retries: int = 4,
-                 max_statement_tokens: int = 160):
+    def __init__(self, model, tokenizer, *, max_statements: int = 96, retries: int = 4,
+                 max_statement_tokens: int = 160, max_seconds: float = 0.0,
+                 allowed: Optional[frozenset] = None):
         import torch
         import xgrammar as xgr
 
@@ -87,6 +88,8 @@ class Generator:
         self.max_statements = max_statements
         self.retries = retries
         self.max_statement_tokens = max_statement_tokens
+        self.max_seconds = float(max_seconds)  # 0: no limit; else the script ends at the next statement boundary
+        self.allowed = frozenset(allowed) if allowed else None  # the instructions the model was trained on
         self.max_positions = int(getattr(model.config, "max_position_embeddings", 4096) or 4096)
         self._compiled: dict = {}
         import inspect
@@ -100,7 +103,12 @@ class Generator:
 
     @classmethod
     def from_path(cls, path, **kw) -> "Generator":
+        """A trained model folder; its grammar offers the instructions of its training corpus
+        (`instructions` in dragon_model.json), when the folder lists them."""
         model, tokenizer = load_model(path)
+        info = Path(path) / "dragon_model.json"
+        if "allowed" not in kw and info.exists():
+            kw["allowed"] = json.loads(info.read_text(encoding="utf-8")).get("instructions")
         return cls(model, tokenizer, **kw)
 
     # ---- one script ----------------------------------------------------------------------------
@@ -138,7 +146,10 @@ class Generator:
             if kept_len >= self.max_positions - 8:
                 out.stop = "max_tokens"
                 break
-            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env, frozenset(banned))),
+            if self.max_seconds and time.time() - t0 > self.max_seconds:
+                out.stop = "time"
+                break
+            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env, frozenset(banned), self.allowed)),
                                               terminate_without_stop_token=True)
             temp = temperature if failures == 0 else max(temperature, 1.0)
             tokens, step_logits, step_cache, ended = [], logits, cache, False

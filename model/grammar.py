@@ -12,7 +12,16 @@ table, the state of the schedule replayed so far (`Env`, filled from TVM by
 - results are the names the canonical form derives (kind prefix + one counter),
   and their number is the one TVM will produce (`get_loops(b1)` binds exactly as
   many loops as b1 has; `split` as many as it has factors);
-- a tile decision has exactly `n` factors, each a divisor of that loop's extent;
+- a tile decision has exactly `n` factors whose product is that loop's extent (the
+  factors are generated digit by digit from a rule per remaining extent, so the mask
+  cannot leave a partial decision that no factor completes);
+- `split` of a loop that has a sampled tile takes exactly that tile's values, in order;
+  otherwise its factors are constants (`None` and integers), as in MetaSchedule's traces;
+- `vectorize` takes loops of at most MAX_VECTOR iterations;
+- `sample_categorical` has uniform probabilities, and only its values go into
+  `annotate` (the other sampled values are tile factors);
+- with `allowed` (the instructions of the model's training corpus), no instruction the
+  model has never seen is offered;
 - thread axes, storage scopes and dtypes come from the table's domains, and only
   where the target has them (no `bind` on a CPU); unsafe instructions are left out.
 
@@ -36,6 +45,7 @@ EXCLUDED = frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "tensoriz
 UNSAFE_KEYWORDS = frozenset({("split", "disable_predication")})
 CPU_SCOPES = ("global", "local")
 MAX_TILE_N = 5
+MAX_VECTOR = 64  # the longest loop the model may vectorize (MetaSchedule's llvm limit: 64)
 MAX_FACTORS = 6
 PREFIX = table.RESULT_PREFIX
 
@@ -68,6 +78,8 @@ class Env:
     blocks: dict = field(default_factory=dict)                # live block name -> facts (loops, children...)
     loops: dict = field(default_factory=dict)                 # live loop name -> extent (int or None)
     values: list = field(default_factory=list)                # sampled value names
+    tiles: dict = field(default_factory=dict)                 # live loop -> its sampled tile values, in order
+    categoricals: list = field(default_factory=list)          # values of sample_categorical
     locations: list = field(default_factory=list)             # sampled compute locations (compute_at only)
     loop_children: dict = field(default_factory=dict)         # live loop name -> number of child blocks
     sblock_names: list = field(default_factory=list)          # block names in the scheduled module
@@ -154,7 +166,7 @@ def type_rule(env: Env, typ: str) -> Optional[str]:
     if typ == "index_map?":
         return '(index_map | "None")'
     if typ == "any":
-        value = _names(env, "value")
+        value = _alts(lit(v) for v in env.categoricals)
         scalar = "number | string | bool | \"None\"" + (f" | {value}" if value else "")
         return f'(({scalar}) | "[" ( ({scalar}) ( ", " ({scalar}) )* )? "]")'
     return None
@@ -168,7 +180,10 @@ def _call(env: Env, inst, fixed: Optional[dict] = None) -> Optional[str]:
     for p in inst.params:
         rule = fixed.get(p.name) or type_rule(env, p.type)
         sep = "" if first else '", " '
-        if p.variadic:
+        if p.variadic and p.name in fixed:  # the fixed rule is the whole list
+            parts.append(f"{sep}{rule}")
+            first = False
+        elif p.variadic:
             if rule is None:
                 return None
             parts.append(f"{sep}{rule} ( \", \" {rule} )*")
@@ -199,10 +214,37 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+def _increasing_loops(env: Env, extra: dict) -> str:
+    """One or more distinct live loops, in increasing name order (TVM numbers loops outermost
+    first, so a run of loops to fuse is increasing; a repeated loop is never right)."""
+    loops = sorted(env.loops, key=lambda n: int(n[1:]))
+    for i, name in enumerate(loops):
+        later = loops[i + 1:]
+        extra[f"fuse_{name}"] = lit(name) + (f' ( ", " ( {" | ".join(f"fuse_{n}" for n in later)} ) )?' if later else "")
+    return "( " + " | ".join(f"fuse_{n}" for n in loops) + " )"
+
+
+def _tile_rule(extent: int, n: int, extra: dict) -> str:
+    """The rule of n factors (", "-separated) whose product is `extent`: one rule per remaining
+    extent and count, so each factor is chosen among the divisors of what is left."""
+    key = f"tile{extent}_{n}"
+    if key not in extra:
+        if n == 1:
+            extra[key] = lit(str(extent))
+        else:
+            extra[key] = " | ".join(f"{lit(f'{d}, ')} {_tile_rule(extent // d, n - 1, extra)}"
+                                    for d in _divisors(extent))
+    return key
+
+
 def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
     """Alternatives of one instruction in this state (none when it cannot be written here)."""
     res = inst.results
     out: list[str] = []
+    if inst.name == "vectorize":  # short loops only: LLVM takes minutes on a vector of thousands of lanes
+        short = [lp for lp, extent in env.loops.items() if isinstance(extent, int) and extent <= MAX_VECTOR]
+        call = _call(env, inst, {"loop": _alts(lit(lp) for lp in short)}) if short else None
+        return [call] if call else []
     if inst.name == "get_sblock" and env.sblock_names:  # only blocks that exist in the module
         names = "(" + " | ".join(lit(json.dumps(n)) for n in env.sblock_names) + ")"
         call = _call(env, inst, {"name": names})
@@ -210,7 +252,7 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
     if inst.name == "sample_categorical":  # as many probabilities as candidates; the decision indexes them
         for k in range(1, MAX_CATEGORIES + 1):
             cands = '"[" ' + ' ", " '.join(["int"] * k) + ' "]"'
-            probs = '"[" ' + ' ", " '.join(["float"] * k) + ' "]"'
+            probs = lit("[" + ", ".join([repr(1 / k)] * k) + "]")  # MetaSchedule's are uniform
             decision = "(" + " | ".join(lit(str(i)) for i in range(k)) + ")"
             call = _call(env, inst, {"candidates": cands, "probs": probs, "decision": decision})
             if call:
@@ -222,6 +264,9 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
     if res.count == 0:
         call = _call(env, inst)
         return [call] if call else []
+    if inst.name == "fuse" and env.loops:  # consecutive loops, outermost first: names in increasing order
+        call = _call(env, inst, {"loops": _increasing_loops(env, extra)})
+        return [_outputs(env, res.kind, res.count) + call] if call else []
     if isinstance(res.count, int):
         call = _call(env, inst)
         return [_outputs(env, res.kind, res.count) + call] if call else []
@@ -231,20 +276,24 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
             if isinstance(extent, int) and extent >= 1:
                 by_extent.setdefault(extent, []).append(loop)
         for extent, loops in sorted(by_extent.items()):
-            key = f"div{extent}"
-            extra[key] = " | ".join(lit(str(d)) for d in _divisors(extent))
             extra[f"loops{extent}"] = " | ".join(lit(lp) for lp in loops)
             for n in range(1, MAX_TILE_N + 1):
-                decision = '"[" ' + ' ", " '.join([key] * n) + ' "]"'
+                decision = '"[" ' + _tile_rule(extent, n, extra) + ' "]"'
                 call = _call(env, inst, {"loop": f"loops{extent}", "n": lit(str(n)), "decision": decision})
                 if call:
                     out.append(_outputs(env, res.kind, n) + call)
         return out
-    if res.count == "factors":  # split: as many results as factors
-        factor = "factor"
-        extra["factor"] = type_rule(env, "factor")
-        for k in range(2, MAX_FACTORS + 1):
-            factors = '"[" ' + ' ", " '.join([factor] * k) + ' "]"'
+    if res.count == "factors":  # split: a loop's own sampled tile, or constant factors
+        for loop, values in env.tiles.items():
+            if loop in env.loops and values:
+                call = _call(env, inst, {"loop": lit(loop), "factors": '"[" ' + lit(", ".join(values)) + ' "]"'})
+                if call:
+                    out.append(_outputs(env, res.kind, len(values)) + call)
+        # MetaSchedule's constant splits (postprocessing, cooperative fetch): [None, k] or [None, k, j]
+        cats = _alts(lit(v) for v in env.categoricals)
+        extra["cfactor"] = '([1-9] [0-9]{0,3}' + (f" | {cats}" if cats else "") + ")"
+        for k in (2, 3):
+            factors = '"[None, " ' + ' ", " '.join(["cfactor"] * (k - 1)) + ' "]"'
             call = _call(env, inst, {"factors": factors})
             if call:
                 out.append(_outputs(env, res.kind, k) + call)
@@ -270,22 +319,28 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
     return out
 
 
-def allowed_instructions(env: Env) -> list:
-    return [i for i in table.INSTRUCTIONS if not i.section and i.name not in EXCLUDED]
+def allowed_instructions(env: Env, allowed: Optional[frozenset] = None) -> list:
+    return [i for i in table.INSTRUCTIONS if not i.section and i.name not in EXCLUDED
+            and (allowed is None or i.name in allowed)]
 
 
-def statement_grammar(env: Env, exclude: frozenset = frozenset()) -> str:
+def statement_grammar(env: Env, exclude: frozenset = frozenset(), allowed: Optional[frozenset] = None) -> str:
     """EBNF (xgrammar dialect) for one statement and its newline in this state; `exclude` names
-    instructions not to offer here (the generator's memory of what TVM just rejected)."""
+    instructions not to offer here (the generator's memory of what TVM just rejected), `allowed`
+    the only ones to offer (the instructions of the model's training corpus; None: all)."""
     extra: dict = {}
     alts = []
-    for inst in allowed_instructions(env):
+    for inst in allowed_instructions(env, allowed):
         if inst.name in exclude:
             continue
         for rule in instruction_rules(env, inst, extra):
             alts.append(rule)
     root = [f"stmt {lit(chr(10))}"] if alts else []
     if not env.postproc:
+        # the section header may end a statement: the tokenizer writes ")\n\npostproc:" with one
+        # "\n\n" token, which a statement ending at its first "\n" could never produce
+        if alts:
+            root.append(f"stmt {lit(chr(10) * 2 + 'postproc:' + chr(10))}")
         root.append(lit("\npostproc:\n"))
     if not root:
         root = [lit("\n")]

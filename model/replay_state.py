@@ -38,6 +38,10 @@ def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env],
     if not result.ok:
         bad = [d for d in result.diagnostics if d.severity is Severity.ERROR]
         return None, (f"{bad[0].code}: {bad[0].message}" if bad else "replay failed")
+    if body.rstrip().rsplit("\n", 1)[-1].startswith("parallel(") and _nested_parallel(result.schedule):
+        # TVM accepts the instruction, but the CPU build fails: "Nested parallel loop is not
+        # supported by threadpool"; reject it here, where the statement can still be resampled
+        return None, "parallel: a loop inside (or around) this one is parallel already; the CPU thread pool cannot nest them"
     return state_of(result.trace, result.schedule, target_kind), None
 
 
@@ -50,6 +54,10 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
     for js, inst in zip(trace[0], insts):
         if js[0] == "EnterPostproc":
             env.postproc = True
+        elif js[0] == "SamplePerfectTile" and js[1]:
+            env.tiles[js[1][0]] = list(js[3])  # the loop it tiles -> its values (split takes them)
+        elif js[0] == "SampleCategorical":
+            env.categoricals.extend(js[3])
         for name, rv in zip(js[3], inst.outputs):
             if js[0] == "SampleComputeLocation":
                 # a sampled location may be the root or "inline" marker, which `get` cannot show and
@@ -82,6 +90,23 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
             env.loop_children[name] = _count(sch.get_child_blocks, rv)
     env.sblock_names = _sblock_names(sch)
     return env
+
+
+def _nested_parallel(sch) -> bool:
+    """Whether some block sits under two parallel loops."""
+    from tvm.tirx import ForKind
+
+    def visit(rv) -> bool:
+        for child in sch.get_child_blocks(rv):
+            loops = sch.get_loops(child)
+            if sum(sch.get(lp).kind == ForKind.PARALLEL for lp in loops) > 1 or visit(child):
+                return True
+        return False
+
+    try:
+        return visit(sch.get_sblock("root"))
+    except Exception:  # noqa: BLE001 - a module without a root block: leave it to the build
+        return False
 
 
 def _sblock_names(sch) -> list[str]:

@@ -143,3 +143,96 @@ def test_a_sampled_compute_location_goes_only_to_compute_at():
     assert accepted("compute_at(b0, l1")
     assert not accepted("annotate(l1,")
     assert not accepted("l2, l3 = split(l1,")
+
+
+def _matcher_for(env, **kw):
+    import xgrammar as xgr
+
+    from dragon_model.grammar import statement_grammar
+    from dragon_model.tokenizer import build_tokenizer, token_strings
+
+    tok = build_tokenizer()
+    info = xgr.TokenizerInfo(token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id])
+    compiled = xgr.GrammarCompiler(info, max_threads=1).compile_grammar(statement_grammar(env, **kw))
+
+    def accepts(stmt: str, complete: bool = False) -> bool:
+        m = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        ok = all(m.accept_token(i) for i in tok(stmt, add_special_tokens=False)["input_ids"])
+        return ok and (m.is_terminated() if complete else True)
+
+    return accepts
+
+
+# (statement, accepted) after `b0 = get_sblock("C"); l1, l2, l3 = get_loops(b0)` on matmul_64
+# (extents 64) and a tile sampled for l1
+_TILED = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
+          'v4, v5 = sample_perfect_tile(l1, n=2, max_innermost_factor=64, decision=[8, 8])\n')
+TIGHT_CASES = [
+    # a tile decision multiplies to the loop's extent
+    ("v6, v7, v8 = sample_perfect_tile(l2, n=3, max_innermost_factor=64, decision=[4, 4, 4])\n", True),
+    ("v6, v7, v8 = sample_perfect_tile(l2, n=3, max_innermost_factor=64, decision=[4, 4, 2])", False),
+    ("v6, v7 = sample_perfect_tile(l2, n=2, max_innermost_factor=64, decision=[1, 1]", False),
+    # split of a tiled loop takes its own tile, in order
+    ("l6, l7 = split(l1, [v4, v5])\n", True),
+    ("l6, l7 = split(l1, [v5, v4]", False),
+    ("l6, l7 = split(l2, [v4,", False),
+    # constant splits: [None, k] with a positive k
+    ("l6, l7 = split(l2, [None, 16])\n", True),
+    ("l6, l7 = split(l2, [0,", False),
+    ("l6, l7 = split(l2, [None, 0", False),
+    # fuse: distinct loops in increasing order
+    ("l6 = fuse(l2, l3)\n", True),
+    ("l6 = fuse(l3, l2", False),
+    ("l6 = fuse(l2, l2", False),
+    # vectorize: loops of at most 64 iterations (all are 64 here)
+    ("vectorize(l3)\n", True),
+    # the section header may follow a statement's newline as one "\n\n" token
+    ('annotate(b0, "k", 1)\n\npostproc:\n', True),
+]
+
+
+@pytest.mark.parametrize("stmt, accepted", TIGHT_CASES)
+def test_grammar_keeps_metaschedule_idioms(stmt, accepted):
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    env, why = replay_prefix(_TILED, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    assert why is None, why
+    assert env.tiles == {"l1": ["v4", "v5"]}
+    assert _matcher_for(env)(stmt, complete=stmt.endswith("\n")) is accepted
+
+
+def test_grammar_offers_only_the_instructions_the_model_was_trained_on():
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    env, _ = replay_prefix(_TILED, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    accepts = _matcher_for(env, allowed=frozenset({"split", "fuse"}))
+    assert accepts("l6 = fuse(l2, l3)\n", complete=True)
+    assert not accepts("vectorize(")
+    assert not accepts("l6 = add_unit_loop(")
+
+
+def test_vectorize_skips_long_loops():
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    env, _ = replay_prefix('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\n',
+                           load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    accepts = _matcher_for(env)
+    assert env.loops["l4"] == 4096
+    assert accepts("vectorize(l3)\n", complete=True)
+    assert not accepts("vectorize(l4")
+
+
+def test_nested_parallel_loops_are_rejected_while_decoding():
+    """TVM's `parallel` accepts a loop inside a parallel one; the CPU build then fails."""
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    mod = load_workload(DATA / "workloads" / "matmul_64.tvmscript")
+    body = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nparallel(l1)\n'
+    env, why = replay_prefix(body, mod, "llvm")
+    assert why is None, why
+    env, why = replay_prefix(body + "parallel(l2)\n", mod, "llvm")
+    assert env is None and "parallel" in why
