@@ -133,6 +133,13 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
                     tried.append({"source": "model", "script": text, "status": res.status.value,
                                   "latency_us": res.latency_us, "statements": g.statements, "rejected": g.rejected,
                                   "stop": g.stop, "message": res.message[:300]})
+                if not any(c["status"] == "ok" for c in tried):  # cut the greedy script back to what passes
+                    fixed = repair(engine, wl_text, cands[0][1].body, level, result=results[0])
+                    if fixed.result.ok and fixed.body.strip():
+                        tried.append({"source": "model", "script": _header_of(cands[0][0]) + fixed.body,
+                                      "status": fixed.result.status.value, "latency_us": fixed.result.latency_us,
+                                      "statements": cands[0][1].statements - fixed.dropped, "rejected": 0,
+                                      "stop": "repaired", "message": f"the greedy script cut by {fixed.dropped} statement(s)"})
                 log(f"model: {sum(c['status'] == 'ok' for c in tried)} of {len(tried)} candidate(s) verified")
         best = _best(tried, given)
         source, note = "model", ""
@@ -173,6 +180,61 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
             engine.close()
 
 
+def statement_lines(body: str) -> list[str]:
+    """The statements of a generated body, one per line (section headers belong to the next)."""
+    lines, pending = [], ""
+    for line in body.splitlines(keepends=True):
+        if not line.strip():
+            pending += line
+        elif line.rstrip().endswith(":") and "=" not in line and "(" not in line:  # `postproc:`
+            pending += line
+        else:
+            lines.append(pending + line)
+            pending = ""
+    return lines
+
+
+@dataclass
+class Repair:
+    body: str                     # the longest prefix found that passes (the whole body when it does)
+    result: Any                   # the engine's Result for it
+    first_result: Any             # the Result of the whole body
+    dropped: int = 0              # statements cut from the end
+    measured: int = 1             # engine measurements spent
+
+
+def repair(engine, workload_text: str, body: str, level: str = "verify", result=None) -> Repair:
+    """The compiler's last word on a generated body: measured as is, and when it fails (a build
+    error, a numeric mismatch...), cut back to the longest statement prefix that passes, found by
+    bisection. Every prefix the generator kept replays, and the empty prefix is the unscheduled
+    program, so the answer always passes unless the workload itself does not."""
+    from dragon_dsl import to_trace_json
+
+    def measure(text):
+        (res,) = engine.measure(workload_text, [to_trace_json(text)], level=level, use_cache=False)
+        return res
+
+    first = result if result is not None else measure(body)
+    out = Repair(body=body, result=first, first_result=first, measured=int(result is None))
+    if first.ok:
+        return out
+    lines = statement_lines(body)
+    lo, hi, lo_res = 0, len(lines), None  # invariant: prefix hi fails; prefix lo passes (checked last)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        res = measure("".join(lines[:mid]))
+        out.measured += 1
+        if res.ok:
+            lo, lo_res = mid, res
+        else:
+            hi = mid
+    if lo_res is None:
+        lo_res = measure("")
+        out.measured += 1
+    out.body, out.result, out.dropped = "".join(lines[:lo]), lo_res, len(lines) - lo
+    return out
+
+
 def _best(tried: list, given) -> Optional[dict]:
     ok = [c for c in tried if c["status"] == "ok"]
     if given is not None and given.latency_us:
@@ -180,6 +242,19 @@ def _best(tried: list, given) -> Optional[dict]:
     if not ok:
         return None
     return min(ok, key=lambda c: c["latency_us"] if c["latency_us"] is not None else float("inf"))
+
+
+def _header_of(text: str) -> str:
+    """The header lines (workload, target) of a candidate's text and the blank line after them."""
+    head = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith(("workload ", "target ")) or (head and not line.strip()):
+            head.append(line)
+            if not line.strip():
+                break
+        else:
+            break
+    return "".join(head)
 
 
 def _with_header(text: str, workload, spec) -> str:

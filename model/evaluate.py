@@ -1,12 +1,20 @@
 """First-answer correctness on held-out rows: the model's first (greedy) script, replayed, built and
 checked numerically by the measurement engine (results cache off).
 
-    python -m dragon_model.evaluate CORPUS_DIR --model MODEL_DIR [--splits test_family] [--limit N] [-o FIG.json]
+    python -m dragon_model.evaluate CORPUS_DIR --model MODEL_DIR [--splits test_family] [--limit N]
+                                    [--level verify|time] [--jobs N] [--max-seconds S] [-o FIG.json]
 
 One answer per distinct prompt (a construction prompt is the workload; an improvement prompt
-is the workload and the script to improve). Besides correctness, it reports how many answers
-are non-trivial (at least one instruction: the empty script is correct but schedules nothing),
-statements rolled back by the checker/TVM, and seconds per answer.
+is the workload and the script to improve). The first answer is what `dragon suggest` would
+show first: the greedy script under the grammar and replay constraints, and, when the engine
+rejects it (a build error, a numeric mismatch), the longest statement prefix that passes
+(`api.repair`). Both figures are reported: `correct_as_generated` (before the cut) and
+`first_answer_correctness` (after). Besides correctness: non-trivial answers (at least one
+instruction: the empty script is correct but schedules nothing), statements rolled back by the
+checker/TVM, seconds per answer, and at level `time` the speed of the correct answers.
+
+`--jobs N` answers N prompts at once in N processes (each with its own model copy on the CPU
+and a one-worker engine).
 """
 
 from __future__ import annotations
@@ -18,68 +26,152 @@ import time
 from pathlib import Path
 
 
-def evaluate(corpus, model_path, *, splits=("test_family",), target: str = "llvm", limit: int = 0,
-             level: str = "verify", log=print) -> dict:
-    from dragon_dsl import to_trace_json
-    from dragon_dsl.engine import Engine
-    from dragon_model.data import body_of_text, load_rows, row_target
-    from dragon_model.generate import Generator
+def prompts_of(corpus, splits=("test_family",), target: str = "llvm", limit: int = 0) -> list:
+    """(task, row) per distinct prompt; with `limit`, a deterministic spread of at most `limit`
+    prompts per task (every k-th)."""
+    from dragon_model.data import load_rows
 
     rows = load_rows(corpus, splits=list(splits), target_kind=target)
-    prompts, seen = [], set()
+    by_task: dict = {"construction": [], "improvement": []}
+    seen = set()
     for r in rows:
         key = (r["workload_hash"], r["task"], r.get("prompt_script") if r["task"] == "improvement" else None)
         if key not in seen:
             seen.add(key)
-            prompts.append(r)
-    by_task: dict = {"construction": [], "improvement": []}
-    for r in prompts:
-        by_task.setdefault(r["task"], []).append(r)
-    if limit:  # a deterministic spread over workloads: every k-th prompt of each task
+            by_task.setdefault(r["task"], []).append(r)
+    if limit:
         for task, items in by_task.items():
             step = max(1, len(items) // limit)
             by_task[task] = items[::step][:limit]
-    gen = Generator.from_path(model_path)
+    return [(task, r) for task, items in by_task.items() for r in items]
+
+
+def answer(gen, engine, task: str, r: dict, level: str) -> dict:
+    """The first answer to one prompt, measured (and cut back when it fails)."""
+    from dragon_model.api import repair
+    from dragon_model.data import body_of_text, row_target
+
+    slower = body_of_text(r["prompt_script"]) if task == "improvement" and r.get("prompt_script") else None
+    t0 = time.time()
+    g = gen.generate(r["workload_text"], row_target(r), slower, temperature=0.0)
+    gen_s = time.time() - t0
+    fixed = repair(engine, r["workload_text"], g.body, level)
+    res = fixed.result
+    unscheduled_us = corpus_us = speedup = None
+    if level == "time" and res.ok and res.latency_us:  # the baselines, timed here in the same engine
+        from dragon_dsl import to_trace_json
+
+        base = engine.baseline(r["workload_text"], kind="unscheduled")
+        unscheduled_us = base.latency_us if base.ok else None
+        (best,) = engine.measure(r["workload_text"], [to_trace_json(r["script"])], level=level, use_cache=False)
+        corpus_us = best.latency_us if best.ok else None
+        speedup = unscheduled_us / res.latency_us if unscheduled_us else None
+    return {"task": task, "workload": r["workload"], "family": r["family"], "status": res.status.value,
+            "status_as_generated": fixed.first_result.status.value, "dropped": fixed.dropped,
+            "statements": g.statements - fixed.dropped, "statements_generated": g.statements,
+            "rejected": g.rejected, "stop": g.stop, "generate_seconds": round(gen_s, 2),
+            "seconds": round(time.time() - t0, 2), "message": fixed.first_result.message[:200],
+            "script": fixed.body, "script_as_generated": g.body if fixed.dropped else None,
+            "latency_us": res.latency_us, "speedup_vs_unscheduled": speedup,
+            "corpus_best_us": corpus_us, "unscheduled_us": unscheduled_us}
+
+
+def summarize(answers: list) -> dict:
+    """Per-task figures from the answers (the order of tasks as they come)."""
+    tasks: dict = {}
+    speed: dict = {}
+    for task in dict.fromkeys(a["task"] for a in answers):
+        mine = [a for a in answers if a["task"] == task]
+        n = len(mine)
+        ok = sum(a["status"] == "ok" for a in mine)
+        tasks[task] = {"answers": n, "correct": ok, "first_answer_correctness": ok / n,
+                       "correct_as_generated": sum(a["status_as_generated"] == "ok" for a in mine),
+                       "cut_back": sum(a["dropped"] > 0 for a in mine),
+                       "nontrivial": sum(a["statements"] > 0 and a["status"] == "ok" for a in mine),
+                       "statements_rolled_back": sum(a["rejected"] for a in mine),
+                       "seconds_per_answer": round(sum(a["seconds"] for a in mine) / n, 2),
+                       "stops": _counts(a["stop"] for a in mine),
+                       "failures": _counts(a["status"] for a in mine if a["status"] != "ok"),
+                       "families": sorted({a["family"] for a in mine})}
+        speedups = sorted(a["speedup_vs_unscheduled"] for a in mine if a["speedup_vs_unscheduled"])
+        if speedups:  # level "time": the correct answers against the unscheduled program and the corpus' best
+            vs_best = sorted(a["corpus_best_us"] / a["latency_us"] for a in mine
+                             if a["speedup_vs_unscheduled"] and a.get("corpus_best_us"))
+            speed[task] = {"timed": len(speedups), "median_speedup_vs_unscheduled": speedups[len(speedups) // 2],
+                           "at_least_1x": sum(x >= 1.0 for x in speedups),
+                           "median_fraction_of_corpus_best": vs_best[len(vs_best) // 2] if vs_best else None}
+    out = {"tasks": tasks}
+    if speed:
+        out["speed"] = speed
+    return out
+
+
+def _counts(items) -> dict:
+    out: dict = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(model_path, spec, max_seconds, timeout_s):
+    import atexit
+
+    import torch
+
+    from dragon_dsl.engine import Engine
+    from dragon_model.generate import Generator
+
+    torch.set_num_threads(1)
+    _WORKER["gen"] = Generator.from_path(model_path, max_seconds=max_seconds)
+    _WORKER["engine"] = engine = Engine(spec, cache=False, timeout_s=timeout_s, workers=1)
+    atexit.register(engine.close)
+
+
+def _answer_in_worker(task, r, level):
+    return answer(_WORKER["gen"], _WORKER["engine"], task, r, level)
+
+
+def evaluate(corpus, model_path, *, splits=("test_family",), target: str = "llvm", limit: int = 0,
+             level: str = "verify", jobs: int = 1, max_seconds: float = 0.0, timeout_s: float = 120.0,
+             log=print) -> dict:
+    from dragon_dsl.engine import Engine
+    from dragon_model.generate import Generator
+
+    items = prompts_of(corpus, splits, target, limit)
     spec = {"kind": "llvm", "num-cores": 1} if target == "llvm" else target
-    engine = Engine(spec, cache=False, timeout_s=120.0)
-    figures: dict = {"model": str(model_path), "corpus": str(corpus), "splits": list(splits), "level": level, "tasks": {}}
-    answers = []
-    try:
-        for task, items in by_task.items():
-            if not items:
-                continue
-            ok = nontrivial = rejected = 0
-            seconds = 0.0
-            for r in items:
-                slower = body_of_text(r["prompt_script"]) if task == "improvement" and r.get("prompt_script") else None
-                t0 = time.time()
-                g = gen.generate(r["workload_text"], row_target(r), slower, temperature=0.0)
-                seconds += time.time() - t0
-                (res,) = engine.measure(r["workload_text"], [to_trace_json(g.body)], level=level, use_cache=False)
-                ok += res.ok
-                nontrivial += g.statements > 0
-                rejected += g.rejected
-                speedup = (r["unscheduled_us"] / res.latency_us
-                           if res.ok and res.latency_us and r.get("unscheduled_us") else None)
-                answers.append({"task": task, "workload": r["workload"], "family": r["family"], "status": res.status.value,
-                                "statements": g.statements, "rejected": g.rejected, "stop": g.stop,
-                                "seconds": round(time.time() - t0, 2), "message": res.message[:200],
-                                "latency_us": res.latency_us, "speedup_vs_unscheduled": speedup,
-                                "corpus_best_us": r.get("latency_us")})
-                log(f"{task} {r['workload']}: {res.status.value}, {g.statements} statements, {g.rejected} rolled back")
-            n = len(items)
-            mine = [a for a in answers if a["task"] == task]
-            speedups = sorted(a["speedup_vs_unscheduled"] for a in mine if a["speedup_vs_unscheduled"])
-            if speedups:  # level "time": how fast the correct answers are (the corpus' unscheduled latency)
-                figures.setdefault("speed", {})[task] = {
-                    "timed": len(speedups), "median_speedup_vs_unscheduled": speedups[len(speedups) // 2],
-                    "at_least_1x": sum(x >= 1.0 for x in speedups)}
-            figures["tasks"][task] = {"answers": n, "correct": ok, "first_answer_correctness": ok / n,
-                                      "nontrivial": nontrivial, "statements_rolled_back": rejected,
-                                      "seconds_per_answer": round(seconds / n, 2),
-                                      "families": sorted({r["family"] for r in items})}
-    finally:
-        engine.close()
+    figures: dict = {"model": str(model_path), "corpus": str(corpus), "splits": list(splits), "level": level,
+                     "target": spec, "max_seconds": max_seconds, "jobs": jobs, "timeout_s": timeout_s}
+    answers: list = []
+
+    def done(a):
+        answers.append(a)
+        log(f"[{len(answers)}/{len(items)}] {a['task']} {a['workload']}: {a['status']}"
+            f" (as generated: {a['status_as_generated']}), {a['statements']} statements, {a['stop']}, {a['seconds']} s")
+
+    t0 = time.time()
+    if jobs > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
+                                 initargs=(str(model_path), spec, max_seconds, timeout_s)) as pool:
+            futures = {pool.submit(_answer_in_worker, task, r, level): i for i, (task, r) in enumerate(items)}
+            for f in as_completed(futures):
+                done(f.result() | {"index": futures[f]})
+        answers.sort(key=lambda a: a.pop("index"))  # the prompts' order, whatever order they finished in
+    else:
+        gen = Generator.from_path(model_path, max_seconds=max_seconds)
+        engine = Engine(spec, cache=False, timeout_s=timeout_s)
+        try:
+            for task, r in items:
+                done(answer(gen, engine, task, r, level))
+        finally:
+            engine.close()
+    figures["wall_seconds"] = round(time.time() - t0, 1)
+    figures.update(summarize(answers))
     figures["answers"] = answers
     return figures
 
@@ -92,10 +184,15 @@ def main(argv=None) -> int:
     p.add_argument("--target", default="llvm")
     p.add_argument("--limit", type=int, default=0, help="at most N prompts per task")
     p.add_argument("--level", choices=("build", "verify", "time"), default="verify")
+    p.add_argument("--jobs", type=int, default=1, help="prompts answered at once, one process each")
+    p.add_argument("--max-seconds", type=float, default=0.0,
+                   help="end a script at the next statement after this many seconds (0: no limit)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per build/run in the engine")
     p.add_argument("-o", "--output", help="write the figures (JSON) there")
     args = p.parse_args(argv)
     fig = evaluate(args.corpus, args.model, splits=args.splits.split(","), target=args.target, limit=args.limit,
-                   level=args.level, log=lambda m: print(m, file=sys.stderr))
+                   level=args.level, jobs=args.jobs, max_seconds=args.max_seconds, timeout_s=args.timeout,
+                   log=lambda m: print(m, file=sys.stderr, flush=True))
     text = json.dumps(fig, indent=2) + "\n"
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
