@@ -28,7 +28,7 @@ from pathlib import Path
 
 def prompts_of(corpus, splits=("test_family",), target: str = "llvm", limit: int = 0) -> list:
     """(task, row) per distinct prompt; with `limit`, a deterministic spread of at most `limit`
-    prompts per task (every k-th)."""
+    prompts per task."""
     from dragon_model.data import load_rows
 
     rows = load_rows(corpus, splits=list(splits), target_kind=target)
@@ -39,10 +39,10 @@ def prompts_of(corpus, splits=("test_family",), target: str = "llvm", limit: int
         if key not in seen:
             seen.add(key)
             by_task.setdefault(r["task"], []).append(r)
-    if limit:
+    if limit:  # evenly over the list (sorted by family and workload), so every family is in
         for task, items in by_task.items():
-            step = max(1, len(items) // limit)
-            by_task[task] = items[::step][:limit]
+            if len(items) > limit:
+                by_task[task] = [items[i * len(items) // limit] for i in range(limit)]
     return [(task, r) for task, items in by_task.items() for r in items]
 
 

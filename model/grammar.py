@@ -17,7 +17,9 @@ table, the state of the schedule replayed so far (`Env`, filled from TVM by
   cannot leave a partial decision that no factor completes);
 - `split` of a loop that has a sampled tile takes exactly that tile's values, in order;
   otherwise its factors are constants (`None` and integers), as in MetaSchedule's traces;
-- `vectorize` takes loops of at most MAX_VECTOR iterations;
+- `vectorize` takes innermost loops of 2 to MAX_VECTOR iterations (a 1-lane vector, a long
+  one or one around an allocation fails to build);
+- `annotate` / `unannotate` use MetaSchedule's keys, each with its kind of value;
 - `sample_categorical` has uniform probabilities, and only its values go into
   `annotate` (the other sampled values are tile factors);
 - with `allowed` (the instructions of the model's training corpus), no instruction the
@@ -46,6 +48,16 @@ UNSAFE_KEYWORDS = frozenset({("split", "disable_predication")})
 CPU_SCOPES = ("global", "local")
 MAX_TILE_N = 5
 MAX_VECTOR = 64  # the longest loop the model may vectorize (MetaSchedule's llvm limit: 64)
+#: the annotation keys MetaSchedule writes, with the kind of their values ("int": an integer or a
+#: sampled categorical value)
+ANNOTATIONS = {
+    "meta_schedule.unroll_explicit": "int", "meta_schedule.unroll_implicit": "int",
+    "meta_schedule.vectorize": "int", "meta_schedule.parallel": "int", "meta_schedule.cooperative_fetch": "int",
+    "meta_schedule.random_compute_producer": "int", "meta_schedule.thread_extent_low_inclusive": "int",
+    "meta_schedule.thread_extent_high_inclusive": "int", "pragma_auto_unroll_max_step": "int",
+    "pragma_unroll_explicit": "int", "meta_schedule.tiling_structure": "str", "schedule_rule": "str",
+    "software_pipeline_stage": "list", "software_pipeline_order": "list", "software_pipeline_async_stages": "list",
+}
 MAX_FACTORS = 6
 PREFIX = table.RESULT_PREFIX
 
@@ -80,6 +92,7 @@ class Env:
     values: list = field(default_factory=list)                # sampled value names
     tiles: dict = field(default_factory=dict)                 # live loop -> its sampled tile values, in order
     categoricals: list = field(default_factory=list)          # values of sample_categorical
+    innermost: list = field(default_factory=list)             # live loops of 2..MAX_VECTOR iterations with no loop inside
     locations: list = field(default_factory=list)             # sampled compute locations (compute_at only)
     loop_children: dict = field(default_factory=dict)         # live loop name -> number of child blocks
     sblock_names: list = field(default_factory=list)          # block names in the scheduled module
@@ -242,9 +255,25 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
     res = inst.results
     out: list[str] = []
     if inst.name == "vectorize":  # short loops only: LLVM takes minutes on a vector of thousands of lanes
-        short = [lp for lp, extent in env.loops.items() if isinstance(extent, int) and extent <= MAX_VECTOR]
+        short = [lp for lp in env.innermost if 2 <= env.loops.get(lp, 0) <= MAX_VECTOR]
         call = _call(env, inst, {"loop": _alts(lit(lp) for lp in short)}) if short else None
         return [call] if call else []
+    if inst.name in ("annotate", "unannotate"):  # MetaSchedule's keys, each with its kind of value
+        target = type_rule(env, "block|loop")
+        if target is None:
+            return []
+        if inst.name == "unannotate":
+            call = _call(env, inst, {"key": _alts(lit(json.dumps(k)) for k in ANNOTATIONS)})
+            return [call] if call else []
+        cats = _alts(lit(v) for v in env.categoricals)
+        values = {"int": "uint" + (f" | {cats}" if cats else ""), "str": "string",
+                  "list": '"[" ( uint ( ", " uint )* )? "]"'}
+        for kind in ("int", "str", "list"):
+            keys = [k for k, v in ANNOTATIONS.items() if v == kind]
+            call = _call(env, inst, {"key": _alts(lit(json.dumps(k)) for k in keys), "value": f"( {values[kind]} )"})
+            if call:
+                out.append(call)
+        return out
     if inst.name == "get_sblock" and env.sblock_names:  # only blocks that exist in the module
         names = "(" + " | ".join(lit(json.dumps(n)) for n in env.sblock_names) + ")"
         call = _call(env, inst, {"name": names})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from dragon_model.grammar import Env
+from dragon_model.grammar import MAX_VECTOR, Env
 
 
 def _count(fn, rv) -> Optional[int]:
@@ -88,8 +88,19 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
             extent = getattr(obj, "extent", None)
             env.loops[name] = int(extent.value) if isinstance(extent, tirx.IntImm) else None
             env.loop_children[name] = _count(sch.get_child_blocks, rv)
+            if env.loops[name] is not None and 2 <= env.loops[name] <= MAX_VECTOR and _innermost(sch, rv, obj):
+                env.innermost.append(name)
     env.sblock_names = _sblock_names(sch)
     return env
+
+
+def _innermost(sch, rv, loop) -> bool:
+    """Whether no loop is nested in this one: it is the last loop of every block under it."""
+    try:
+        children = sch.get_child_blocks(rv)
+        return bool(children) and all(sch.get(sch.get_loops(c)[-1]).same_as(loop) for c in children)
+    except Exception:  # noqa: BLE001 - unknown: not offered
+        return False
 
 
 def _nested_parallel(sch) -> bool:

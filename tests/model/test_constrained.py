@@ -187,7 +187,11 @@ TIGHT_CASES = [
     # vectorize: loops of at most 64 iterations (all are 64 here)
     ("vectorize(l3)\n", True),
     # the section header may follow a statement's newline as one "\n\n" token
-    ('annotate(b0, "k", 1)\n\npostproc:\n', True),
+    ('annotate(b0, "pragma_unroll_explicit", 1)\n\npostproc:\n', True),
+    # annotation keys are MetaSchedule's, each with its kind of value
+    ('annotate(b0, "meta_schedule.tiling_structure", "SSRSRS")\n', True),
+    ('annotate(b0, "meta_schedule.parallel", "SSRSRS"', False),
+    ('annotate(b0, "k"', False),
 ]
 
 
