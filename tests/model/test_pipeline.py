@@ -117,3 +117,31 @@ def test_readme_main_command_uses_the_shipped_model(capsys):
     assert rc == 0 and data["verified"] and data["latency_us"] > 0
     assert data["source"] == "model", data.get("note")
     assert "matmul_256.tvmscript" in data["script"]
+
+
+def test_sft_records_the_instructions_it_was_trained_on(toy_model, toy_corpus):
+    from dragon_model.data import instructions_of, load_rows
+
+    info = json.loads((toy_model / "dragon_model.json").read_text())
+    assert info["instructions"] and set(info["instructions"]) <= set(
+        instructions_of(load_rows(toy_corpus, splits=["train"], target_kind="llvm")))
+
+
+def test_first_answer_evaluation_measures_real_answers(toy_corpus, toy_model):
+    """The harness behind the model card's figures, at toy size: every answer is measured by the
+    engine, failing ones are cut back, and the per-task figures add up from the answers."""
+    from dragon_model.evaluate import evaluate
+
+    fig = evaluate(toy_corpus, toy_model, splits=["test_family"], limit=2, level="verify", jobs=2,
+                   max_seconds=20, timeout_s=60, log=lambda m: None)
+    answers = fig["answers"]
+    assert answers and {a["task"] for a in answers} <= {"construction", "improvement"}
+    for task, f in fig["tasks"].items():
+        mine = [a for a in answers if a["task"] == task]
+        assert f["answers"] == len(mine) <= 2
+        assert f["correct"] == sum(a["status"] == "ok" for a in mine)
+        assert f["correct_as_generated"] == sum(a["status_as_generated"] == "ok" for a in mine)
+        assert f["first_answer_correctness"] == f["correct"] / f["answers"]
+    for a in answers:
+        assert a["statements"] == a["statements_generated"] - a["dropped"]
+        assert (a["script_as_generated"] is None) == (a["dropped"] == 0)
