@@ -132,7 +132,7 @@ def test_first_answer_evaluation_measures_real_answers(toy_corpus, toy_model):
     engine, failing ones are cut back, and the per-task figures add up from the answers."""
     from dragon_model.evaluate import evaluate
 
-    fig = evaluate(toy_corpus, toy_model, splits=["test_family"], limit=2, level="verify", jobs=2,
+    fig = evaluate(toy_corpus, toy_model, splits=["test_family"], limit=2, level="verify", jobs=2, k=2,
                    max_seconds=20, timeout_s=60, log=lambda m: None)
     answers = fig["answers"]
     assert answers and {a["task"] for a in answers} <= {"construction", "improvement"}
@@ -142,6 +142,9 @@ def test_first_answer_evaluation_measures_real_answers(toy_corpus, toy_model):
         assert f["correct"] == sum(a["status"] == "ok" for a in mine)
         assert f["correct_as_generated"] == sum(a["status_as_generated"] == "ok" for a in mine)
         assert f["first_answer_correctness"] == f["correct"] / f["answers"]
+        assert f["k"] == 2 and f["pass_at_k"] == sum(a["k_passed_as_generated"] > 0 for a in mine) / len(mine)
     for a in answers:
         assert a["statements"] == a["statements_generated"] - a["dropped"]
         assert (a["script_as_generated"] is None) == (a["dropped"] == 0)
+        assert 0 <= a["k_passed_as_generated"] <= 2
+        assert a["k_passed_as_generated"] >= (a["status_as_generated"] == "ok")
