@@ -19,7 +19,7 @@ from dragon_dsl.codec import index_map as imap
 from dragon_dsl.diagnostics import Diagnostic, Related, Span
 from dragon_dsl.syntax import ast
 from dragon_dsl.table import (
-    BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, RESERVED, SCOPE_PREFIXES, SECTIONS, STORAGE_SCOPES,
+    BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, REF_KINDS, RESERVED, SCOPE_PREFIXES, SECTIONS, STORAGE_SCOPES,
     Instruction, Param,
 )
 from dragon_dsl.values import Buffer, Ref
@@ -173,12 +173,8 @@ class Checker:
     def typed(self, param: Param, e, entry: Instruction):
         what = f"{entry.name}: '{param.name}'"
         t = param.type
-        if t in ("block", "loop", "value"):
-            return self.ref(e, (t,), what)
-        if t == "block|loop":
-            return self.ref(e, ("block", "loop"), what)
-        if t == "location":
-            return self.ref(e, ("loop", "location"), what)
+        if t in REF_KINDS:
+            return self.ref(e, REF_KINDS[t], what)
         if t == "loop|list[block]":
             if isinstance(e, ast.ListExpr):
                 return [self.ref(x, ("block",), what) for x in e.items]

@@ -198,6 +198,12 @@ DOMAINS: dict[str, tuple[str, ...]] = {
 # The name prefix of each kind of random variable, as TVM names them in traces (b0, l1, v2);
 # a sampled compute location is a loop to TVM.
 RESULT_PREFIX = {"block": "b", "loop": "l", "value": "v", "location": "l"}
+#: The kinds of random variable a reference-typed parameter accepts (the checker, the decoder and
+#: the editor's completion read it); a compute_at location may be a loop or a sampled location.
+REF_KINDS: dict[str, tuple[str, ...]] = {
+    "block": ("block",), "loop": ("loop",), "value": ("value",),
+    "block|loop": ("block", "loop"), "location": ("loop", "location"),
+}
 SCOPE_PREFIXES = ("global", "shared", "local", "warp", "wmma.", "m16n8k8.", "metal.")
 
 

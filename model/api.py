@@ -109,6 +109,7 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
               timeout_s: float = 120.0, seed: int = 0, log=lambda msg: None) -> Recommendation:
     from dragon_dsl import to_trace_json
     from dragon_dsl.engine import Engine
+    from dragon_model.generate import header
 
     wl_text = _workload_text(workload)
     spec = _header_target(target)
@@ -136,7 +137,7 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
                 if not any(c["status"] == "ok" for c in tried):  # cut the greedy script back to what passes
                     fixed = repair(engine, wl_text, cands[0][1].body, level, result=results[0])
                     if fixed.result.ok and fixed.body.strip():
-                        tried.append({"source": "model", "script": _header_of(cands[0][0]) + fixed.body,
+                        tried.append({"source": "model", "script": header(workload, spec) + fixed.body,
                                       "status": fixed.result.status.value, "latency_us": fixed.result.latency_us,
                                       "statements": cands[0][1].statements - fixed.dropped, "rejected": 0,
                                       "stop": "repaired", "message": f"the greedy script cut by {fixed.dropped} statement(s)"})
@@ -182,11 +183,12 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
 
 def statement_lines(body: str) -> list[str]:
     """The statements of a generated body, one per line (section headers belong to the next)."""
+    from dragon_dsl.table import SECTIONS
+
+    headers = {f"{name}:" for name in SECTIONS}
     lines, pending = [], ""
     for line in body.splitlines(keepends=True):
-        if not line.strip():
-            pending += line
-        elif line.rstrip().endswith(":") and "=" not in line and "(" not in line:  # `postproc:`
+        if not line.strip() or line.strip() in headers:  # a blank line or `postproc:`
             pending += line
         else:
             lines.append(pending + line)
@@ -242,19 +244,6 @@ def _best(tried: list, given) -> Optional[dict]:
     if not ok:
         return None
     return min(ok, key=lambda c: c["latency_us"] if c["latency_us"] is not None else float("inf"))
-
-
-def _header_of(text: str) -> str:
-    """The header lines (workload, target) of a candidate's text and the blank line after them."""
-    head = []
-    for line in text.splitlines(keepends=True):
-        if line.startswith(("workload ", "target ")) or (head and not line.strip()):
-            head.append(line)
-            if not line.strip():
-                break
-        else:
-            break
-    return "".join(head)
 
 
 def _with_header(text: str, workload, spec) -> str:

@@ -95,7 +95,8 @@ def body_of_text(text: str) -> str:
     return script_body(to_trace_json(text))
 
 
-_CALL = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*(?:, [A-Za-z_][A-Za-z0-9_]*)* = )?([a-z_][a-z0-9_]*)\(", re.M)
+#: the instruction a statement calls (at the start of a line, after its results)
+CALL = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*(?:, [A-Za-z_][A-Za-z0-9_]*)* = )?([a-z_][a-z0-9_]*)\(", re.M)
 
 
 def instructions_of(rows: Iterable[dict]) -> list[str]:
@@ -105,7 +106,7 @@ def instructions_of(rows: Iterable[dict]) -> list[str]:
     for r in rows:
         for text in (r.get("script"), r.get("prompt_script")):
             if text:
-                seen.update(_CALL.findall(body_of_text(text)))
+                seen.update(CALL.findall(body_of_text(text)))
     return sorted(seen)
 
 

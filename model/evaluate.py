@@ -50,6 +50,7 @@ def answer(gen, engine, task: str, r: dict, level: str, k: int = 1) -> dict:
     """The first answer to one prompt, measured (and cut back when it fails); with k > 1 also
     k - 1 sampled answers (temperature 0.8), measured as written: best of k, as `dragon suggest`
     shows it."""
+    from dragon_dsl import to_trace_json
     from dragon_model.api import repair
     from dragon_model.data import body_of_text, row_target
 
@@ -61,8 +62,6 @@ def answer(gen, engine, task: str, r: dict, level: str, k: int = 1) -> dict:
     res = fixed.result
     unscheduled_us = corpus_us = speedup = None
     if level == "time" and res.ok and res.latency_us:  # the baselines, timed here in the same engine
-        from dragon_dsl import to_trace_json
-
         base = engine.baseline(r["workload_text"], kind="unscheduled")
         unscheduled_us = base.latency_us if base.ok else None
         (best,) = engine.measure(r["workload_text"], [to_trace_json(r["script"])], level=level, use_cache=False)
@@ -70,8 +69,6 @@ def answer(gen, engine, task: str, r: dict, level: str, k: int = 1) -> dict:
         speedup = unscheduled_us / res.latency_us if unscheduled_us else None
     extra = {}
     if k > 1:
-        from dragon_dsl import to_trace_json
-
         bodies = [gen.generate(r["workload_text"], row_target(r), slower, temperature=0.8, seed=i).body
                   for i in range(1, k)]
         results = engine.measure(r["workload_text"], [to_trace_json(b) for b in bodies], level=level, use_cache=False)
@@ -80,14 +77,15 @@ def answer(gen, engine, task: str, r: dict, level: str, k: int = 1) -> dict:
             if level == "time" else None
         extra = {"k": k, "k_passed_as_generated": len(passed), "best_of_k_us": best_us,
                  "best_of_k_speedup": unscheduled_us / best_us if unscheduled_us and best_us else None}
-    return extra | {"task": task, "workload": r["workload"], "family": r["family"], "status": res.status.value,
-            "status_as_generated": fixed.first_result.status.value, "dropped": fixed.dropped,
-            "statements": g.statements - fixed.dropped, "statements_generated": g.statements,
-            "rejected": g.rejected, "stop": g.stop, "generate_seconds": round(gen_s, 2),
-            "seconds": round(time.time() - t0, 2), "message": fixed.first_result.message[:200],
-            "script": fixed.body, "script_as_generated": g.body if fixed.dropped else None,
-            "latency_us": res.latency_us, "speedup_vs_unscheduled": speedup,
-            "corpus_best_us": corpus_us, "unscheduled_us": unscheduled_us}
+    return extra | {
+        "task": task, "workload": r["workload"], "family": r["family"], "status": res.status.value,
+        "status_as_generated": fixed.first_result.status.value, "dropped": fixed.dropped,
+        "statements": g.statements - fixed.dropped, "statements_generated": g.statements,
+        "rejected": g.rejected, "stop": g.stop, "generate_seconds": round(gen_s, 2),
+        "seconds": round(time.time() - t0, 2), "message": fixed.first_result.message[:200],
+        "script": fixed.body, "script_as_generated": g.body if fixed.dropped else None,
+        "latency_us": res.latency_us, "speedup_vs_unscheduled": speedup,
+        "corpus_best_us": corpus_us, "unscheduled_us": unscheduled_us}
 
 
 def summarize(answers: list) -> dict:

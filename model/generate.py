@@ -19,12 +19,12 @@ unscheduled workload).
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from dragon_model.data import CALL
 from dragon_model.grammar import statement_grammar
 from dragon_model.render import target_kind
 from dragon_model.replay_state import replay_prefix
@@ -186,7 +186,7 @@ class Generator:
                 if len(out.rejections) < 8:
                     out.rejections.append((stmt.strip(), why))
                 failures += 1
-                called = _CALLED.search(stmt)
+                called = CALL.search(stmt)
                 if called and failures >= 2:  # the same kind failed again here: offer the others
                     banned.add(called.group(1))
                 _crop(step_cache, kept_len)
@@ -228,9 +228,6 @@ class Generator:
                 self._compiled.clear()
             compiled = self._compiled[grammar] = self.compiler.compile_grammar(grammar)
         return compiled
-
-
-_CALLED = re.compile(r"(?:^|=\s*)([A-Za-z_][A-Za-z0-9_]*)\(")  # the instruction a statement calls
 
 
 def _crop(cache, length: int) -> None:

@@ -121,6 +121,11 @@ def _names(env: Env, kind: str) -> Optional[str]:
     return f"name_{kind}" if names else None
 
 
+def _categorical_names(env: Env) -> Optional[str]:
+    """The values of sample_categorical (the only sampled values annotations and constant splits take)."""
+    return _alts(lit(v) for v in env.categoricals)
+
+
 def _name_rules(env: Env) -> list[str]:
     out = []
     for kind, names in (("block", env.blocks), ("loop", env.loops), ("value", env.values),
@@ -179,7 +184,7 @@ def type_rule(env: Env, typ: str) -> Optional[str]:
     if typ == "index_map?":
         return '(index_map | "None")'
     if typ == "any":
-        value = _alts(lit(v) for v in env.categoricals)
+        value = _categorical_names(env)
         scalar = "number | string | bool | \"None\"" + (f" | {value}" if value else "")
         return f'(({scalar}) | "[" ( ({scalar}) ( ", " ({scalar}) )* )? "]")'
     return None
@@ -254,18 +259,14 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
     """Alternatives of one instruction in this state (none when it cannot be written here)."""
     res = inst.results
     out: list[str] = []
-    if inst.name == "vectorize":  # short loops only: LLVM takes minutes on a vector of thousands of lanes
-        short = [lp for lp in env.innermost if 2 <= env.loops.get(lp, 0) <= MAX_VECTOR]
-        call = _call(env, inst, {"loop": _alts(lit(lp) for lp in short)}) if short else None
+    if inst.name == "vectorize":  # innermost loops of 2..MAX_VECTOR iterations (Env.innermost)
+        call = _call(env, inst, {"loop": _alts(lit(lp) for lp in env.innermost)}) if env.innermost else None
         return [call] if call else []
     if inst.name in ("annotate", "unannotate"):  # MetaSchedule's keys, each with its kind of value
-        target = type_rule(env, "block|loop")
-        if target is None:
-            return []
         if inst.name == "unannotate":
             call = _call(env, inst, {"key": _alts(lit(json.dumps(k)) for k in ANNOTATIONS)})
             return [call] if call else []
-        cats = _alts(lit(v) for v in env.categoricals)
+        cats = _categorical_names(env)
         values = {"int": "uint" + (f" | {cats}" if cats else ""), "str": "string",
                   "list": '"[" ( uint ( ", " uint )* )? "]"'}
         for kind in ("int", "str", "list"):
@@ -319,7 +320,7 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
                 if call:
                     out.append(_outputs(env, res.kind, len(values)) + call)
         # MetaSchedule's constant splits (postprocessing, cooperative fetch): [None, k] or [None, k, j]
-        cats = _alts(lit(v) for v in env.categoricals)
+        cats = _categorical_names(env)
         extra["cfactor"] = '([1-9] [0-9]{0,3}' + (f" | {cats}" if cats else "") + ")"
         for k in (2, 3):
             factors = '"[None, " ' + ' ", " '.join(["cfactor"] * (k - 1)) + ' "]"'

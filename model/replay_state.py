@@ -87,50 +87,50 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
         elif kind == "l":
             extent = getattr(obj, "extent", None)
             env.loops[name] = int(extent.value) if isinstance(extent, tirx.IntImm) else None
-            env.loop_children[name] = _count(sch.get_child_blocks, rv)
-            if env.loops[name] is not None and 2 <= env.loops[name] <= MAX_VECTOR and _innermost(sch, rv, obj):
-                env.innermost.append(name)
+            try:
+                children = sch.get_child_blocks(rv)
+            except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
+                children = None
+            env.loop_children[name] = None if children is None else len(children)
+            if children and env.loops[name] is not None and 2 <= env.loops[name] <= MAX_VECTOR \
+                    and _innermost(sch, children, obj):
+                env.innermost.append(name)  # a loop vectorize may take (see grammar.MAX_VECTOR)
     env.sblock_names = _sblock_names(sch)
     return env
 
 
-def _innermost(sch, rv, loop) -> bool:
+def _innermost(sch, children, loop) -> bool:
     """Whether no loop is nested in this one: it is the last loop of every block under it."""
     try:
-        children = sch.get_child_blocks(rv)
-        return bool(children) and all(sch.get(sch.get_loops(c)[-1]).same_as(loop) for c in children)
+        return all(sch.get(sch.get_loops(c)[-1]).same_as(loop) for c in children)
     except Exception:  # noqa: BLE001 - unknown: not offered
         return False
+
+
+def _blocks(sch):
+    """The block random variables of the scheduled module, in program order (root first)."""
+    def visit(rv):
+        yield rv
+        for child in sch.get_child_blocks(rv):
+            yield from visit(child)
+
+    return visit(sch.get_sblock("root"))
 
 
 def _nested_parallel(sch) -> bool:
     """Whether some block sits under two parallel loops."""
     from tvm.tirx import ForKind
 
-    def visit(rv) -> bool:
-        for child in sch.get_child_blocks(rv):
-            loops = sch.get_loops(child)
-            if sum(sch.get(lp).kind == ForKind.PARALLEL for lp in loops) > 1 or visit(child):
-                return True
-        return False
-
     try:
-        return visit(sch.get_sblock("root"))
+        return any(sum(sch.get(lp).kind == ForKind.PARALLEL for lp in sch.get_loops(b)) > 1 for b in _blocks(sch))
     except Exception:  # noqa: BLE001 - a module without a root block: leave it to the build
         return False
 
 
 def _sblock_names(sch) -> list[str]:
     """Block names of the scheduled module, in program order (root first)."""
-    names: list[str] = []
-
-    def visit(rv):
-        names.append(str(sch.get(rv).name_hint))
-        for child in sch.get_child_blocks(rv):
-            visit(child)
-
     try:
-        visit(sch.get_sblock("root"))
+        names = [str(sch.get(rv).name_hint) for rv in _blocks(sch)]
     except Exception:  # noqa: BLE001 - a module without a root block: names stay open
         return []
     return sorted(set(names), key=names.index)

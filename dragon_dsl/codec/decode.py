@@ -16,7 +16,7 @@ from dragon_dsl.codec import index_map as imap
 from dragon_dsl.codec.encode import PREFIX
 from dragon_dsl.diagnostics import NOWHERE, Diagnostic
 from dragon_dsl.syntax import ast
-from dragon_dsl.table import BY_KIND, Instruction, Param
+from dragon_dsl.table import BY_KIND, REF_KINDS, Instruction, Param
 from dragon_dsl.values import Buffer, Ref
 
 
@@ -92,12 +92,8 @@ class Decoder:
 
     def typed(self, p: Param, raw, section: str):
         t = p.type
-        if t in ("block", "loop", "value"):
-            return self.ref(raw, (t,))
-        if t == "block|loop":
-            return self.ref(raw, ("block", "loop"))
-        if t == "location":
-            return self.ref(raw, ("loop", "location"))
+        if t in REF_KINDS:
+            return self.ref(raw, REF_KINDS[t])
         if t == "loop|list[block]":
             if isinstance(raw, list):
                 return [self.ref(x, ("block",)) for x in raw]
