@@ -210,9 +210,15 @@ def main(argv=None) -> int:
     p.add_argument("--tasks", default="construction,improvement", help="comma-separated tasks to answer")
     p.add_argument("-o", "--output", help="write the figures (JSON) there")
     args = p.parse_args(argv)
+    tasks = tuple(t for t in args.tasks.split(",") if t)
+    bad = [t for t in tasks if t not in ("construction", "improvement")]
+    if bad or not tasks:
+        p.error(f"--tasks {args.tasks!r}: expected construction and/or improvement, comma-separated")
+    if args.k < 1 or args.jobs < 1:
+        p.error("--k and --jobs must be at least 1")
     fig = evaluate(args.corpus, args.model, splits=args.splits.split(","), target=args.target, limit=args.limit,
                    level=args.level, jobs=args.jobs, max_seconds=args.max_seconds, timeout_s=args.timeout,
-                   k=args.k, tasks=tuple(args.tasks.split(",")),
+                   k=args.k, tasks=tasks,
                    log=lambda m: print(m, file=sys.stderr, flush=True))
     text = json.dumps(fig, indent=2) + "\n"
     if args.output:

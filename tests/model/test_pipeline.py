@@ -148,3 +148,16 @@ def test_first_answer_evaluation_measures_real_answers(toy_corpus, toy_model):
         assert (a["script_as_generated"] is None) == (a["dropped"] == 0)
         assert 0 <= a["k_passed_as_generated"] <= 2
         assert a["k_passed_as_generated"] >= (a["status_as_generated"] == "ok")
+
+
+def test_evaluate_refuses_unknown_tasks_and_counts(capsys):
+    import pytest
+
+    from dragon_model.evaluate import main
+
+    for argv in (["C", "--model", "M", "--tasks", "constructoin"], ["C", "--model", "M", "--k", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--tasks 'constructoin'" in err and "--k and --jobs must be at least 1" in err
