@@ -12,8 +12,8 @@ from typing import Optional, Sequence
 
 from dragon_dsl.diagnostics import Span
 from dragon_dsl.table import (
-    BUFFER_KINDS, DIRECTIVES, DTYPES, EXPLAIN_KINDS, INSTRUCTIONS, SECTIONS, STORAGE_SCOPES, THREAD_AXES, Instruction,
-    Param, literal_text,
+    BUFFER_KINDS, DIRECTIVES, DTYPES, EXPLAIN_KINDS, INSTRUCTIONS, REF_KINDS, SECTIONS, STORAGE_SCOPES, THREAD_AXES,
+    Instruction, Param, literal_text,
 )
 
 from dragon_lsp.analysis import Analysis
@@ -29,12 +29,8 @@ _STRING_DOMAINS = {"thread": THREAD_AXES, "scope": STORAGE_SCOPES, "dtype": DTYP
 
 def _kinds_for(param: Param, in_list: bool) -> tuple[str, ...]:
     t = param.type
-    if t in ("block", "loop", "value"):
-        return (t,)
-    if t == "block|loop":
-        return ("block", "loop")
-    if t == "location":
-        return ("loop", "location")
+    if t in REF_KINDS:
+        return REF_KINDS[t]
     if t == "loop|list[block]":
         return ("block",) if in_list else ("loop",)
     if t == "list[block]":
