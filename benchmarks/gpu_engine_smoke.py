@@ -131,7 +131,7 @@ def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional
     from tvm.s_tir import meta_schedule as ms
 
     from dragon_dsl.engine import Engine
-    from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+    from dragon_dsl.engine.metaschedule import builder_and_runner
     from dragon_dsl.tvm.trace import trace_json
 
     mod = make_workload(name)
@@ -144,7 +144,7 @@ def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional
             builder, runner = ms.builder.LocalBuilder(timeout_sec=180), ms.runner.LocalRunner()
         else:
             engine = shared or Engine(TAG, cache=False, timeout_s=180.0)
-            builder, runner = EngineBuilder(engine), EngineRunner(engine, workload=mod if verify else None)
+            builder, runner = builder_and_runner(engine, workload=mod if verify else None)
         database = ms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=64,
                                builder=builder, runner=runner, seed=20260101)
         wall = time.perf_counter() - t0

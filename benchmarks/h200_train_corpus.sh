@@ -7,9 +7,10 @@
 #   *.log        the logs
 # Usage: bash benchmarks/h200_train_corpus.sh SEARCH_SECONDS [train]
 #
-# The search is split into SHARDS=2 fixed shards (runcuda-0, runcuda-1) so that a run started on
-# a two-GPU machine resumes on a one-GPU machine and back: with one GPU per shard they run at
-# once (each process owns its GPU: CUDA_VISIBLE_DEVICES), with one GPU they take turns.
+# The search is split into SHARDS=2 fixed run folders (runcuda-0, runcuda-1) so that a run started on
+# a two-GPU machine resumes on a one-GPU machine and back. PROCS processes search each folder at
+# once (sub-shards j/(SHARDS*PROCS)); on a two-GPU machine each folder has its GPU
+# (CUDA_VISIBLE_DEVICES), on one GPU all processes share it and take turns for each candidate.
 # A previous call's runs come from ./runcuda.tgz (carried) or data/runs/cuda/runcuda.tgz.
 set -uo pipefail
 secs=${1:?seconds of CUDA search}
@@ -26,20 +27,24 @@ fi
 for a in runcuda.tgz data/runs/cuda/runcuda.tgz; do
   [ -f $a ] && { tar xzf $a -C /tmp; echo "resuming from $a"; break; }
 done
-search() {  # shard gpu seconds workers
+PROCS=${PROCS:-2}   # search processes per run folder: they share the GPU (one run at a time: the
+                    # engine's GPU lock) and overlap MetaSchedule's search, builds and references
+search() {  # run-folder gpu seconds workers sub-shard
+  local j=$(( $1 + SHARDS * $5 )) n=$(( SHARDS * PROCS ))
   CUDA_VISIBLE_DEVICES=$2 timeout "$3" python3 -m dragon_dsl.cli.main search wlcuda --out /tmp/runcuda-$1 \
-    --target nvidia/nvidia-h100 --budget 16 --cost-model random --workers $4 --shard $1/$SHARDS \
-    --json $OUT/search-$1.json >> $OUT/search-$1.log 2>&1
-  echo "shard $1 exit $?"; tail -2 $OUT/search-$1.log
+    --target nvidia/nvidia-h100 --budget 16 --cost-model random --workers $4 --shard $j/$n \
+    --json $OUT/search-$j.json >> $OUT/search-$j.log 2>&1
+  echo "shard $j/$n (runcuda-$1) exit $?"; tail -2 $OUT/search-$j.log
 }
-if [ "$ngpu" -ge $SHARDS ]; then
-  w=$(( cores / SHARDS - 1 ))
-  pids=()
-  for s in $(seq 0 $((SHARDS - 1))); do search $s $s "$secs" $w & pids+=($!); done
-  wait "${pids[@]}"
-else
-  for s in $(seq 0 $((SHARDS - 1))); do search $s 0 $(( secs / SHARDS )) $((cores - 1)); done
-fi
+# shard j of SHARDS*PROCS lies inside run folder j mod SHARDS (a workload's shard is its hash mod n)
+nproc_all=$(( SHARDS * PROCS ))
+w=$(( cores / nproc_all - 1 )); [ $w -lt 1 ] && w=1
+pids=()
+for s in $(seq 0 $((SHARDS - 1))); do
+  gpu=$(( ngpu >= SHARDS ? s : 0 ))
+  for r in $(seq 0 $((PROCS - 1))); do search $s $gpu "$secs" $w $r & pids+=($!); done
+done
+wait "${pids[@]}"
 if [ -n "${trainer:-}" ]; then
   wait $trainer; echo "training exit $?"; grep -h "sft: saved\|best" $OUT/train-*.log | tail -3
   rm -rf /tmp/m-*/checkpoints

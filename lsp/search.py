@@ -130,9 +130,9 @@ def _builder_runner(kind, target, device, mod):
 
     if kind == "auto":
         try:
-            from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+            from dragon_dsl.engine.metaschedule import builder_and_runner
 
-            return EngineBuilder(target, device=device), EngineRunner(target, workload=mod, device=device)
+            return builder_and_runner(target, workload=mod, device=device)
         except (ImportError, AttributeError, TypeError):
             kind = "local"
     if kind == "in-process":

@@ -271,7 +271,7 @@ def search(workload_text: str, target_spec, trials: int, n: int = 4, engine=None
     import tvm
 
     from dragon_dsl.engine import Engine
-    from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+    from dragon_dsl.engine.metaschedule import builder_and_runner
     from dragon_dsl.tvm.search import search_scripts
     from dragon_dsl.tvm.workload import load_workload
 
@@ -279,8 +279,8 @@ def search(workload_text: str, target_spec, trials: int, n: int = 4, engine=None
     own = engine is None
     engine = engine or Engine(target_spec, cache=False)
     try:
-        return search_scripts(mod, tvm.target.Target(target_spec), trials, n, EngineBuilder(engine),
-                              EngineRunner(engine, workload=mod))
+        return search_scripts(mod, tvm.target.Target(target_spec), trials, n,
+                              *builder_and_runner(engine, workload=mod))
     finally:
         if own:
             engine.close()

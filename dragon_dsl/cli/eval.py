@@ -34,6 +34,8 @@ def add_parser(sub) -> None:
     p.add_argument("--gpu-name", help="GPU name for the roofline peaks (default: nvidia-smi's), e.g. H200")
     p.add_argument("--limit", type=int, help="evaluate only the first N workloads (by name)")
     p.add_argument("--seed", type=int, default=20260101, help="MetaSchedule's seed")
+    p.add_argument("--shard", help="i/n: measure shard i of n only, into OUT_DIR's caches (no report); "
+                                   "run the shards at once, then once without --shard for the report")
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_eval)
 
@@ -61,7 +63,7 @@ def command_of(args) -> list:
     """The exact command, every option spelled out (defaults included), from the parsed arguments."""
     cmd = ["dragon", "eval"]
     for name in ("workloads", "target", "device", "methods", "budgets", "k", "model_path", "seeds", "repeat",
-                 "timeout", "workers", "cache", "gpu_name", "limit", "seed", "out"):
+                 "timeout", "workers", "cache", "gpu_name", "limit", "seed", "shard", "out"):
         value = getattr(args, name)
         if value is not None:
             cmd += [f"--{name.replace('_', '-')}", str(value)]
@@ -71,6 +73,7 @@ def command_of(args) -> list:
 def cmd_eval(args, out: Console, err: Console) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from dragon_dsl.corpus.search import parse_shard
     from dragon_dsl.eval import report
     from dragon_dsl.eval.discover import EvalInputError
     from dragon_dsl.eval.harness import Settings, parse_methods, run, write_results
@@ -81,7 +84,7 @@ def cmd_eval(args, out: Console, err: Console) -> int:
                             budgets=_ints(args.budgets, "--budgets"), k=args.k, seeds=args.seeds,
                             repeat=args.repeat, timeout_s=args.timeout, workers=args.workers, cache=args.cache,
                             model_path=args.model_path, gpu_name=args.gpu_name, limit=args.limit, seed=args.seed,
-                            command=command_of(args))
+                            shard=parse_shard(args.shard) if args.shard else None, command=command_of(args))
         if args.k < 1:
             raise ValueError("--k must be at least 1")
     except ValueError as exc:
@@ -107,6 +110,12 @@ def cmd_eval(args, out: Console, err: Console) -> int:
         except ValueError as exc:     # an unknown target or device
             err.print(f"error: {exc}", markup=False)
             return 2
+    if settings.shard is not None:
+        i, n = settings.shard
+        path = write_results(results, args.out, f"results-shard-{i}-of-{n}.json")
+        err.print(f"shard {i}/{n}: {len(results['workloads'])} workloads measured into {args.out}'s caches "
+                  f"({path.name}); run again without --shard for the report", markup=False)
+        return 0
     write_results(results, args.out)
     path = report.write(results, args.out)
     n = sum(r["status"] == "measured" for r in results["measurements"])

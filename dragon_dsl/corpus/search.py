@@ -353,7 +353,7 @@ class SearchRun:
         import tvm
         from tvm.s_tir import meta_schedule as ms
 
-        from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+        from dragon_dsl.engine.metaschedule import builder_and_runner
         from dragon_dsl.tvm.search import tune
         from dragon_dsl.tvm.workload import load_workload
 
@@ -374,13 +374,14 @@ class SearchRun:
         capture = _capture_class()((lambda batch: progress("batch", candidates=batch)) if progress else None)
         try:
             mod = load_workload(wl_path)
+            builder, runner = builder_and_runner(engine, workload=mod)
             if cfg.baselines:
                 record["baselines"] = measure_baselines(engine, str(wl_path))
             target = tvm.target.Target(engine.target.spec)
             # only warnings reach the terminal; MetaSchedule's log files stay in work_dir
             tune(mod, target, work_dir, max_trials_global=cfg.budget,
-                 num_trials_per_iter=cfg.num_trials_per_iter, builder=EngineBuilder(engine),
-                 runner=EngineRunner(engine, workload=mod), cost_model=_cost_model(cfg, seed),
+                 num_trials_per_iter=cfg.num_trials_per_iter, builder=builder,
+                 runner=runner, cost_model=_cost_model(cfg, seed),
                  strategy=_strategy(cfg),
                  measure_callbacks=ms.measure_callback.MeasureCallback.create("default") + [capture],
                  num_tuning_cores=cfg.num_tuning_cores, seed=seed)

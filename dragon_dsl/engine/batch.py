@@ -80,18 +80,15 @@ class Batch:
     def _reference(self, wl: keys.Workload, seeds: int) -> None:
         if self.e._known_reference(wl, seeds) is not None:
             return
-        payload, stored = self.e._reference_job(wl, seeds)
         self.pending_refs += 1
 
-        def done(reply):
+        def done(message):
             self.pending_refs -= 1
-            if reply.get("status") == "ok":
-                stored()
-            else:
-                self.failed_refs[wl.hash] = reply.get("message", reply.get("status"))
+            if message is not None:
+                self.failed_refs[wl.hash] = message
             self._release()
 
-        self.dispatcher.submit(self.e._builders, payload, self.e._reference_timeout(), done)
+        self.e._submit_reference(self.dispatcher, wl, seeds, done)
 
     # --- builds -----------------------------------------------------------------------------
     def _build(self, item: Item) -> None:

@@ -6,6 +6,13 @@ through TVM's compile hook (`tvm_callback_cuda_compile`, looked up by a hash of 
 source) instead of letting the runtime compile the source again at load time. A
 library built on a GPU machine already holds the binary and needs neither.
 
+A local GPU is used by one run at a time, across processes too: several engines on one
+machine (shards of a search, an evaluation, the language server) take the GPU's lock
+file (`flock`, released when the holder exits, even by a kill) around each candidate's
+verify and time, so that timings never share the GPU. The lock names the physical GPU
+(through CUDA_VISIBLE_DEVICES); its folder is $DRAGON_GPU_LOCK_DIR, else
+<tmp>/dragon-gpu-locks.
+
 Remote: a TVM RPC tracker (`python -m tvm.exec.rpc_tracker`) lends a server
 registered under a key (`python -m tvm.exec.rpc_server --tracker HOST:PORT --key KEY`).
 Each task takes a fresh session with a session timeout, uploads the library,
@@ -14,6 +21,7 @@ loads it there and runs it there; the tensors live on the remote device.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -43,10 +51,36 @@ def counters() -> dict:
     return dict(_counters)
 
 
+def physical_gpu(index: int) -> str:
+    """The name of the GPU a process sees as `index` (CUDA_VISIBLE_DEVICES maps it)."""
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    return visible[index] if index < len(visible) else str(index)
+
+
+@contextlib.contextmanager
+def gpu_lock(index: int):
+    import fcntl
+    import tempfile
+
+    folder = Path(os.environ.get("DRAGON_GPU_LOCK_DIR") or Path(tempfile.gettempdir()) / "dragon-gpu-locks")
+    folder.mkdir(parents=True, exist_ok=True)
+    name = "".join(c if c.isalnum() or c in "-_" else "_" for c in physical_gpu(index))
+    with open(folder / f"gpu-{name}.lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 class LocalDevice:
     def __init__(self, device_type: str, index: int = 0):
         self.device_type = device_type
         self.index = index
+
+    def exclusive(self):
+        """Hold the GPU for one candidate (a no-op for the CPU: its worker is alone by design)."""
+        return gpu_lock(self.index) if self.device_type != "cpu" else contextlib.nullcontext()
 
     def device(self):
         import tvm
@@ -77,6 +111,9 @@ class RemoteDevice:
         self.host, self.port, self.key = host, port, key
         self.device_type = device_type
         self.session_timeout = session_timeout
+
+    def exclusive(self):
+        return contextlib.nullcontext()   # the tracker lends each server to one session at a time
 
     def load(self, artifact: str):
         """(module, device, session): the session must stay referenced while the module is used."""

@@ -97,15 +97,12 @@ class Engine:
                 wl = self._workload(source)
                 if self._known_reference(wl, seeds) is not None:
                     continue
-                payload, stored = self._reference_job(wl, seeds)
 
-                def done(reply, stored=stored, wl=wl):
-                    if reply.get("status") == "ok":
-                        stored()
-                    else:
-                        failed[wl.hash] = reply.get("message", reply.get("status"))
+                def done(message, wl=wl):
+                    if message is not None:
+                        failed[wl.hash] = message
 
-                dispatcher.submit(self._builders, payload, self._reference_timeout(), done)
+                self._submit_reference(dispatcher, wl, seeds, done)
             dispatcher.run()
         if failed:
             raise EngineError("; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}"
@@ -214,19 +211,44 @@ class Engine:
                 self._references[(wl.hash, config)] = path
         return path
 
-    def _reference_job(self, wl: keys.Workload, seeds: int):
-        """(payload, on_success) computing a reference in a build worker."""
+    def _submit_reference(self, dispatcher, wl: keys.Workload, seeds: int, done) -> None:
+        """Compute a reference in the build workers, one job per input set (the unscheduled program
+        is slow on big workloads: its sets run in parallel), then merge and store it.
+        `done(None)` on success, `done(message)` when a part failed."""
+        from dragon_dsl.engine import reference
+        from dragon_dsl.engine.inputs import set_names
+
         path = self._workdir / f"ref-{wl.hash}-{seeds}.npz"
         config = config_key(seeds)
+        n_sets = len(set_names(seeds))
+        parts: dict = {}
+        failures: list = []
 
-        def stored():
+        def part_done(reply, index):
+            if reply.get("status") == "ok":
+                parts[index] = Path(reply["path"])
+            else:
+                failures.append(reply.get("message", reply.get("status")))
+            if len(parts) + len(failures) < n_sets:
+                return
+            if failures:
+                done(failures[0])
+                return
+            merged = reference.merge([reference.from_bytes(parts[i].read_bytes()) for i in range(n_sets)], seeds)
+            data = reference.to_bytes(merged)
+            path.write_bytes(data)
+            for p in parts.values():
+                p.unlink(missing_ok=True)
             self._references[(wl.hash, config)] = str(path)
             if self.cache is not None:
-                self.cache.put_reference(wl.hash, config, path.read_bytes())
+                self.cache.put_reference(wl.hash, config, data)
+            done(None)
 
-        payload = {"op": "reference", "wkey": wl.hash, "workload": wl.text, "seed": wl.seed,
-                   "n_random": seeds, "out": str(path)}
-        return payload, stored
+        for index in range(n_sets):
+            payload = {"op": "reference", "wkey": wl.hash, "workload": wl.text, "seed": wl.seed,
+                       "n_random": seeds, "only": [index], "out": str(path.with_suffix(f".part{index}.npz"))}
+            dispatcher.submit(self._builders, payload, self._reference_timeout(),
+                              lambda reply, index=index: part_done(reply, index))
 
     def _reference_timeout(self) -> float:
         return max(300.0, 10 * self.timeout_s)
@@ -255,6 +277,23 @@ class Engine:
             dispatcher.run()
         return out
 
+    def measure_modules(self, workload, mods, seeds: int = 3, repeat: int = 5, number: Optional[int] = None,
+                        min_repeat_ms: float = 5.0, use_cache: bool = True) -> list:
+        """Build, verify and time scheduled IRModules of `workload` (MetaSchedule's candidates) in one
+        call: one Result each. As in `run`, the reference is computed beside the builds, and on GPUs a
+        candidate is verified and timed as soon as it is built. Keyed in the cache by the module's text."""
+        import hashlib
+
+        import tvm
+
+        pairs = []
+        for mod in mods:
+            text = tvm.ir.save_json(mod)
+            task = Task(workload, ["module", hashlib.sha256(text.encode()).hexdigest()], level="time", seeds=seeds,
+                        repeat=repeat, number=number, min_repeat_ms=min_repeat_ms, use_cache=use_cache)
+            pairs.append((task, {"module": text}))
+        return self._run(pairs)
+
     def run_artifacts(self, artifacts, args_info, workload=None, seeds: int = 3, repeat: int = 5,
                       number: Optional[int] = None, min_repeat_ms: float = 5.0) -> list:
         """Time built libraries (verifying them first when `workload` is given):
@@ -267,14 +306,11 @@ class Engine:
             dispatcher = Dispatcher([self._builders, devices])
             ref = self._known_reference(wl, seeds) if wl is not None else None
             if wl is not None and ref is None:
-                payload, stored = self._reference_job(wl, seeds)
                 failed = []
-                dispatcher.submit(self._builders, payload, self._reference_timeout(),
-                                  lambda reply: stored() if reply.get("status") == "ok" else failed.append(reply))
+                self._submit_reference(dispatcher, wl, seeds, lambda message: message is None or failed.append(message))
                 dispatcher.run()
                 if failed:
-                    raise EngineError(f"the unscheduled workload failed as a reference on llvm: "
-                                      f"{failed[0].get('message', failed[0].get('status'))}")
+                    raise EngineError(f"the unscheduled workload failed as a reference on llvm: {failed[0]}")
                 ref = self._known_reference(wl, seeds)
             timing = {"repeat": repeat, "number": number, "min_repeat_ms": min_repeat_ms, "flush_bytes": 0}
             for index, (artifact, info) in enumerate(zip(artifacts, args_info, strict=True)):

@@ -69,8 +69,20 @@ def from_bytes(data: bytes) -> Reference:
     return Reference(args, sets)
 
 
-def compute(mod, base_seed: int, n_random: int) -> Reference:
-    """Run the unscheduled workload on llvm over every input set."""
+def merge(parts: list, n_random: int) -> Reference:
+    """One reference from parts computed on subsets of the input sets (`compute(only=...)`), in set order."""
+    from dragon_dsl.engine.inputs import set_names
+
+    order = {name: i for i, name in enumerate(set_names(n_random))}
+    sets = sorted((s for part in parts for s in part.sets), key=lambda s: order[s[0]])
+    if [s[0] for s in sets] != set_names(n_random):
+        raise ValueError(f"the parts hold sets {[s[0] for s in sets]}, not {set_names(n_random)}")
+    return Reference(parts[0].args, sets)
+
+
+def compute(mod, base_seed: int, n_random: int, only=None) -> Reference:
+    """Run the unscheduled workload on llvm over every input set (or the sets numbered in `only`:
+    the engine computes the sets of one reference in parallel and merges them)."""
     import tvm
 
     from dragon_dsl.engine.run import call, make_tensors, read_outputs
@@ -81,7 +93,9 @@ def compute(mod, base_seed: int, n_random: int) -> Reference:
     func = executable.mod["main"]
     dev = tvm.cpu(0)
     sets = []
-    for name, inputs in input_sets(args, base_seed, n_random):
+    for index, (name, inputs) in enumerate(input_sets(args, base_seed, n_random)):
+        if only is not None and index not in only:
+            continue
         tensors = make_tensors(dev, args, inputs)
         call(func, dev, tensors)
         sets.append((name, inputs, read_outputs(args, tensors)))

@@ -3,6 +3,13 @@
 Order: the verifier's references of all workloads first (start-up, reported apart), then
 method by method over all workloads, so that each method's wall times are taken on a warm
 engine. The unscheduled workload is always measured: it is a baseline of every speed-up.
+
+Shards (`shard=(i, n)`): workload number j (by name) belongs to shard j mod n. Shards of one
+evaluation run at once, as separate processes sharing OUT_DIR: its caches (results sqlite in
+WAL mode, MetaSchedule databases per workload, JSON files merged under a lock) take all their
+measurements, and a final run without a shard measures nothing new and writes the report
+over every workload. On one GPU, the engines take turns on it for each candidate (the GPU
+lock in engine/devices.py), so the shards overlap building, searching and references only.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ class Settings:
     model_path: Optional[str] = None
     gpu_name: Optional[str] = None
     limit: Optional[int] = None
+    shard: Optional[tuple] = None      # (i, n): this process evaluates shard i of n
     seed: int = 20260101
     command: list = field(default_factory=list)
 
@@ -93,6 +101,9 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
     from dragon_dsl.tvm.workload import load_workload
 
     entries, problems = discover(settings.workloads, settings.limit)
+    if settings.shard is not None:
+        i, n = settings.shard
+        entries = [e for j, e in enumerate(entries) if j % n == i]
     out_dir = Path(settings.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cache_path = Path(settings.cache) if settings.cache else out_dir / "cache" / "results.sqlite"
@@ -185,8 +196,8 @@ def _methods_info(rows: list) -> dict:
     return info
 
 
-def write_results(results: dict, out_dir) -> Path:
-    path = Path(out_dir) / "results.json"
+def write_results(results: dict, out_dir, name: str = "results.json") -> Path:
+    path = Path(out_dir) / name
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
     tmp.replace(path)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -35,6 +36,23 @@ from dragon_dsl.eval.metrics import best_latency
 
 
 # --- shared state --------------------------------------------------------------------------------
+def update_json(path: Path, updates: dict) -> dict:
+    """Merge `updates` into the JSON object stored at `path`, under an exclusive lock, and return the
+    merged object: several shards of one evaluation (`--shard`) write the same cache files."""
+    import fcntl
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        data.update(updates)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+        tmp.replace(path)
+    return data
+
+
 class WallTimes:
     """Wall times of method runs, by key, kept across reruns (see the module docstring)."""
 
@@ -45,15 +63,8 @@ class WallTimes:
     def resolve(self, key: str, measured_s: float, fresh: bool) -> float:
         """The wall time of a run: the one just measured when it was real work, else the stored one."""
         if fresh or key not in self.data:
-            self.data[key] = measured_s
-            self._save()
+            self.data = update_json(self.path, {key: measured_s})
         return self.data[key]
-
-    def _save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(self.path)
 
 
 @dataclass
@@ -151,7 +162,7 @@ def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict
 
     import tvm
 
-    from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
+    from dragon_dsl.engine.metaschedule import builder_and_runner
     from dragon_dsl.tvm.search import tune
     from dragon_dsl.tvm.workload import load_workload
 
@@ -164,11 +175,11 @@ def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict
         ctx.import_s += time.perf_counter() - t0
     mod = load_workload(str(entry.path))
     target = tvm.target.Target(ctx.engine.target.spec)
+    builder, runner = builder_and_runner(ctx.engine, workload=mod)
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(None):
         tune(mod, target, folder, max_trials_global=budget, num_trials_per_iter=min(64, budget),
-             builder=EngineBuilder(ctx.engine), runner=EngineRunner(ctx.engine, workload=mod),
-             strategy=strategy, seed=ctx.seed)
+             builder=builder, runner=runner, strategy=strategy, seed=ctx.seed)
     return {"trials": budget, "strategy": strategy, "wall_s": time.perf_counter() - t0, "seed": ctx.seed}
 
 
@@ -214,17 +225,18 @@ def vendor(ctx: Context, entry) -> dict:
     store = ctx.out_dir / "cache" / "vendor.json"
     stored = json.loads(store.read_text()) if store.exists() else {}
     if key not in stored:
+        from dragon_dsl.engine.devices import gpu_lock
         from dragon_dsl.engine.reference import config_key, from_bytes
 
         ctx.engine.prepare([str(entry.path)], seeds=ctx.seeds)
         data = ctx.engine.cache.get_reference(ctx.whash(entry.path), config_key(ctx.seeds))
-        t0 = time.perf_counter()
-        res = v.run(from_bytes(data), entry.family, entry.params, "cuda", repeat=ctx.repeat)
+        with gpu_lock(0):   # the GPU PyTorch uses here; other engines' runs wait
+            t0 = time.perf_counter()
+            res = v.run(from_bytes(data), entry.family, entry.params, "cuda", repeat=ctx.repeat)
         stored[key] = {"status": res.status, "op": res.op, "latency_us": res.latency_us, "message": res.message,
                        "max_abs_err": res.max_abs_err, "wall_s": time.perf_counter() - t0,
                        "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}
-        store.parent.mkdir(parents=True, exist_ok=True)
-        store.write_text(json.dumps(stored, indent=1))
+        stored = update_json(store, {key: stored[key]})
         cached = False
     else:
         cached = True

@@ -3,7 +3,7 @@ search whose best distinct schedules come back as Dragon scripts (`search_script
 fallback of the language server's and the model's suggestions).
 
     scripts = search_scripts(mod, tvm.target.Target("llvm"), trials=16, n=4,
-                             builder=EngineBuilder(engine), runner=EngineRunner(engine, workload=mod))
+                             *builder_and_runner(engine, workload=mod))
 """
 
 from __future__ import annotations

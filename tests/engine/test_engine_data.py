@@ -8,10 +8,12 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dragon_dsl.engine import Result, Status, Task, geomean, speedup
 from dragon_dsl.engine.cache import ResultsCache, answers
-from dragon_dsl.engine.compare import compare
+from dragon_dsl.engine.compare import RTOL, Expected, compare
 from dragon_dsl.engine.inputs import fill_value, filled, input_sets, set_names
 from dragon_dsl.engine.keys import trace_hash
 from dragon_dsl.engine.signature import Arg
@@ -140,6 +142,85 @@ def test_compare_finds_surviving_fills_and_wrong_infinities():
     assert compare(sentinel, np.zeros(4, np.int32), "int32").n_unwritten == 4
 
 
+def _verdict_key(v):
+    return (v.bad, v.n_unwritten, v.total)
+
+
+@settings(max_examples=300, deadline=None)
+@given(dtype=st.sampled_from(["float32", "float16"]), n=st.integers(1, 40), seed=st.integers(0, 2**31 - 1),
+       scale=st.sampled_from([0.0, 1e-3, 1.0, 1e4]),
+       near=st.sampled_from([0.0, 0.5, 0.999, 0.999999, 1.0, 1.000001, 1.001, 2.0]),
+       specials=st.sampled_from(["none", "nan_got", "nan_want", "inf_got", "inf_want"]))
+def test_fast_comparison_gives_the_exact_rules_verdict(dtype, n, seed, scale, near, specials):
+    """Expected.compare (float32, precomputed) decides exactly as compare (float64), including
+    values placed right at the tolerance, NaNs and infinities."""
+    rng = np.random.default_rng(seed)
+    want = (rng.uniform(-1, 1, n) * scale).astype(dtype)
+    w64 = want.astype(np.float64)
+    finite_max = float(np.max(np.abs(w64))) if n else 0.0
+    tol = RTOL[dtype] * ((finite_max if finite_max > 0 else 1.0) + np.abs(w64))
+    sign = rng.choice([-1.0, 1.0], n)
+    got = (w64 + sign * tol * near * rng.uniform(0.5, 1.0, n) ** (near > 1.0)).astype(dtype)
+    if specials == "nan_got":
+        got[rng.integers(n)] = np.nan
+    elif specials == "nan_want":
+        want[rng.integers(n)] = np.nan
+    elif specials == "inf_got":
+        got[rng.integers(n)] = np.inf
+    elif specials == "inf_want":
+        i = rng.integers(n)
+        want[i] = got[i] = np.inf
+    exact = compare(got, want, dtype)
+    fast = Expected(want, dtype).compare(got)
+    assert _verdict_key(fast) == _verdict_key(exact)
+    if not exact.bad and not exact.n_unwritten:
+        assert fast.max_abs == pytest.approx(exact.max_abs, rel=1e-5, abs=1e-30)
+
+
+def test_staged_inputs_are_uploaded_once_and_outputs_refilled():
+    import tvm
+
+    from dragon_dsl.engine.reference import Reference
+    from dragon_dsl.engine.run import Staged, verify, verify_staged
+
+    args = [Arg("A", (4,), "float32", "input"), Arg("B", (4,), "float32", "output")]
+    sets = [(name, values, {"B": values["A"] * 2}) for name, values in input_sets(args, 7, 3)]
+    ref = Reference(args, sets)
+    staged = Staged(tvm.cpu(0), ref)
+    first = staged.tensors(0)
+    first[1].copyfrom(np.ones(4, np.float32))
+    again = staged.tensors(0)
+    assert again[0] is first[0]                       # the input stays on the device
+    assert np.isnan(again[1].numpy()).all()           # the output got its fill again
+
+    def double(a, b):
+        b.copyfrom(a.numpy() * 2)
+
+    def double_and_damage(a, b):
+        double(a, b)
+        a.copyfrom(np.full(4, 99.0, np.float32))      # writes where it must not: into its input
+
+    assert verify(double_and_damage, staged)["status"] == "ok"
+    assert verify(double, staged)["status"] == "numeric_mismatch"   # the damaged staging misleads
+    fresh = []
+
+    def restage():
+        fresh.append(Staged(tvm.cpu(0), ref))
+        return fresh[-1]
+
+    reply, used = verify_staged(double, staged, restage)
+    assert reply["status"] == "ok" and reply["verified_again"] and used is fresh[0]
+
+    def writes_nan(a, b):
+        b.copyfrom(np.where(np.arange(4) < 2, a.numpy() * 2, np.nan).astype(np.float32))
+
+    def writes_half(a, b):
+        b.copyfrom(np.where(np.arange(4) < 2, a.numpy() * 2, b.numpy()).astype(np.float32))
+
+    assert verify(writes_nan, Staged(tvm.cpu(0), ref))["status"] == "numeric_mismatch"
+    assert verify(writes_half, Staged(tvm.cpu(0), ref))["status"] == "unwritten_output"
+
+
 def test_speedup_helpers():
     assert speedup(Result(Status.OK, latency_us=10.0), Result(Status.OK, latency_us=5.0)) == 2.0
     assert speedup(Result(Status.OK), Result(Status.OK, latency_us=5.0)) is None
@@ -154,3 +235,14 @@ def test_importing_the_engine_does_not_import_tvm():
     code = ("import sys, dragon_dsl.engine; from dragon_dsl.engine import Result, Status, Task; "
             "sys.exit(1 if 'tvm' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_reference_parts_merge_in_set_order():
+    from dragon_dsl.engine.reference import Reference, merge
+
+    args = [Arg("A", (2,), "float32", "input"), Arg("B", (2,), "float32", "output")]
+    sets = [(name, values, {"B": values["A"]}) for name, values in input_sets(args, 3, 2)]
+    parts = [Reference(args, [s]) for s in reversed(sets)]
+    assert [s[0] for s in merge(parts, 2).sets] == ["random0", "random1", "zeros", "large"]
+    with pytest.raises(ValueError, match="not"):
+        merge(parts[:2], 2)

@@ -99,3 +99,27 @@ def test_rerun_reuses_the_caches(runs):
     t1 = {key(r): r["time_s"] for r in first["measurements"]}
     assert {key(r): r["time_s"] for r in second["measurements"]} == t1
     assert second["peaks"] == first["peaks"]
+
+
+def test_shards_fill_the_caches_and_the_final_run_measures_nothing_new(tmp_path):
+    wl = tmp_path / "workloads"
+    wl.mkdir()
+    shutil.copy(ROOT / "tests/data/workloads/transpose_64x32.tvmscript", wl)
+    shutil.copy(ROOT / "dragon_dsl/examples/matmul_256.tvmscript", wl)
+    out = tmp_path / "out"
+    argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled,ms-random",
+            "--repeat", "3", "--out", str(out)]
+    for shard in ("0/2", "1/2"):
+        assert main(argv + ["--shard", shard]) == 0
+    parts = [json.loads((out / f"results-shard-{i}-of-2.json").read_text()) for i in (0, 1)]
+    assert sorted(w["name"] for p in parts for w in p["workloads"]) == ["matmul_256", "transpose_64x32"]
+    assert all(len(p["workloads"]) == 1 for p in parts) and not (out / "report.md").exists()
+    assert main(argv) == 0
+    final = json.loads((out / "results.json").read_text())
+    assert final["cache"]["rows_before"] == final["cache"]["rows_after"] > 0     # nothing measured again
+    assert {w["name"] for w in final["workloads"]} == {"matmul_256", "transpose_64x32"}
+    assert all(c["cached"] for r in final["measurements"] for c in r["candidates"])
+    key = lambda r: (r["workload"], r["method"])  # noqa: E731
+    shard_times = {key(r): r["time_s"] for p in parts for r in p["measurements"]}
+    assert {key(r): r["time_s"] for r in final["measurements"]} == shard_times
+    assert main(argv + ["--shard", "2/2"]) == 2
