@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One device call (after `. benchmarks/device_env.sh`): issue 7's evaluation on the H200, sharded.
+# Usage: bash benchmarks/h200_eval.sh SECONDS
+#
+# SHARDS processes (default 4) run `dragon eval --shard i/SHARDS` at once into one OUT folder
+# (/tmp/eval-h200): they share its caches and take turns on the GPU for every candidate (the
+# engine's GPU lock), so that builds, MetaSchedule's searches and references overlap. Each shard
+# stops after SECONDS; a later call (within 30 s, while /tmp survives) resumes from the caches.
+# When every shard has finished, the run without --shard measures nothing new and writes
+# results.json and report.md. Copies what matters to $OUT/eval-h200.tgz.
+set -uo pipefail
+secs=${1:?seconds}
+SHARDS=${SHARDS:-4}
+out=/tmp/eval-h200
+wl=/tmp/wle
+[ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 44 --seed 2027 --max-flops 2e9 \
+  --max-bytes 6.4e7 -o $wl > /dev/null
+w=$(( $(nproc) / SHARDS - 1 )); [ $w -lt 1 ] && w=1
+args=(eval --workloads $wl --target cuda --gpu-name H200 --methods unscheduled,dlight,vendor,metaschedule,ms-random,model
+      --budgets 16,64 --k 8 --workers $w --out $out)
+pids=()
+for i in $(seq 0 $((SHARDS - 1))); do
+  timeout "$secs" python3 -m dragon_dsl.cli.main "${args[@]}" --shard $i/$SHARDS >> $OUT/eval-shard-$i.log 2>&1 &
+  pids+=($!)
+done
+ok=1
+for i in "${!pids[@]}"; do
+  wait ${pids[$i]}; rc=$?; echo "shard $i exit $rc"; tail -1 $OUT/eval-shard-$i.log
+  [ $rc -eq 0 ] || ok=0
+done
+if [ $ok = 1 ]; then
+  python3 -m dragon_dsl.cli.main "${args[@]}" > $OUT/eval-final.log 2>&1; echo "final run exit $?"; tail -2 $OUT/eval-final.log
+fi
+(cd $out && tar czf $OUT/eval-h200.tgz --ignore-failed-read results*.json report.md *.png cache/wall_times.json \
+   cache/vendor.json $(ls -d metaschedule/*/*/meta.json 2>/dev/null) model 2>/dev/null)
+ls -la $OUT
