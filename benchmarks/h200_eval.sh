@@ -7,11 +7,12 @@
 # engine's GPU lock), so that builds, MetaSchedule's searches and references overlap. Each shard
 # stops after SECONDS; a later call (within 30 s, while /tmp survives) resumes from the caches.
 # When every shard has finished, the run without --shard measures nothing new and writes
-# results.json and report.md. Copies what matters to $OUT/eval-h200.tgz.
+# results.json and report.md. Copies what matters (and the logs) to $OUT/eval-h200.tgz.
 set -uo pipefail
 secs=${1:?seconds}
 SHARDS=${SHARDS:-4}
 out=/tmp/eval-h200
+logs=$out/logs; mkdir -p $logs
 wl=/tmp/wle
 [ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 44 --seed 2027 --max-flops 2e9 \
   --max-bytes 6.4e7 -o $wl > /dev/null
@@ -20,17 +21,17 @@ args=(eval --workloads $wl --target cuda --gpu-name H200 --methods unscheduled,d
       --budgets 16,64 --k 8 --workers $w --out $out)
 pids=()
 for i in $(seq 0 $((SHARDS - 1))); do
-  timeout "$secs" python3 -m dragon_dsl.cli.main "${args[@]}" --shard $i/$SHARDS >> $OUT/eval-shard-$i.log 2>&1 &
+  timeout "$secs" python3 -m dragon_dsl.cli.main "${args[@]}" --shard $i/$SHARDS >> $logs/shard-$i.log 2>&1 &
   pids+=($!)
 done
 ok=1
 for i in "${!pids[@]}"; do
-  wait ${pids[$i]}; rc=$?; echo "shard $i exit $rc"; tail -1 $OUT/eval-shard-$i.log
+  wait ${pids[$i]}; rc=$?; echo "shard $i exit $rc"; tail -3 $logs/shard-$i.log
   [ $rc -eq 0 ] || ok=0
 done
 if [ $ok = 1 ]; then
-  python3 -m dragon_dsl.cli.main "${args[@]}" > $OUT/eval-final.log 2>&1; echo "final run exit $?"; tail -2 $OUT/eval-final.log
+  python3 -m dragon_dsl.cli.main "${args[@]}" > $logs/final.log 2>&1; echo "final run exit $?"; tail -3 $logs/final.log
 fi
 (cd $out && tar czf $OUT/eval-h200.tgz --ignore-failed-read results*.json report.md *.png cache/wall_times.json \
-   cache/vendor.json $(ls -d metaschedule/*/*/meta.json 2>/dev/null) model 2>/dev/null)
+   cache/vendor.json logs $(ls -d metaschedule/*/*/meta.json 2>/dev/null) model 2>/dev/null)
 ls -la $OUT
