@@ -108,6 +108,15 @@ class Engine:
             raise EngineError("; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}"
                                         for h, m in failed.items()))
 
+    def reference(self, workload, seeds: int = 3):
+        """The verifier's reference of a workload (engine/reference.py's Reference): computed, or
+        loaded from the results cache. Large ones are not cached but stay in the engine's work dir."""
+        from dragon_dsl.engine import reference
+
+        self.prepare([workload], seeds=seeds)
+        path = self._known_reference(self._workload(workload), seeds)
+        return reference.from_bytes(Path(path).read_bytes())
+
     def run(self, tasks) -> list:
         """One Result per Task, in order."""
         return self._run([(t, {"trace": t.trace}) for t in tasks])

@@ -226,13 +226,11 @@ def vendor(ctx: Context, entry) -> dict:
     stored = json.loads(store.read_text()) if store.exists() else {}
     if key not in stored:
         from dragon_dsl.engine.devices import gpu_lock
-        from dragon_dsl.engine.reference import config_key, from_bytes
 
-        ctx.engine.prepare([str(entry.path)], seeds=ctx.seeds)
-        data = ctx.engine.cache.get_reference(ctx.whash(entry.path), config_key(ctx.seeds))
+        ref = ctx.engine.reference(str(entry.path), seeds=ctx.seeds)   # big ones are not in the cache
         with gpu_lock(0):   # the GPU PyTorch uses here; other engines' runs wait
             t0 = time.perf_counter()
-            res = v.run(from_bytes(data), entry.family, entry.params, "cuda", repeat=ctx.repeat)
+            res = v.run(ref, entry.family, entry.params, "cuda", repeat=ctx.repeat)
         stored[key] = {"status": res.status, "op": res.op, "latency_us": res.latency_us, "message": res.message,
                        "max_abs_err": res.max_abs_err, "wall_s": time.perf_counter() - t0,
                        "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}

@@ -82,3 +82,15 @@ def test_prepare_stores_references_in_the_cache(llvm_engine):
         ref = from_bytes(data)
         assert [s[0] for s in ref.sets] == ["random0", "random1", "random2", "random3", "zeros", "large"]
         assert [a.name for a in ref.outputs] == (["row_sum"] if name.startswith("row") else ["B"])
+
+
+def test_reference_of_a_workload_too_large_for_the_cache(llvm_engine, monkeypatch):
+    """A reference over the cache's size limit is not stored there, but Engine.reference still gives it
+    (the vendor baseline of `dragon eval` read it from the cache and crashed on big workloads)."""
+    from dragon_dsl.engine import keys
+    from dragon_dsl.engine.reference import config_key
+
+    monkeypatch.setattr(type(llvm_engine.cache), "MAX_REFERENCE_BYTES", 16)
+    ref = llvm_engine.reference(workload("inplace_add_64"), seeds=2)
+    assert llvm_engine.cache.get_reference(keys.load(workload("inplace_add_64")).hash, config_key(2)) is None
+    assert [s[0] for s in ref.sets] == ["random0", "random1", "zeros", "large"]
