@@ -58,13 +58,19 @@ def _header_target(target):
     return resolve_target(target).spec
 
 
+#: seconds one generation may take before its script ends at the next statement boundary (it is
+#: then verified, and cut back, like any other): the promise is an answer in seconds
+GENERATION_SECONDS = 60.0
+
+
 def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
-               temperature: float = 0.8, seed: int = 0) -> list:
+               temperature: float = 0.8, seed: int = 0, max_seconds: float = GENERATION_SECONDS) -> list:
     """k generations (the first greedy), as (script text with header, Generation); duplicates dropped."""
     from dragon_model.data import body_of_text
     from dragon_model.generate import header
 
     gen = generator(model_path, target)
+    gen.max_seconds = float(max_seconds)
     slower = body_of_text(script) if script else None
     head = header(workload, _header_target(target))
     out, seen = [], set()
@@ -78,11 +84,12 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
 
 
 def suggest(workload=None, target: Any = "llvm", script: Optional[str] = None, n: int = 1, model_path=None,
-            **_ignored) -> list[str]:
+            max_seconds: float = GENERATION_SECONDS, **_ignored) -> list[str]:
     """Up to n scripts that check and replay on the workload (the language server's entry point)."""
     if workload is None:
         raise ValueError("suggest needs a workload")
-    return [text for text, _g in candidates(workload, target or "llvm", script, k=max(1, n), model_path=model_path)][:n]
+    return [text for text, _g in candidates(workload, target or "llvm", script, k=max(1, n), model_path=model_path,
+                                            max_seconds=max_seconds)][:n]
 
 
 @dataclass
@@ -94,6 +101,8 @@ class Recommendation:
     candidates_tried: int
     unscheduled_us: Optional[float] = None
     speedup_vs_unscheduled: Optional[float] = None
+    dlight_us: Optional[float] = None             # GPU targets: dlight's default schedule, the baseline there
+    speedup_vs_dlight: Optional[float] = None
     given_latency_us: Optional[float] = None      # improve: the script it had to beat
     speedup_vs_given: Optional[float] = None
     explanation: Optional[str] = None
@@ -106,7 +115,8 @@ class Recommendation:
 
 def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
               search_trials: int = 16, level: str = "time", engine=None, use_model: bool = True,
-              timeout_s: float = 120.0, seed: int = 0, log=lambda msg: None) -> Recommendation:
+              timeout_s: float = 120.0, seed: int = 0, max_seconds: float = GENERATION_SECONDS,
+              log=lambda msg: None) -> Recommendation:
     from dragon_dsl import to_trace_json
     from dragon_dsl.engine import Engine
     from dragon_model.generate import header
@@ -124,7 +134,8 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
         tried = []
         if use_model:
             try:
-                cands = candidates(workload, target, script, k=k, model_path=model_path, seed=seed)
+                cands = candidates(workload, target, script, k=k, model_path=model_path, seed=seed,
+                                   max_seconds=max_seconds)
             except FileNotFoundError as exc:
                 cands = []
                 log(f"model: {exc}")
@@ -168,10 +179,12 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
         rec.verified = True
         rec.latency_us = best["latency_us"]
         if level == "time":
-            base = engine.baseline(wl_text, kind="unscheduled")
+            # on a GPU the unscheduled program does not build (no thread binding): dlight is the baseline
+            kind = "dlight" if engine.target.is_gpu else "unscheduled"
+            base = engine.baseline(wl_text, kind=kind)
             if base.ok and base.latency_us and rec.latency_us:
-                rec.unscheduled_us = base.latency_us
-                rec.speedup_vs_unscheduled = base.latency_us / rec.latency_us
+                setattr(rec, f"{kind}_us", base.latency_us)
+                setattr(rec, f"speedup_vs_{kind}", base.latency_us / rec.latency_us)
             if given is not None and given.latency_us and rec.latency_us:
                 rec.speedup_vs_given = given.latency_us / rec.latency_us
         rec.explanation = explanation(rec.script, workload, spec)
@@ -208,8 +221,11 @@ class Repair:
 def repair(engine, workload_text: str, body: str, level: str = "verify", result=None) -> Repair:
     """The compiler's last word on a generated body: measured as is, and when it fails (a build
     error, a numeric mismatch...), cut back to the longest statement prefix that passes, found by
-    bisection. Every prefix the generator kept replays, and the empty prefix is the unscheduled
-    program, so the answer always passes unless the workload itself does not."""
+    bisection. Every prefix the generator kept replays. On a CPU the empty prefix is the
+    unscheduled program, which passes, so the answer always passes unless the workload itself
+    does not. On a GPU a prefix builds only once its loops are bound to threads: the search starts
+    at the prefix that ends with the last `bind`, and when even that fails, the body stays as it
+    was (failing)."""
     from dragon_dsl import to_trace_json
 
     def measure(text):
@@ -221,7 +237,15 @@ def repair(engine, workload_text: str, body: str, level: str = "verify", result=
     if first.ok:
         return out
     lines = statement_lines(body)
-    lo, hi, lo_res = 0, len(lines), None  # invariant: prefix hi fails; prefix lo passes (checked last)
+    floor = 0
+    if engine.target.is_gpu:
+        binds = [i for i, line in enumerate(lines) if line.lstrip().startswith("bind(")]
+        if not binds:
+            return out
+        floor = binds[-1] + 1
+        if floor >= len(lines):
+            return out
+    lo, hi, lo_res = floor, len(lines), None  # invariant: prefix hi fails; prefix lo passes (checked last)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         res = measure("".join(lines[:mid]))
@@ -231,8 +255,10 @@ def repair(engine, workload_text: str, body: str, level: str = "verify", result=
         else:
             hi = mid
     if lo_res is None:
-        lo_res = measure("")
+        lo_res = measure("".join(lines[:lo]))
         out.measured += 1
+        if not lo_res.ok:      # a GPU body whose bound prefix fails already: nothing to cut back to
+            return out
     out.body, out.result, out.dropped = "".join(lines[:lo]), lo_res, len(lines) - lo
     return out
 

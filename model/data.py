@@ -110,6 +110,13 @@ def instructions_of(rows: Iterable[dict]) -> list[str]:
     return sorted(seen)
 
 
+def longest_script(rows: Iterable[dict]) -> int:
+    """The most statements of any script (answer or prompt) of these rows: a trained model's
+    generator allows a margin over it (`Generator.from_path`)."""
+    return max((len(CALL.findall(body_of_text(text))) for r in rows for text in (r.get("script"), r.get("prompt_script"))
+                if text), default=0)
+
+
 @lru_cache(maxsize=4096)
 def _render(workload_text: str, kind: str) -> str:
     from dragon_model.render import render_workload

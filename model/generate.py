@@ -60,8 +60,11 @@ def load_model(path):
     return model.to(device).eval(), tokenizer
 
 
+DEFAULT_MAX_STATEMENTS = 96
+
+
 class Generator:
-    def __init__(self, model, tokenizer, *, max_statements: int = 96, retries: int = 4,
+    def __init__(self, model, tokenizer, *, max_statements: int = DEFAULT_MAX_STATEMENTS, retries: int = 4,
                  max_statement_tokens: int = 160, max_seconds: float = 0.0,
                  allowed: Optional[frozenset] = None):
         import torch
@@ -104,11 +107,16 @@ class Generator:
     @classmethod
     def from_path(cls, path, **kw) -> "Generator":
         """A trained model folder; its grammar offers the instructions of its training corpus
-        (`instructions` in dragon_model.json), when the folder lists them."""
+        (`instructions` in dragon_model.json), when the folder lists them, and its statement limit
+        is a margin over the corpus' longest script (`longest_script`)."""
         model, tokenizer = load_model(path)
-        info = Path(path) / "dragon_model.json"
-        if "allowed" not in kw and info.exists():
-            kw["allowed"] = json.loads(info.read_text(encoding="utf-8")).get("instructions")
+        info_path = Path(path) / "dragon_model.json"
+        info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.exists() else {}
+        if "allowed" not in kw:
+            kw["allowed"] = info.get("instructions")
+        if "max_statements" not in kw and info.get("longest_script"):
+            # tensor-core CUDA schedules run to ~155 statements: the limit follows the training scripts
+            kw["max_statements"] = max(DEFAULT_MAX_STATEMENTS, int(1.25 * info["longest_script"]) + 1)
         return cls(model, tokenizer, **kw)
 
     # ---- one script ----------------------------------------------------------------------------

@@ -45,6 +45,9 @@ EXCLUDED = frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "tensoriz
 #: keyword parameters the model never sets: split's disable_predication lets factors whose product
 #: exceeds the extent run out of bounds (a crash or wrong results that replay cannot see)
 UNSAFE_KEYWORDS = frozenset({("split", "disable_predication")})
+#: keyword parameters left at their default: a workload's function is always `main`, and a free
+#: string there only gave an untrained model room to write junk until the statement was too long
+DEFAULT_KEYWORDS = frozenset({("get_sblock", "func_name")})
 CPU_SCOPES = ("global", "local")
 MAX_TILE_N = 5
 MAX_VECTOR = 64  # the longest loop the model may vectorize (MetaSchedule's llvm limit: 64)
@@ -212,7 +215,7 @@ def _call(env: Env, inst, fixed: Optional[dict] = None) -> Optional[str]:
             parts.append(f"{sep}{rule}")
             first = False
         else:
-            if (inst.name, p.name) in UNSAFE_KEYWORDS:
+            if (inst.name, p.name) in UNSAFE_KEYWORDS | DEFAULT_KEYWORDS:
                 continue
             if rule is None:
                 if p.required:

@@ -82,6 +82,8 @@ def cmd_suggest(args, out, err) -> int:
                f"latency: {rec.latency_us:.3f} us" if rec.latency_us else "latency: not timed"]
     if rec.speedup_vs_unscheduled:
         figures.append(f"speedup vs unscheduled: {rec.speedup_vs_unscheduled:.2f}x ({rec.unscheduled_us:.3f} us)")
+    if rec.speedup_vs_dlight:
+        figures.append(f"speedup vs dlight: {rec.speedup_vs_dlight:.2f}x ({rec.dlight_us:.3f} us)")
     if rec.speedup_vs_given:
         figures.append(f"speedup vs the given script: {rec.speedup_vs_given:.2f}x ({rec.given_latency_us:.3f} us)")
     for line in figures:

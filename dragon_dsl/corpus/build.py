@@ -137,18 +137,23 @@ def _explainer():
     return getattr(module, "explain", None)
 
 
-def make_script(trace, workload_file: str, target, workload_path: Optional[str] = None, explain=None) -> str:
-    """Dragon text for a trace; it must encode back to exactly the same trace."""
+def make_script(trace, workload_file: str, target, workload_path: Optional[str] = None, explain=None) -> tuple:
+    """(Dragon text for a trace, the trace it encodes to). The text must encode back to the same
+    trace, up to what the codec drops on purpose (index maps' source spans: codec/equal.py); the
+    returned trace is the exact encoding, so that a stored row's script and trace agree exactly."""
     from dragon_dsl import from_trace_json, to_trace_json
+    from dragon_dsl.codec.equal import traces_equal
 
     text = from_trace_json(trace, workload=workload_file, target=target)
-    if to_trace_json(text) != trace:
-        raise ValueError("the script does not encode back to its trace")
+    encoded = to_trace_json(text)
+    diffs = traces_equal(encoded, trace)
+    if diffs:
+        raise ValueError(f"the script does not encode back to its trace ({diffs[0]})")
     if explain is not None:
         text = explain(text, workload_path or workload_file, target)
-        if to_trace_json(text) != trace:
+        if to_trace_json(text) != encoded:
             raise ValueError("the explained script does not encode back to its trace")
-    return text
+    return text, encoded
 
 
 # --- the build -----------------------------------------------------------------------------------
@@ -284,12 +289,13 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop) -> 
                   "split": split_of(rec["family"], rec["params"], test_families, cfg),
                   "unscheduled_us": base["unscheduled_us"], "dlight_us": base["dlight_us"]}
         try:
-            best_script = make_script(plan["best"]["trace"], rec["workload_file"], target, plan["path"], explain)
+            best_script, best_trace = make_script(plan["best"]["trace"], rec["workload_file"], target, plan["path"],
+                                                  explain)
         except Exception as exc:  # the codec raises DragonError; explain may raise anything
             drop(f"script: {exc}", 1 + len(slower_r))
             continue
         best_lat = best_r.latency_us if timed else plan["best"]["latency_us"]
-        answer = {"script": best_script, "trace": canonical(plan["best"]["trace"]), "latency_us": best_lat}
+        answer = {"script": best_script, "trace": canonical(best_trace), "latency_us": best_lat}
         rows.append({"id": f"{rec['workload']}/construction", "task": "construction", **common,
                      "prompt_script": None, "prompt_latency_us": None, **answer})
         for cand, res in zip(plan["slower"], slower_r):
@@ -301,7 +307,7 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop) -> 
                 drop(f"slower script no longer >= {cfg.slower}x the best when measured again")
                 continue
             try:
-                prompt = make_script(cand["trace"], rec["workload_file"], target, plan["path"], explain)
+                prompt, _ = make_script(cand["trace"], rec["workload_file"], target, plan["path"], explain)
             except Exception as exc:  # as above
                 drop(f"script: {exc}")
                 continue

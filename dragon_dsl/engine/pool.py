@@ -27,6 +27,17 @@ STARTUP_TIMEOUT_S = 300.0   # importing TVM took 9 s, tensor intrinsics 31 s, on
 MAX_START_FAILURES = 3
 
 
+def _log_tail(path: Path, lines: int = 6) -> str:
+    """The end of a worker's log, for an error message (the log dies with the engine's work dir;
+    a common cause: a script that starts an engine without an `if __name__ == "__main__":` guard,
+    which spawned workers run again)."""
+    try:
+        tail = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()][-lines:]
+    except OSError:
+        return ""
+    return ("; the worker's log ends with:\n    " + "\n    ".join(tail)) if tail else ""
+
+
 class PoolError(RuntimeError):
     """A pool cannot run at all (its workers fail to start)."""
 
@@ -220,7 +231,7 @@ class Dispatcher:
         if w.start_failures >= MAX_START_FAILURES:
             pool._stop(w, kill=True)
             log = pool.log_dir / f"{pool.name}-{w.slot}.log"
-            raise PoolError(f"{pool.name} worker cannot start: {why} (log: {log})")
+            raise PoolError(f"{pool.name} worker cannot start: {why}{_log_tail(log)}")
         failures = w.start_failures
         pool.restart(w)
         w.start_failures = failures

@@ -176,3 +176,23 @@ def test_open_removes_writes_cut_short_and_refuses_other_configs(tmp_path):
                                                                 seed=5))
     with pytest.raises(RunConfigError, match="seed: was 0, now 5"):
         other.open()
+
+
+def test_scripts_of_traces_whose_index_maps_carry_source_spans():
+    """MetaSchedule's tensor-core traces (TransformLayout) carry index maps with source spans; the
+    codec drops spans, so the script encodes back to the same trace up to them. The corpus keeps
+    such examples (it dropped all f16 tensor-core ones before) and stores the exact encoding."""
+    from pathlib import Path
+
+    from dragon_dsl import to_trace_json
+    from dragon_dsl.codec.equal import traces_equal
+    from dragon_dsl.corpus.build import make_script
+
+    trace = json.loads((Path(__file__).parents[1] / "data/traces/index_map_with_spans.json").read_text())
+    text, encoded = make_script(trace, "bmm.tvmscript", "nvidia/nvidia-h100")
+    assert encoded != trace and traces_equal(encoded, trace) == []      # only the spans differ
+    assert to_trace_json(text) == encoded
+    swapped = json.loads(json.dumps(trace))
+    graph = swapped[0][-1][1][1]
+    swapped[0][-1][1][1] = graph.replace('"data":[5,7,9]},{"type":"tirx.IndexMap"', '"data":[5,9,7]},{"type":"tirx.IndexMap"')
+    assert swapped != trace and traces_equal(swapped, trace) == ["trace[0][6][1][1]: index maps differ"]

@@ -240,3 +240,16 @@ def test_nested_parallel_loops_are_rejected_while_decoding():
     assert why is None, why
     env, why = replay_prefix(body + "parallel(l2)\n", mod, "llvm")
     assert env is None and "parallel" in why
+
+
+def test_get_sblock_names_an_existing_block_of_main_only():
+    """The function name stays at its default (`main`): a free string there let an untrained model
+    write junk until the statement grew too long (seen generating for CUDA)."""
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    env, _ = replay_prefix("", load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    accepts = _matcher_for(env)
+    assert accepts('b0 = get_sblock("C")\n', complete=True)
+    assert not accepts('b0 = get_sblock("C", func_name=')
+    assert not accepts('b0 = get_sblock("nope"')

@@ -127,6 +127,29 @@ def test_sft_records_the_instructions_it_was_trained_on(toy_model, toy_corpus):
         instructions_of(load_rows(toy_corpus, splits=["train"], target_kind="llvm")))
 
 
+def test_statement_limit_follows_the_longest_training_script(toy_model, toy_corpus, tmp_path):
+    """Tensor-core CUDA schedules run to ~155 statements: a fixed limit of 96 cut every one of them.
+    The trained model records its corpus' longest script; the generator allows 25% more."""
+    import shutil
+
+    from dragon_model.api import statement_lines
+    from dragon_model.data import body_of_text, load_rows, longest_script
+    from dragon_model.generate import DEFAULT_MAX_STATEMENTS, Generator
+
+    rows = load_rows(toy_corpus, splits=["train"], target_kind="llvm")
+    info = json.loads((toy_model / "dragon_model.json").read_text())
+    assert longest_script(rows) == max(len(statement_lines(body_of_text(r["script"]))) for r in rows)
+    assert 0 < info["longest_script"] <= longest_script(rows)      # the toy model trains on a subset
+    copy = tmp_path / "m"
+    shutil.copytree(toy_model, copy)
+    info["longest_script"] = 160
+    (copy / "dragon_model.json").write_text(json.dumps(info))
+    assert Generator.from_path(copy).max_statements == 201
+    recorded = json.loads((toy_model / "dragon_model.json").read_text())["longest_script"]
+    assert Generator.from_path(toy_model).max_statements == max(DEFAULT_MAX_STATEMENTS, int(1.25 * recorded) + 1)
+    assert Generator.from_path(copy, max_statements=7).max_statements == 7
+
+
 def test_first_answer_evaluation_measures_real_answers(toy_corpus, toy_model):
     """The harness behind the model card's figures, at toy size: every answer is measured by the
     engine, failing ones are cut back, and the per-task figures add up from the answers."""

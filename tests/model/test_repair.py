@@ -26,18 +26,25 @@ class _Result:
     message: str = ""
 
 
-class _Engine:
-    """Passes a script of at most `limit` statements; counts its measurements."""
+@dataclass
+class _Target:
+    is_gpu: bool = False
 
-    def __init__(self, limit: int):
-        self.limit, self.calls = limit, 0
+
+class _Engine:
+    """Passes a script of at least `floor` and at most `limit` statements; counts its measurements."""
+
+    def __init__(self, limit: int, floor: int = 0, gpu: bool = False):
+        self.limit, self.floor, self.calls = limit, floor, 0
+        self.target = _Target(gpu)
 
     def measure(self, workload, traces, level="verify", use_cache=True):
         from dragon_dsl import from_trace_json
 
         self.calls += 1
         n = len(statement_lines(from_trace_json(traces[0])))
-        return [_Result(n <= self.limit, "ok" if n <= self.limit else "build_error")]
+        ok = self.floor <= n <= self.limit
+        return [_Result(ok, "ok" if ok else "build_error")]
 
 
 @pytest.mark.parametrize("limit, kept", [(5, 5), (4, 4), (3, 3), (1, 1), (0, 0)])
@@ -49,3 +56,20 @@ def test_repair_keeps_the_longest_passing_prefix(limit, kept):
     assert BODY.startswith(fixed.body)
     assert fixed.first_result.ok is (limit >= 5)
     assert engine.calls == fixed.measured <= 5  # bisection: about log2(n) + 1 measurements
+
+
+GPU_BODY = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\nl5, l6 = split(l4, [None, 32])\n'
+            'bind(l5, "blockIdx.x")\nbind(l6, "threadIdx.x")\nl7, l8 = split(l3, [None, 4])\nunroll(l8)\n')
+
+
+@pytest.mark.parametrize("limit, kept", [(8, 8), (7, 7), (6, 6), (5, None)])
+def test_gpu_repair_starts_at_the_last_bind(limit, kept):
+    """On a GPU a prefix without its thread bindings does not build: the cut-back searches only
+    prefixes that keep every `bind`; when the shortest of them fails, the body stays as it was."""
+    engine = _Engine(limit, floor=6, gpu=True)
+    fixed = repair(engine, "workload", GPU_BODY)
+    if kept is None:
+        assert not fixed.result.ok and fixed.body == GPU_BODY and fixed.dropped == 0
+    else:
+        assert fixed.result.ok and len(statement_lines(fixed.body)) == kept
+    assert engine.calls == fixed.measured <= 3
