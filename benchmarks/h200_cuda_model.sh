@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One device call (after `. benchmarks/device_env.sh`): the CUDA corpus from the search runs, and
+# the CUDA model trained on it (issues 5 and 6). Writes to $OUT:
+#   cuda-corpus.tgz  the corpus (Parquet splits, manifest.json, DATA_CARD.md): unpack into data/corpus/cuda
+#   m-cuda.tgz       the trained model (weights, tokenizer, dragon_model.json): unpack into model/weights/cuda
+#   cuda-model.log   what the build and the training said
+# Usage: bash benchmarks/h200_cuda_model.sh [EPOCHS]
+# The runs come from ./runcuda.tgz (carried) or data/runs/cuda/runcuda.tgz; the workloads are
+# regenerated (deterministic). Every example is re-verified and timed again on this GPU.
+set -uo pipefail
+epochs=${1:-24}
+log=$OUT/cuda-model.log
+for a in runcuda.tgz data/runs/cuda/runcuda.tgz; do
+  [ -f $a ] && { tar xzf $a -C /tmp; echo "runs from $a" | tee -a $log; break; }
+done
+[ -f wlcuda/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 340 --seed 7 --max-flops 2e9 \
+  --max-bytes 6.4e7 -o wlcuda > /dev/null
+t0=$SECONDS
+python3 -m dragon_dsl.cli.main corpus build /tmp/runcuda-0 /tmp/runcuda-1 --workloads wlcuda --out /tmp/cuda-corpus \
+  >> $log 2>&1 || { echo "corpus build failed"; tail -20 $log; exit 1; }
+python3 -m dragon_dsl.cli.main corpus card /tmp/cuda-corpus >> $log 2>&1
+echo "corpus built in $((SECONDS - t0)) s" | tee -a $log; tail -2 $log
+tar czf $OUT/cuda-corpus.tgz -C /tmp cuda-corpus
+t0=$SECONDS
+# CUDA scripts reach 5.2k tokens (tensor-core schedules ~155 statements): 8192 positions
+python3 -m dragon_model.train /tmp/cuda-corpus -o /tmp/m-cuda --target cuda --size small --epochs "$epochs" \
+  --batch-size 8 --lr 1e-3 --max-length 8192 --save-dtype float16 --keep-best >> $log 2>&1 \
+  || { echo "training failed"; tail -20 $log; exit 1; }
+echo "trained in $((SECONDS - t0)) s" | tee -a $log; grep -h "sft: saved\|best" $log | tail -3
+rm -rf /tmp/m-cuda/checkpoints
+tar czf $OUT/m-cuda.tgz -C /tmp m-cuda
+ls -la $OUT
