@@ -246,3 +246,46 @@ def test_reference_parts_merge_in_set_order():
     assert [s[0] for s in merge(parts, 2).sets] == ["random0", "random1", "zeros", "large"]
     with pytest.raises(ValueError, match="not"):
         merge(parts[:2], 2)
+
+
+def _hold_gpu(lock_dir, index, stamps, seconds):
+    import os
+    import time
+
+    os.environ["DRAGON_GPU_LOCK_DIR"] = lock_dir
+    from dragon_dsl.engine.devices import gpu_lock
+
+    with gpu_lock(index):
+        start = time.monotonic()
+        time.sleep(seconds)
+        stamps.put((start, time.monotonic()))
+
+
+def test_gpu_lock_lets_one_process_at_a_time_use_a_gpu(tmp_path, monkeypatch):
+    """Engines in several processes take turns on one physical GPU; other GPUs stay free."""
+    import multiprocessing
+
+    from dragon_dsl.engine.devices import physical_gpu
+
+    ctx = multiprocessing.get_context("spawn")
+    stamps = ctx.Queue()
+    procs = [ctx.Process(target=_hold_gpu, args=(str(tmp_path), 0, stamps, 0.3)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    spans = sorted(stamps.get(timeout=5) for _ in procs)
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))       # no two held at once
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    assert physical_gpu(0) == "3" and physical_gpu(1) == "1"        # the lock names the real GPU
+
+
+def test_a_worker_that_cannot_start_shows_the_end_of_its_log(tmp_path):
+    from dragon_dsl.engine.pool import _log_tail
+
+    log = tmp_path / "build-0.log"
+    log.write_text("\n".join(f"line {i}" for i in range(20)) + "\nRuntimeError: no main guard\n")
+    tail = _log_tail(log)
+    assert "RuntimeError: no main guard" in tail and "line 19" in tail and "line 10" not in tail
+    assert _log_tail(tmp_path / "missing.log") == ""
