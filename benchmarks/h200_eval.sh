@@ -18,7 +18,7 @@ wl=/tmp/wle
   --max-bytes 6.4e7 -o $wl > /dev/null
 w=$(( $(nproc) / SHARDS - 1 )); [ $w -lt 1 ] && w=1
 args=(eval --workloads $wl --target cuda --gpu-name H200 --methods unscheduled,dlight,vendor,metaschedule,ms-random,model
-      --budgets 16,64 --k 8 --workers $w --out $out)
+      --budgets 16,64 --k 4 --workers $w --out $out)
 pids=()
 for i in $(seq 0 $((SHARDS - 1))); do
   timeout "$secs" python3 -m dragon_dsl.cli.main "${args[@]}" --shard $i/$SHARDS >> $logs/shard-$i.log 2>&1 &
