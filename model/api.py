@@ -227,6 +227,7 @@ def repair(engine, workload_text: str, body: str, level: str = "verify", result=
     at the prefix that ends with the last `bind`, and when even that fails, the body stays as it
     was (failing)."""
     from dragon_dsl import to_trace_json
+    from dragon_model.data import CALL
 
     def measure(text):
         (res,) = engine.measure(workload_text, [to_trace_json(text)], level=level, use_cache=False)
@@ -239,7 +240,7 @@ def repair(engine, workload_text: str, body: str, level: str = "verify", result=
     lines = statement_lines(body)
     floor = 0
     if engine.target.is_gpu:
-        binds = [i for i, line in enumerate(lines) if line.lstrip().startswith("bind(")]
+        binds = [i for i, line in enumerate(lines) if (m := CALL.search(line)) and m.group(1) == "bind"]
         if not binds:
             return out
         floor = binds[-1] + 1

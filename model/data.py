@@ -99,22 +99,24 @@ def body_of_text(text: str) -> str:
 CALL = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*(?:, [A-Za-z_][A-Za-z0-9_]*)* = )?([a-z_][a-z0-9_]*)\(", re.M)
 
 
-def instructions_of(rows: Iterable[dict]) -> list[str]:
-    """The instruction names the scripts of these rows use (and their prompt scripts): what a
-    model trained on them has seen, and so what its grammar offers (`grammar.statement_grammar`)."""
-    seen: set = set()
+def _bodies(rows: Iterable[dict]):
+    """The bodies of the scripts of these rows, answers and prompts."""
     for r in rows:
         for text in (r.get("script"), r.get("prompt_script")):
             if text:
-                seen.update(CALL.findall(body_of_text(text)))
-    return sorted(seen)
+                yield body_of_text(text)
+
+
+def instructions_of(rows: Iterable[dict]) -> list[str]:
+    """The instruction names the scripts of these rows use (and their prompt scripts): what a
+    model trained on them has seen, and so what its grammar offers (`grammar.statement_grammar`)."""
+    return sorted({name for body in _bodies(rows) for name in CALL.findall(body)})
 
 
 def longest_script(rows: Iterable[dict]) -> int:
     """The most statements of any script (answer or prompt) of these rows: a trained model's
     generator allows a margin over it (`Generator.from_path`)."""
-    return max((len(CALL.findall(body_of_text(text))) for r in rows for text in (r.get("script"), r.get("prompt_script"))
-                if text), default=0)
+    return max((len(CALL.findall(body)) for body in _bodies(rows)), default=0)
 
 
 @lru_cache(maxsize=4096)
