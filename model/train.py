@@ -122,7 +122,8 @@ class Collator:
 def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: Optional[str] = None,
               lora: bool = False, epochs: float = 3.0, max_steps: int = -1, lr: float = 1e-3,
               batch_size: int = 4, grad_accum: int = 1, max_length: int = 4096, seed: int = 0,
-              limit: int = 0, save_dtype: str = "float32", keep_best: bool = False, log=print) -> dict:
+              limit: int = 0, save_dtype: str = "float32", keep_best: bool = False,
+              max_seconds: float = 0.0, log=print) -> dict:
     """Train and save; returns the training figures (also written to dragon_model.json)."""
     import torch
     from transformers import Trainer, TrainingArguments
@@ -146,6 +147,13 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     n_params = sum(p.numel() for p in model.parameters())
     log(f"sft: {len(train_set)} training and {len(valid_set)} validation examples, "
         f"{n_params / 1e6:.2f}M parameters, target {target}")
+    lengths = {}
+    if _has_field(TrainingArguments, "train_sampling_strategy"):
+        # batches of similar lengths: CUDA scripts run from a few hundred to 5k tokens, and a random
+        # batch pads each of them to its longest
+        lengths = dict(train_sampling_strategy="group_by_length")
+    elif _has_field(TrainingArguments, "group_by_length"):
+        lengths = dict(group_by_length=True)
     args = TrainingArguments(
         output_dir=str(Path(out) / "checkpoints"), num_train_epochs=epochs, max_steps=max_steps,
         per_device_train_batch_size=batch_size, per_device_eval_batch_size=batch_size,
@@ -158,14 +166,19 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
            if keep_best and valid_set else dict(eval_strategy="no", save_strategy="no")),
         seed=seed, dataloader_num_workers=0, use_cpu=not torch.cuda.is_available(),
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), remove_unused_columns=False,
-        disable_tqdm=True)
+        disable_tqdm=True, **lengths)
     trainer = Trainer(model=model, args=args, train_dataset=train_set, data_collator=Collator(tokenizer.pad_token_id),
-                      eval_dataset=valid_set if keep_best and valid_set else None)
+                      eval_dataset=valid_set if keep_best and valid_set else None,
+                      callbacks=[_time_limit_callback()(max_seconds, t0)] if max_seconds > 0 else None)
     result = trainer.train()
     if keep_best and getattr(trainer.model.config, "tie_word_embeddings", False):
         trainer.model.tie_weights()  # the best checkpoint is loaded without lm_head (it is the embedding)
     figures = {"train_loss": float(result.training_loss), "steps": int(result.global_step),
-               "train_examples": len(train_set), "parameters": n_params}
+               "train_examples": len(train_set), "parameters": n_params,
+               "epochs_done": round(float(trainer.state.epoch or 0.0), 2)}
+    if max_seconds > 0:
+        figures["stopped_by_time_limit"] = bool(trainer.state.epoch is not None and trainer.state.epoch < epochs - 1e-6
+                                                and max_steps <= 0)
     curve = [{"epoch": round(h["epoch"], 2), "valid_loss": round(h["eval_loss"], 4)}
              for h in trainer.state.log_history if "eval_loss" in h]
     if curve:
@@ -180,6 +193,34 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
                                                               "longest_script": longest_script(rows)})
     log(f"sft: saved to {out}: " + json.dumps(figures))
     return figures
+
+
+def _has_field(cls, name: str) -> bool:
+    import dataclasses
+
+    return any(f.name == name for f in dataclasses.fields(cls))
+
+
+def _time_limit_callback():
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        """Stops training once `seconds` have passed since `t0` (a device call has a hard limit):
+        the step that crosses the limit is evaluated and saved, so `--keep-best` still picks the
+        best of the epochs done and the partial one."""
+
+        def __init__(self, seconds: float, t0: float):
+            self.seconds, self.t0 = seconds, t0
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.time() - self.t0 >= self.seconds:
+                control.should_training_stop = True
+                if args.eval_strategy != "no":
+                    control.should_evaluate = True
+                    control.should_save = True
+            return control
+
+    return TimeLimit
 
 
 def save(model, tokenizer, out, *, target, corpus, figures, base=None, lora=False, save_dtype="float32",
@@ -224,6 +265,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=0, help="use only the first N training rows (toy runs)")
     p.add_argument("--save-dtype", choices=("float32", "float16", "bfloat16"), default="float32")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-seconds", type=float, default=0.0,
+                   help="stop training after this many seconds (counted from the start, data loading included)")
     p.add_argument("--keep-best", action="store_true",
                    help="evaluate on the valid split after every epoch and keep the best epoch's weights")
 
@@ -232,7 +275,7 @@ def run(args) -> int:
     train_sft(args.corpus, args.output, target=args.target, size=args.size, base=args.base, lora=args.lora,
               epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
               grad_accum=args.grad_accum, max_length=args.max_length, seed=args.seed, limit=args.limit,
-              save_dtype=args.save_dtype, keep_best=args.keep_best, log=lambda m: print(m, file=sys.stderr))
+              save_dtype=args.save_dtype, keep_best=args.keep_best, max_seconds=args.max_seconds, log=lambda m: print(m, file=sys.stderr))
     return 0
 
 

@@ -184,3 +184,19 @@ def test_evaluate_refuses_unknown_tasks_and_counts(capsys):
         assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "--tasks 'constructoin'" in err and "--k and --jobs must be at least 1" in err
+
+
+def test_sft_time_limit_stops_early_and_keeps_the_best_epoch(toy_corpus, tmp_path):
+    """`--max-seconds` ends training at the first step past the limit (a device call has a hard
+    limit); with `--keep-best` that step is evaluated and the model is still saved."""
+    from dragon_dsl.cli.main import main
+
+    out = tmp_path / "limited"
+    rc = main(["train", "sft", str(toy_corpus), "-o", str(out), "--size", "toy", "--epochs", "50",
+               "--max-length", "384", "--batch-size", "2", "--limit", "12", "--keep-best", "--max-seconds", "0.01"])
+    assert rc == 0
+    sft = json.loads((out / "dragon_model.json").read_text())["stages"]["sft"]
+    assert sft["stopped_by_time_limit"] is True
+    assert sft["epochs_done"] < 1 and sft["steps"] == 1
+    assert sft["valid_curve"], "the step that crossed the limit was evaluated"
+    assert (out / "model.safetensors").exists()
