@@ -26,6 +26,12 @@ def _progress(err: Console) -> Progress:
                     TextColumn("{task.fields[info]}"), console=err, transient=False, disable=not err.is_terminal)
 
 
+def _plain(err: Console, line: str) -> None:
+    """A progress line where no bar is drawn (a log file, a device machine's output)."""
+    if not err.is_terminal:
+        err.print(line, markup=False, highlight=False)
+
+
 def _write_json(out: Console, data, path) -> None:
     from dragon_dsl.cli.files import write_atomic
 
@@ -103,18 +109,26 @@ def cmd_build(args, out: Console, err: Console) -> int:
                           test_families=tuple(args.test_families.split(",")) if args.test_families else None,
                           n_test_families=args.n_test_families, split_seed=args.split_seed,
                           shape_pct=args.shape_pct, valid_pct=args.valid_pct, level=args.level,
-                          timeout_s=args.timeout)
+                          timeout_s=args.timeout, chunk=args.chunk)
     except ValueError as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
+    t0 = time.perf_counter()
     with _progress(err) as bar:
         task = bar.add_task("verifying examples", total=None, info="")
 
         def progress(event, **kw):
             if event == "start":
-                bar.update(task, total=kw["total"])
+                bar.update(task, total=kw["total"], completed=kw["done"], info=f"{kw['rows']} examples")
+                if kw["done"]:
+                    _plain(err, f"resuming: {kw['done']} of {kw['total']} workloads measured before, "
+                                f"{kw['rows']} examples")
             else:
                 bar.update(task, advance=kw["n"], info=f"{kw['rows']} examples")
+            t = bar.tasks[0]
+            if event != "start":
+                _plain(err, f"{t.completed}/{t.total} workloads, {kw['rows']} examples, "
+                            f"{time.perf_counter() - t0:.0f} s")
 
         try:
             manifest = build_corpus(args.runs, args.out, cfg, workers=args.workers, workloads_dir=args.workloads,
@@ -134,6 +148,7 @@ def cmd_verify(args, out: Console, err: Console) -> int:
     from dragon_dsl.corpus.search import RunConfigError
     from dragon_dsl.corpus.verify import verify_corpus
 
+    t0 = time.perf_counter()
     with _progress(err) as bar:
         task = bar.add_task("re-verifying", total=None, info="")
 
@@ -142,6 +157,9 @@ def cmd_verify(args, out: Console, err: Console) -> int:
                 bar.update(task, total=kw["total"])
             else:
                 bar.update(task, advance=kw["n"], info=f"{kw['failed']} failing")
+                t = bar.tasks[0]
+                _plain(err, f"{t.completed}/{t.total} examples, {kw['failed']} failing, "
+                            f"{time.perf_counter() - t0:.0f} s")
 
         try:
             report = verify_corpus(args.corpus, workers=args.workers, timeout_s=args.timeout, progress=progress)
@@ -202,7 +220,7 @@ def add_parsers(sub) -> None:
 
     c = sub.add_parser("corpus", help="build, re-verify and describe a corpus of verified examples")
     csub = c.add_subparsers(dest="corpus_command", required=True)
-    b = csub.add_parser("build", help="search runs -> verified examples (HF datasets JSON Lines + manifest.json)")
+    b = csub.add_parser("build", help="search runs -> verified examples (HF datasets Parquet + manifest.json); resumable")
     b.add_argument("runs", nargs="+", help="run folders of `dragon search`")
     b.add_argument("--out", required=True)
     b.add_argument("--improvements", type=int, default=2, help="improvement examples per workload at most (K)")
@@ -216,6 +234,8 @@ def add_parsers(sub) -> None:
     b.add_argument("--workloads", help="the workloads folder, when it moved since the search")
     b.add_argument("--workers", type=_positive)
     b.add_argument("--timeout", type=float, default=60.0)
+    b.add_argument("--chunk", type=_positive, default=32,
+                   help="workloads per engine call (their results are kept as each call ends: a killed build resumes)")
     b.set_defaults(func=cmd_build)
     v = csub.add_parser("verify", help="re-verify every example of a corpus from scratch")
     v.add_argument("corpus")

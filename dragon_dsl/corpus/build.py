@@ -22,6 +22,12 @@ Splits (by workload; both tasks of a workload share one split):
   * test_shape / valid / train: the other families' workloads by a stable hash of
     (family, params): `shape_pct` percent to test_shape, `valid_pct` percent to valid.
 
+Resumable: each chunk's examples (and what it dropped) are written to CORPUS/partial/ as soon
+as the chunk is measured, one file per workload, atomically; a build killed at any moment and
+started again with the same runs and configuration measures only the workloads without such a
+file, so the final corpus has every example once. Another configuration over a partial build is
+refused. The partial folder is removed once the corpus is written.
+
 Output: CORPUS/data/<split>.parquet (written with HF `datasets`, zstd-compressed: scripts and
 workloads are repetitive text, so a corpus is committed compactly; `params`, `target` and
 `trace` are JSON strings so that every row has one schema) and CORPUS/manifest.json.
@@ -57,7 +63,7 @@ class BuildConfig:
     valid_pct: int = 10
     level: str = "time"                   # re-measurement level ("time" verifies, then times)
     timeout_s: float = 60.0
-    chunk: int = 8                        # workloads per engine call
+    chunk: int = 32                       # workloads per engine call (a call waits for its slowest build)
 
     def __post_init__(self):
         if self.improvements < 0:
@@ -212,29 +218,44 @@ def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=Non
                                  f"(give the workloads folder with --workloads)") from None
         plans.append({"record": rec, "best": best, "slower": slower, "text": text, "path": str(path)})
 
-    own = engine is None
+    out = Path(out_dir)
+    partial = Partial(out / PARTIAL, {"build": _identity(cfg), "target": target, "tvm_version": tvm_version,
+                                       "workloads": sorted(p["record"]["workload"] for p in plans)})
+    done = partial.open()
+    pending = [p for p in plans if p["record"]["workload"] not in done]
+    if progress:
+        progress("start", total=len(plans), done=len(plans) - len(pending),
+                 rows=sum(len(d["rows"]) for d in done.values()))
+    own = engine is None and bool(pending)
     if own:
         from dragon_dsl.engine import Engine
 
         engine = Engine(target, workers=workers, timeout_s=cfg.timeout_s, cache=False)
-    rows: list = []
-    t0 = time.perf_counter()
-    if progress:
-        progress("start", total=len(plans))
     try:
-        for start in range(0, len(plans), cfg.chunk):
-            chunk = plans[start:start + cfg.chunk]
-            rows += _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop)
+        for start in range(0, len(pending), cfg.chunk):
+            chunk = pending[start:start + cfg.chunk]
+            t_chunk = time.perf_counter()
+            measured = _measure_chunk(engine, chunk, target, cfg, test_families, explain)
+            share = (time.perf_counter() - t_chunk) / len(chunk)
+            for plan in chunk:
+                name = plan["record"]["workload"]
+                done[name] = {**measured[name], "wall_s": share}
+                partial.write(name, done[name])
             if progress:
-                progress("advance", n=len(chunk), rows=len(rows))
+                progress("advance", n=len(chunk), rows=sum(len(d["rows"]) for d in done.values()))
     finally:
         if own:
             engine.close()
+    rows: list = []
+    for plan in plans:  # in plan order, whichever call measured them
+        part = done[plan["record"]["workload"]]
+        rows += part["rows"]
+        for reason, n in part["dropped"].items():
+            drop(reason, n)
 
     import pyarrow.parquet as pq  # datasets' own to_parquet fixes the codec; zstd is ~3x smaller on scripts
 
     datasets.disable_progress_bars()  # the CLI draws its own
-    out = Path(out_dir)
     (out / "data").mkdir(parents=True, exist_ok=True)
     counts = {}
     for split in SPLITS:
@@ -256,34 +277,98 @@ def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=Non
         "splits": {s: f"data/{s}.parquet" for s in SPLITS},
         "counts": {"workloads_in_runs": len(items), "duplicate_workloads_skipped": duplicates,
                    "examples": len(rows), "by_split": counts, "dropped": dropped},
-        "wall_s": time.perf_counter() - t0,
+        "wall_s": sum(part.get("wall_s", 0.0) for part in done.values()),
         "row_keys": list(ROW_KEYS),
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    from dragon_dsl.corpus.search import write_json_atomic
+
+    write_json_atomic(out / "manifest.json", manifest)
+    partial.remove()
     return manifest
 
 
-def _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop) -> list:
-    from dragon_dsl.corpus.search import measure_baselines
+PARTIAL = "partial"
+
+
+def _identity(cfg: BuildConfig) -> dict:
+    """What a resumed build must share with the partial one: everything but the chunk size."""
+    ident = asdict(cfg)
+    ident.pop("chunk")
+    return json.loads(canonical(ident))
+
+
+class Partial:
+    """CORPUS/partial/: `build.json` (the build's identity) and one `<workload>.json` per measured
+    workload ({"rows", "dropped", "wall_s"}), each written atomically."""
+
+    def __init__(self, folder: Path, identity: dict):
+        self.folder, self.identity = folder, json.loads(canonical(identity))
+
+    def open(self) -> dict:
+        """{workload: its stored part} of a build cut short, after checking it is this build."""
+        from dragon_dsl.corpus.search import write_json_atomic
+
+        ident = self.folder / "build.json"
+        if ident.is_file():
+            stored = json.loads(ident.read_text(encoding="utf-8"))
+            if stored != self.identity:
+                diffs = sorted(k for k in set(stored) | set(self.identity) if stored.get(k) != self.identity.get(k))
+                raise RunConfigError(f"{self.folder.parent}: holds a partial build of another configuration "
+                                     f"(differs in: {', '.join(diffs)}); build into another folder or remove "
+                                     f"{self.folder}")
+        else:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(ident, self.identity)
+        names = set(self.identity["workloads"])
+        parts = {}
+        for path in self.folder.glob("*.json"):
+            if path.name != "build.json" and path.stem in names:
+                parts[path.stem] = json.loads(path.read_text(encoding="utf-8"))
+        return parts
+
+    def write(self, workload: str, part: dict) -> None:
+        from dragon_dsl.corpus.search import write_json_atomic
+
+        write_json_atomic(self.folder / f"{workload}.json", part)
+
+    def remove(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _measure_chunk(engine, chunk, target, cfg, test_families, explain) -> dict:
+    """{workload: {"rows": [...], "dropped": {reason: n}}} for a chunk of plans, measured in one
+    engine call (the scripts and, at level "time", the baselines)."""
+    from dragon_dsl.corpus.search import baseline_kinds, baselines_of
     from dragon_dsl.engine import Task
 
+    # level "time" measures everything again; level "verify" re-verifies every script and
+    # keeps the latencies the search measured (each candidate verified, then timed)
+    timed = cfg.level == "time"
+    kinds = baseline_kinds(engine.target) if timed else []
     tasks, spans = [], []
     for plan in chunk:
         traces = [plan["best"]["trace"]] + [c["trace"] for c in plan["slower"]]
         spans.append((len(tasks), len(traces)))
         tasks += [Task(plan["text"], t, level=cfg.level, use_cache=False) for t in traces]
-    results = engine.run(tasks)
-    rows = []
-    for plan, (start, n) in zip(chunk, spans):
+    results = engine.run(tasks, baselines=[(plan["text"], k) for plan in chunk for k in kinds])
+    base_results = results[len(tasks):]
+    out = {}
+    for i, (plan, (start, n)) in enumerate(zip(chunk, spans)):
         rec = plan["record"]
+        rows, dropped = [], {}
+        out[rec["workload"]] = {"rows": rows, "dropped": dropped}
+
+        def drop(reason: str, count: int = 1):
+            dropped[reason] = dropped.get(reason, 0) + count
+
         best_r, slower_r = results[start], results[start + 1:start + n]
         if not best_r.ok:
             drop(f"best script failed re-verification ({best_r.status.value})", 1 + len(slower_r))
             continue
-        # level "time" measures everything again; level "verify" re-verifies every script and
-        # keeps the latencies the search measured (each candidate verified, then timed)
-        timed = cfg.level == "time"
-        base = measure_baselines(engine, plan["text"]) if timed else dict(rec["baselines"])
+        base = (baselines_of(zip(kinds, base_results[i * len(kinds):(i + 1) * len(kinds)])) if timed
+                else dict(rec["baselines"]))
         common = {"family": rec["family"], "workload": rec["workload"], "workload_hash": rec["workload_hash"],
                   "params": canonical(rec["params"]), "target": canonical(target), "workload_text": plan["text"],
                   "split": split_of(rec["family"], rec["params"], test_families, cfg),
@@ -314,7 +399,7 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain, drop) -> 
             tag = hashlib.sha256(canonical(cand["trace"]).encode()).hexdigest()[:12]
             rows.append({"id": f"{rec['workload']}/improvement/{tag}", "task": "improvement", **common,
                          "prompt_script": prompt, "prompt_latency_us": lat, **answer})
-    return rows
+    return out
 
 
 def features():

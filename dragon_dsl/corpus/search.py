@@ -398,16 +398,25 @@ class SearchRun:
         return record
 
 
-def measure_baselines(engine, workload) -> dict:
-    """The unscheduled program's latency on CPUs, dlight's on GPUs (None where it failed; the
+def baseline_kinds(target) -> list:
+    """The baselines measured for a target: the unscheduled program on CPUs, dlight on GPUs (the
     unscheduled program has no thread binding and never builds for a GPU)."""
+    return ["dlight"] if target.is_gpu else ["unscheduled"]
+
+
+def baselines_of(results) -> dict:
+    """{"unscheduled_us", "dlight_us"} from the Results of `baseline_kinds` (None where one failed)."""
     out = {"unscheduled_us": None, "dlight_us": None}
-    kinds = ["dlight"] if engine.target.is_gpu else ["unscheduled"]
-    for kind in kinds:
-        result = engine.baseline(workload, kind=kind)
+    for kind, result in results:
         if result.ok:
             out[f"{kind}_us"] = result.latency_us
     return out
+
+
+def measure_baselines(engine, workload) -> dict:
+    """A workload's baseline latencies (`baselines_of`)."""
+    kinds = baseline_kinds(engine.target)
+    return baselines_of(zip(kinds, engine.run([], baselines=[(workload, k) for k in kinds])))
 
 
 def read_records(run_dir) -> tuple:

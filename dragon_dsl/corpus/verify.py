@@ -19,6 +19,8 @@ import time
 
 from dragon_dsl.corpus.build import SPLITS, TASKS, load_corpus
 
+CHUNK = 64  # examples per engine call: a call waits for its slowest build, so few and large
+
 
 def _static_problems(row: dict, manifest: dict) -> list:
     from dragon_dsl import DragonError, to_trace_json
@@ -79,8 +81,8 @@ def verify_corpus(corpus_dir, engine=None, workers=None, timeout_s: float = 60.0
     try:
         from dragon_dsl.engine import Task
 
-        for start in range(0, len(rows), 16):
-            chunk = rows[start:start + 16]
+        for start in range(0, len(rows), CHUNK):
+            chunk = rows[start:start + CHUNK]
             tasks, owners = [], []
             for index, row in enumerate(chunk, start):
                 problems = _static_problems(row, manifest)

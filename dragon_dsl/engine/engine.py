@@ -79,12 +79,14 @@ class Engine:
 
     def baseline(self, workload, kind: str = "unscheduled", level: str = "time", **timing) -> Result:
         """The workload built as it is ("unscheduled") or with dlight's default GPU rules ("dlight")."""
+        return self._run([self._baseline_pair(workload, kind, level, timing)])[0]
+
+    def _baseline_pair(self, workload, kind: str, level: str = "time", timing: Optional[dict] = None) -> tuple:
         if kind not in ("unscheduled", "dlight"):
             raise ValueError(f"baseline kind {kind!r}: expected 'unscheduled' or 'dlight'")
         if kind == "dlight" and not self.target.is_gpu:
             raise ValueError("the dlight baseline applies dlight's GPU rules: it needs a GPU target")
-        task = Task(workload, ["baseline", kind], level=level, **timing)
-        return self._run([(task, {"baseline": kind})])[0]
+        return Task(workload, ["baseline", kind], level=level, **(timing or {})), {"baseline": kind}
 
     def prepare(self, workloads, seeds: int = 3) -> None:
         """Compute (or load from the cache) the verifier's references of several workloads at once,
@@ -117,9 +119,12 @@ class Engine:
         path = self._known_reference(self._workload(workload), seeds)
         return reference.from_bytes(Path(path).read_bytes())
 
-    def run(self, tasks) -> list:
-        """One Result per Task, in order."""
-        return self._run([(t, {"trace": t.trace}) for t in tasks])
+    def run(self, tasks, baselines=()) -> list:
+        """One Result per Task, in order; then one per (workload, kind) of `baselines`, measured
+        like `baseline(workload, kind)` in the same call, so that their builds run beside the
+        tasks' instead of one after another."""
+        return self._run([(t, {"trace": t.trace}) for t in tasks]
+                         + [self._baseline_pair(workload, kind) for workload, kind in baselines])
 
     def stats(self) -> dict:
         """Worker restarts, and how device workers got CUDA binaries (cubins from the build vs

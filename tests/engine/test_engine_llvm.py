@@ -71,6 +71,24 @@ def test_baselines(llvm_engine):
         llvm_engine.baseline(workload("matmul_64"), kind="dlight")
 
 
+def test_run_measures_baselines_beside_the_tasks(llvm_engine):
+    """`run(tasks, baselines=...)`: the tasks' Results in order, then one per baseline, in one call."""
+    from dragon_dsl.engine import Task
+
+    tasks = [Task(workload("matmul_64"), t, level="verify", use_cache=False)
+             for t in fixture_traces("matmul_64", LLVM, limit=1)]
+    assert tasks
+    results = llvm_engine.run(tasks, baselines=[(workload("matmul_64"), "unscheduled"),
+                                                (workload("row_sum_64x256"), "unscheduled")])
+    assert len(results) == len(tasks) + 2
+    assert all(r.ok for r in results)
+    matmul, row_sum = results[len(tasks):]
+    # in order: the unscheduled 64^3 matmul does 16x the work of the 64x256 row sum
+    assert matmul.latency_us > 2 * row_sum.latency_us > 0
+    with pytest.raises(ValueError, match="dlight"):
+        llvm_engine.run([], baselines=[(workload("matmul_64"), "dlight")])
+
+
 def test_prepare_stores_references_in_the_cache(llvm_engine):
     from dragon_dsl.engine import keys
     from dragon_dsl.engine.reference import config_key, from_bytes
