@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
 # One device call (after `. benchmarks/device_env.sh`): issue 7's evaluation on the H200, sharded.
-# Usage: bash benchmarks/h200_eval.sh SECONDS
+# Usage: bash benchmarks/h200_eval.sh SECONDS [METHODS]
 #
 # SHARDS processes (default 4) run `dragon eval --shard i/SHARDS` at once into one OUT folder
 # (/tmp/eval-h200): they share its caches and take turns on the GPU for every candidate (the
 # engine's GPU lock), so that builds, MetaSchedule's searches and references overlap. Each shard
-# stops after SECONDS; a later call (within 30 s, while /tmp survives) resumes from the caches.
-# When every shard has finished, the run without --shard measures nothing new and writes
-# results.json and report.md. Copies what matters (and the logs) to $OUT/eval-h200.tgz.
+# stops after SECONDS. When every shard has finished, the run without --shard measures nothing new
+# and writes results.json and report.md.
+#
+# The evaluation's state outlives the machine: $OUT/eval-h200.tgz holds what a later call (or a
+# later session) needs to go on: complete MetaSchedule databases with their meta.json (tuning wall
+# time), the wall times of verified answers, the vendor timings, the model's scripts (also
+# written on a CPU machine by `dragon eval --generate-only`), results and logs. A call resumes from
+# /tmp/eval-h200 when the held machine still has it, else from ./eval-h200.tgz (carried) or
+# data/runs/eval-cuda/eval-h200.tgz. The engine's results cache (references, timings of
+# baselines and best records) is not kept: what it held is measured again, in seconds.
 set -uo pipefail
 secs=${1:?seconds}
+methods=${2:-unscheduled,dlight,vendor,metaschedule,ms-random,model}
 SHARDS=${SHARDS:-4}
 out=/tmp/eval-h200
+if [ ! -d $out ]; then
+  for a in eval-h200.tgz data/runs/eval-cuda/eval-h200.tgz; do
+    [ -f $a ] && { tar xzf $a -C /tmp; echo "resuming from $a"; break; }
+  done
+fi
 logs=$out/logs; mkdir -p $logs
 wl=/tmp/wle
 [ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 44 --seed 2027 --max-flops 2e9 \
   --max-bytes 6.4e7 -o $wl > /dev/null
 w=$(( $(nproc) / SHARDS - 1 )); [ $w -lt 1 ] && w=1
-args=(eval --workloads $wl --target cuda --gpu-name H200 --methods unscheduled,dlight,vendor,metaschedule,ms-random,model
-      --budgets 16,64 --k 4 --workers $w --out $out)
+args=(eval --workloads $wl --target cuda --gpu-name H200 --methods $methods --budgets 16,64 --k 4 --workers $w
+      --out $out)
 pids=()
 for i in $(seq 0 $((SHARDS - 1))); do
   timeout "$secs" python3 -m dragon_dsl.cli.main "${args[@]}" --shard $i/$SHARDS >> $logs/shard-$i.log 2>&1 &
@@ -32,6 +45,11 @@ done
 if [ $ok = 1 ]; then
   python3 -m dragon_dsl.cli.main "${args[@]}" > $logs/final.log 2>&1; echo "final run exit $?"; tail -3 $logs/final.log
 fi
-(cd $out && tar czf $OUT/eval-h200.tgz --ignore-failed-read results*.json report.md *.png cache/wall_times.json \
-   cache/vendor.json logs $(ls -d metaschedule/*/*/meta.json 2>/dev/null) model 2>/dev/null)
+keep=$(cd /tmp && for m in eval-h200/metaschedule/*/*/meta.json; do
+  [ -f "$m" ] && d=$(dirname "$m") && echo "$m $d/database_workload.json $d/database_tuning_record.json"
+done)
+(cd /tmp && tar czf $OUT/eval-h200.tgz --ignore-failed-read $keep \
+   $(ls -d eval-h200/results*.json eval-h200/report.md eval-h200/*.png eval-h200/cache/*.json eval-h200/logs \
+      eval-h200/model 2>/dev/null))
+echo "complete MetaSchedule databases kept: $(echo $keep | wc -w | awk '{print $1 / 3}')"
 ls -la $OUT

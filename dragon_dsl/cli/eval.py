@@ -36,6 +36,9 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=20260101, help="MetaSchedule's seed")
     p.add_argument("--shard", help="i/n: measure shard i of n only, into OUT_DIR's caches (no report); "
                                    "run the shards at once, then once without --shard for the report")
+    p.add_argument("--generate-only", action="store_true",
+                   help="only write the model's scripts into OUT_DIR/model (no engine, no GPU); a later run "
+                        "with the same options measures them")
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_eval)
 
@@ -76,7 +79,7 @@ def cmd_eval(args, out: Console, err: Console) -> int:
     from dragon_dsl.corpus.search import parse_shard
     from dragon_dsl.eval import report
     from dragon_dsl.eval.discover import EvalInputError
-    from dragon_dsl.eval.harness import Settings, parse_methods, run, write_results
+    from dragon_dsl.eval.harness import Settings, generate, parse_methods, run, write_results
 
     try:
         settings = Settings(workloads=args.workloads, target=_target(args.target), out_dir=args.out,
@@ -103,13 +106,25 @@ def cmd_eval(args, out: Console, err: Console) -> int:
             progress.advance(current["task"])
 
         try:
-            results = run(settings, phase, advance)
+            if args.generate_only:
+                summary = generate(settings, phase, advance)
+            else:
+                results = run(settings, phase, advance)
         except EvalInputError as exc:
             err.print(f"error: {exc}", markup=False)
             return 2
-        except ValueError as exc:     # an unknown target or device
+        except ValueError as exc:     # an unknown target or device, no model for --generate-only
             err.print(f"error: {exc}", markup=False)
             return 2
+    if args.generate_only:
+        made = [g for g in summary["generated"] if not g["cached"]]
+        err.print(f"{len(summary['generated'])} model answers for {summary['workloads']} workloads in "
+                  f"{args.out}/model ({len(made)} generated now, {sum(g['generation_s'] for g in made):.1f} s of "
+                  f"generation; the others were there)"
+                  + (f"; improvement left to the measured run (several scripts): "
+                     f"{', '.join(summary['improvement_left_to_the_measured_run'])}"
+                     if summary["improvement_left_to_the_measured_run"] else ""), markup=False)
+        return 0
     if settings.shard is not None:
         i, n = settings.shard
         path = write_results(results, args.out, f"results-shard-{i}-of-{n}.json")

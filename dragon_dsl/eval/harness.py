@@ -185,6 +185,43 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
     return results
 
 
+def generate(settings: Settings, progress: Callable[[str, int], None] = lambda label, total: None,
+             advance: Callable[[], None] = lambda: None) -> dict:
+    """Only the model's scripts (`--generate-only`), into OUT_DIR/model where `run` finds them:
+    construction at 1 and k samples, and improvement where a workload has exactly one script (with
+    several, the measured run gives the model the fastest, which only measuring tells). No engine and
+    no GPU: the model and TVM's replay run on the CPU."""
+    from dragon_dsl.engine.targets import resolve_target
+
+    if "model" not in settings.methods:
+        raise ValueError("--generate-only writes the model's scripts: --methods must include model")
+    entries, problems = discover(settings.workloads, settings.limit)
+    if settings.shard is not None:
+        i, n = settings.shard
+        entries = [e for j, e in enumerate(entries) if j % n == i]
+    out_dir = Path(settings.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ctx = m.Context(None, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), k=settings.k,
+                    model_path=settings.model_path, target=resolve_target(settings.target))
+    sizes = tuple(dict.fromkeys((1, settings.k)))
+    jobs = [(e, n, "construction", None) for e in entries for n in sizes]
+    skipped = []
+    for e in entries:
+        if len(e.scripts) == 1:
+            text = e.scripts[0].read_text(encoding="utf-8")
+            jobs += [(e, n, "improvement", text) for n in sizes]
+        elif e.scripts:
+            skipped.append(e.name)
+    t0 = time.perf_counter()
+    progress("generating", len(jobs))
+    done = []
+    for e, n, task, text in jobs:
+        done.append(m.generate(ctx, e, n, task, text))
+        advance()
+    return {"workloads": len(entries), "generated": done, "wall_s": time.perf_counter() - t0,
+            "improvement_left_to_the_measured_run": skipped, "problems": problems, "host": m.host()}
+
+
 def _methods_info(rows: list) -> dict:
     """Per method: measured on how many tasks, and why it was not where it was not."""
     info: dict = {}

@@ -79,6 +79,11 @@ class Context:
     model_path: Optional[str] = None
     import_s: float = 0.0                        # MetaSchedule's imports, paid once, reported as start-up
     hashes: dict = field(default_factory=dict)   # workload path -> structural hash
+    target: object = None                        # engine/targets.py's Target (the engine's, when there is one)
+
+    def __post_init__(self):
+        if self.target is None and self.engine is not None:
+            self.target = self.engine.target
 
     def whash(self, path) -> str:
         key = str(path)
@@ -309,7 +314,21 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
     row["candidates"], row["time_s"] = measure_scripts(
         ctx, entry, texts, f"{ctx.whash(entry.path)}|{name}|{task}|{_digest(texts)}", extra_s=gen_s)
     row["generation_s"] = gen_s
+    row["generated_on"] = _generation_host(ctx, entry, n, task, script)
     return row
+
+
+def generate(ctx: Context, entry, n: int, task: str = "construction", script: Optional[str] = None) -> dict:
+    """Only the model's scripts for a task, into OUT_DIR/model (`dragon eval --generate-only`): the
+    generation needs no GPU, so a CPU machine can write them and the GPU run measures them."""
+    suggest, why = model_suggest()
+    if suggest is None:
+        raise ValueError(f"the model is not available: {why}")
+    path = _suggestions_path(ctx, entry, n, task, script)
+    cached = path.exists()
+    texts, gen_s = _suggestions(ctx, entry, suggest, n, task, script)
+    return {"workload": entry.name, "task": task, "n": n, "scripts": len(texts), "generation_s": gen_s,
+            "cached": cached, "file": str(path)}
 
 
 def measure_scripts(ctx: Context, entry, texts: list, key: str, **kw) -> tuple:
@@ -334,21 +353,71 @@ def _digest(texts) -> str:
     return hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]
 
 
+def _suggestions_key(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> str:
+    return json.dumps([ctx.whash(entry.path), task, n, ctx.model_path, script, ctx.target.key, _weights(ctx)])
+
+
+def _weights(ctx: Context) -> Optional[str]:
+    """The digest of the model's weights (a retrained model never reuses another's scripts)."""
+    if "weights" not in ctx.hashes:
+        digest = None
+        try:
+            from dragon_model.api import default_model_path
+
+            folder = Path(ctx.model_path) if ctx.model_path else default_model_path(ctx.target.spec)
+        except ImportError:
+            folder = None
+        files = sorted(Path(folder).glob("*.safetensors")) if folder else []
+        if files:
+            h = hashlib.sha256()
+            for f in files:
+                h.update(f.read_bytes())
+            digest = h.hexdigest()[:16]
+        ctx.hashes["weights"] = digest
+    return ctx.hashes["weights"]
+
+
+def _suggestions_path(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> Path:
+    digest = hashlib.sha256(_suggestions_key(ctx, entry, n, task, script).encode()).hexdigest()[:12]
+    return ctx.out_dir / "model" / f"{entry.name}-{task}-n{n}-{digest}.json"
+
+
 def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Optional[str]) -> tuple:
-    """The model's scripts for a task, generated once and kept under OUT_DIR/model (a rerun reuses them)."""
-    key = json.dumps([ctx.whash(entry.path), task, n, ctx.model_path, script, ctx.engine.target.key])
-    path = ctx.out_dir / "model" / f"{entry.name}-{task}-n{n}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.json"
+    """The model's scripts for a task, generated once and kept under OUT_DIR/model (a rerun reuses them,
+    and so does a run on another machine given that folder)."""
+    path = _suggestions_path(ctx, entry, n, task, script)
     if path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
         return data["scripts"], data["generation_s"]
     t0 = time.perf_counter()
-    texts = list(suggest(workload=str(entry.path), target=ctx.engine.target.spec, script=script, n=n,
+    texts = list(suggest(workload=str(entry.path), target=ctx.target.spec, script=script, n=n,
                          model_path=ctx.model_path))
     gen_s = time.perf_counter() - t0
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"scripts": texts, "generation_s": gen_s, "key": json.loads(key)}, indent=1),
-                    encoding="utf-8")
+    data = {"scripts": texts, "generation_s": gen_s, "key": json.loads(_suggestions_key(ctx, entry, n, task, script)),
+            "host": host()}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    tmp.replace(path)   # whole or absent: a killed generation is done again
     return texts, gen_s
+
+
+def _generation_host(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> Optional[dict]:
+    path = _suggestions_path(ctx, entry, n, task, script)
+    return json.loads(path.read_text(encoding="utf-8")).get("host") if path.exists() else None
+
+
+def host() -> dict:
+    """Where a generation ran (its time is part of the model's time to a verified kernel)."""
+    import platform
+
+    gpu = None
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        if torch.cuda.is_available():
+            gpu = torch.cuda.get_device_name()
+    return {"node": platform.node(), "cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+            "gpu": gpu}
 
 
 # --- the improvement task's starting point ---------------------------------------------------------------

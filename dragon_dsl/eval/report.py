@@ -19,6 +19,10 @@ def _f(x, fmt="{:.2f}") -> str:
     return "–" if x is None else fmt.format(x)
 
 
+def _host(h: dict) -> str:
+    return f"{h.get('node')}: {h.get('cpus')} CPUs ({h.get('processor')})" + (f", GPU {h['gpu']}" if h.get("gpu") else ", no GPU")
+
+
 def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.0f}%"
 
@@ -80,6 +84,10 @@ def markdown(results: dict) -> str:
             tt = t["time_to_verified_s"]
             lines.append(f"| {name} | {task} | {t['n']} | {t['solved']} | {_pct(t['first_answer_correct'])} | "
                          f"{_f(tt['median'])} | {_f(tt['p90'])} | {pk or '–'} |")
+    hosts = {json.dumps(r["generated_on"], sort_keys=True) for r in results["measurements"] if r.get("generated_on")}
+    if hosts:
+        lines += ["", "The model's time is its generation (on " + "; ".join(_host(json.loads(h)) for h in sorted(hosts))
+                  + ") plus the engine's verification here."]
     imp = [(n, met["methods"][n]["tasks"]["improvement"]) for n in methods
            if "improvement" in met["methods"][n]["tasks"] and "speedup_over_existing" in met["methods"][n]["tasks"]["improvement"]]
     if imp:

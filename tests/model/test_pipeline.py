@@ -200,3 +200,44 @@ def test_sft_time_limit_stops_early_and_keeps_the_best_epoch(toy_corpus, tmp_pat
     assert sft["epochs_done"] < 1 and sft["steps"] == 1
     assert sft["valid_curve"], "the step that crossed the limit was evaluated"
     assert (out / "model.safetensors").exists()
+
+
+def test_eval_generate_only_then_a_measured_run_uses_those_scripts(toy_model, tmp_path, monkeypatch):
+    """`dragon eval --generate-only` writes the model's answers (no engine); the measured run finds
+    them and does not call the model again (generation on a CPU machine, measurement on a GPU one)."""
+    import shutil
+
+    import dragon_model
+    from dragon_dsl import from_trace_json
+    from dragon_dsl.cli.main import main
+
+    wl = tmp_path / "wl"
+    wl.mkdir()
+    shutil.copy(DATA / "workloads" / "matmul_64.tvmscript", wl)
+    rec = next(json.loads(line) for line in open(DATA / "traces" / "sampled.jsonl")
+               if '"matmul_64"' in line and '"llvm"' in line)
+    (wl / "given.dragon").write_text(from_trace_json(rec["trace"], workload="matmul_64.tvmscript",
+                                                     target=rec["target"]))
+    out = tmp_path / "out"
+    argv = ["eval", "--workloads", str(wl), "--target", json.dumps(rec["target"]), "--methods", "unscheduled,model",
+            "--k", "2", "--model-path", str(toy_model), "--repeat", "2", "--timeout", "10", "--out", str(out)]
+    assert main(argv + ["--generate-only"]) == 0
+    files = sorted((out / "model").glob("*.json"))
+    assert [f.name.split("-n")[0] for f in files] == ["matmul_64-construction"] * 2 + ["matmul_64-improvement"] * 2
+    stored = {f.name: json.loads(f.read_text()) for f in files}
+    assert all(d["host"]["cpus"] and d["scripts"] and d["generation_s"] > 0 for d in stored.values())
+    assert not (out / "cache" / "results.sqlite").exists(), "generation measures nothing"
+
+    def no_model(**kw):
+        raise AssertionError("the measured run generated again")
+
+    monkeypatch.setattr(dragon_model, "suggest", no_model)
+    assert main(argv) == 0
+    results = json.loads((out / "results.json").read_text())
+    model_rows = [r for r in results["measurements"] if r["method"].startswith("model-")]
+    # measured, whatever the toy model's scripts are worth (one of its splits makes a 20G-iteration loop)
+    assert len(model_rows) == 4 and all(r["status"] == "measured" and r["candidates"] for r in model_rows)
+    assert {r["generation_s"] for r in model_rows} == {d["generation_s"] for d in stored.values()}
+    assert all(r["generated_on"] == next(iter(stored.values()))["host"] for r in model_rows)
+    assert main(["eval", "--workloads", str(wl), "--target", "llvm", "--methods", "unscheduled",
+                 "--generate-only", "--out", str(tmp_path / "x")]) == 2
