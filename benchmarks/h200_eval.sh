@@ -9,22 +9,15 @@
 # and writes results.json and report.md.
 #
 # The evaluation's state outlives the machine: $OUT/eval-h200.tgz holds what a later call (or a
-# later session) needs to go on: complete MetaSchedule databases with their meta.json (tuning wall
-# time), the wall times of verified answers, the vendor timings, the model's scripts (also
-# written on a CPU machine by `dragon eval --generate-only`), results and logs. A call resumes from
+# later session) needs to go on (benchmarks/eval_state.sh says what). A call resumes from
 # /tmp/eval-h200 when the held machine still has it, else from ./eval-h200.tgz (carried) or
-# data/runs/eval-cuda/eval-h200.tgz. The engine's results cache (references, timings of
-# baselines and best records) is not kept: what it held is measured again, in seconds.
+# data/runs/eval-cuda/eval-h200.tgz.
 set -uo pipefail
 secs=${1:?seconds}
 methods=${2:-unscheduled,dlight,vendor,metaschedule,ms-random,model}
 SHARDS=${SHARDS:-4}
 out=/tmp/eval-h200
-if [ ! -d $out ]; then
-  for a in eval-h200.tgz data/runs/eval-cuda/eval-h200.tgz; do
-    [ -f $a ] && { tar xzf $a -C /tmp; echo "resuming from $a"; break; }
-  done
-fi
+bash benchmarks/eval_state.sh unpack
 logs=$out/logs; mkdir -p $logs
 wl=/tmp/wle
 [ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 44 --seed 2027 --max-flops 2e9 \
@@ -45,11 +38,5 @@ done
 if [ $ok = 1 ]; then
   python3 -m dragon_dsl.cli.main "${args[@]}" > $logs/final.log 2>&1; echo "final run exit $?"; tail -3 $logs/final.log
 fi
-keep=$(cd /tmp && for m in eval-h200/metaschedule/*/*/meta.json; do
-  [ -f "$m" ] && d=$(dirname "$m") && echo "$m $d/database_workload.json $d/database_tuning_record.json"
-done)
-(cd /tmp && tar czf $OUT/eval-h200.tgz --ignore-failed-read $keep \
-   $(ls -d eval-h200/results*.json eval-h200/report.md eval-h200/*.png eval-h200/cache/*.json eval-h200/logs \
-      eval-h200/model 2>/dev/null))
-echo "complete MetaSchedule databases kept: $(echo $keep | wc -w | awk '{print $1 / 3}')"
+bash benchmarks/eval_state.sh pack $OUT/eval-h200.tgz
 ls -la $OUT
