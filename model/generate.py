@@ -66,7 +66,7 @@ DEFAULT_MAX_STATEMENTS = 96
 class Generator:
     def __init__(self, model, tokenizer, *, max_statements: int = DEFAULT_MAX_STATEMENTS, retries: int = 4,
                  max_statement_tokens: int = 160, max_seconds: float = 0.0,
-                 allowed: Optional[frozenset] = None):
+                 allowed: Optional[frozenset] = None, literals: Optional[dict] = None):
         import torch
         import xgrammar as xgr
 
@@ -93,6 +93,7 @@ class Generator:
         self.max_statement_tokens = max_statement_tokens
         self.max_seconds = float(max_seconds)  # 0: no limit; else the script ends at the next statement boundary
         self.allowed = frozenset(allowed) if allowed else None  # the instructions the model was trained on
+        self.literals = literals  # the constants it has seen (data.literals_of), or None: any
         self.max_positions = int(getattr(model.config, "max_position_embeddings", 4096) or 4096)
         self._compiled: dict = {}
         import inspect
@@ -114,6 +115,8 @@ class Generator:
         info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.exists() else {}
         if "allowed" not in kw:
             kw["allowed"] = info.get("instructions")
+        if "literals" not in kw:
+            kw["literals"] = info.get("literals")
         if "max_statements" not in kw and info.get("longest_script"):
             # tensor-core CUDA schedules run to ~155 statements: the limit follows the training scripts
             kw["max_statements"] = max(DEFAULT_MAX_STATEMENTS, int(1.25 * info["longest_script"]) + 1)
@@ -157,7 +160,7 @@ class Generator:
             if self.max_seconds and time.time() - t0 > self.max_seconds:
                 out.stop = "time"
                 break
-            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env, frozenset(banned), self.allowed)),
+            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env, frozenset(banned), self.allowed, self.literals)),
                                               terminate_without_stop_token=True)
             temp = temperature if failures == 0 else max(temperature, 1.0)
             tokens, step_logits, step_cache, ended = [], logits, cache, False

@@ -23,7 +23,10 @@ table, the state of the schedule replayed so far (`Env`, filled from TVM by
 - `sample_categorical` has uniform probabilities, and only its values go into
   `annotate` (the other sampled values are tile factors);
 - with `allowed` (the instructions of the model's training corpus), no instruction the
-  model has never seen is offered;
+  model has never seen is offered; with `literals` (`data.literals_of` the same corpus),
+  `sample_categorical` takes only the candidate lists it has seen, a constant split only its
+  integer factors, and `annotate` only its keys with their values (an untrained guess such as
+  a split by 2222 x 2222 builds a kernel that runs for minutes);
 - thread axes, storage scopes and dtypes come from the table's domains, and only
   where the target has them (no `bind` on a CPU); unsafe instructions are left out.
 
@@ -258,7 +261,35 @@ def _tile_rule(extent: int, n: int, extra: dict) -> str:
     return key
 
 
-def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
+def _annotation_values(env: Env, literals: Optional[dict]) -> list:
+    """(key rule, value rule) pairs of `annotate`: MetaSchedule's keys by kind of value, or the keys
+    and values of the training corpus (`literals`)."""
+    cats = _categorical_names(env)
+    if literals is None:
+        values = {"int": "uint" + (f" | {cats}" if cats else ""), "str": "string",
+                  "list": '"[" ( uint ( ", " uint )* )? "]"'}
+        out = []
+        for kind in ("int", "str", "list"):
+            keys = [k for k, v in ANNOTATIONS.items() if v == kind]
+            out.append((_alts(lit(json.dumps(k)) for k in keys), f"( {values[kind]} )"))
+        return out
+    out = []
+    for key, kinds in literals.get("annotations", {}).items():
+        alts = []
+        for kind, vals in kinds.items():
+            if kind == "sampled":  # a sampled unroll step, a cooperative fetch width
+                if cats:
+                    alts.append(cats)
+            elif kind == "str":
+                alts += [lit(json.dumps(v)) for v in vals]
+            else:  # ints and lists are written as they are stored
+                alts += [lit(str(v)) for v in vals]
+        if alts:
+            out.append((lit(json.dumps(key)), _alts(alts)))
+    return out
+
+
+def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = None) -> list[str]:
     """Alternatives of one instruction in this state (none when it cannot be written here)."""
     res = inst.results
     out: list[str] = []
@@ -269,12 +300,8 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
         if inst.name == "unannotate":
             call = _call(env, inst, {"key": _alts(lit(json.dumps(k)) for k in ANNOTATIONS)})
             return [call] if call else []
-        cats = _categorical_names(env)
-        values = {"int": "uint" + (f" | {cats}" if cats else ""), "str": "string",
-                  "list": '"[" ( uint ( ", " uint )* )? "]"'}
-        for kind in ("int", "str", "list"):
-            keys = [k for k, v in ANNOTATIONS.items() if v == kind]
-            call = _call(env, inst, {"key": _alts(lit(json.dumps(k)) for k in keys), "value": f"( {values[kind]} )"})
+        for key, value in _annotation_values(env, literals):
+            call = _call(env, inst, {"key": key, "value": value})
             if call:
                 out.append(call)
         return out
@@ -283,8 +310,10 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
         call = _call(env, inst, {"name": names})
         return [_outputs(env, res.kind, res.count) + call] if call else []
     if inst.name == "sample_categorical":  # as many probabilities as candidates; the decision indexes them
-        for k in range(1, MAX_CATEGORIES + 1):
-            cands = '"[" ' + ' ", " '.join(["int"] * k) + ' "]"'
+        seen = literals.get("categorical") if literals is not None else None
+        lists = [(lit(json.dumps(c)), len(c)) for c in seen] if seen is not None else \
+            [('"[" ' + ' ", " '.join(["int"] * k) + ' "]"', k) for k in range(1, MAX_CATEGORIES + 1)]
+        for cands, k in lists:
             probs = lit("[" + ", ".join([repr(1 / k)] * k) + "]")  # MetaSchedule's are uniform
             decision = "(" + " | ".join(lit(str(i)) for i in range(k)) + ")"
             call = _call(env, inst, {"candidates": cands, "probs": probs, "decision": decision})
@@ -324,7 +353,11 @@ def instruction_rules(env: Env, inst, extra: dict) -> list[str]:
                     out.append(_outputs(env, res.kind, len(values)) + call)
         # MetaSchedule's constant splits (postprocessing, cooperative fetch): [None, k] or [None, k, j]
         cats = _categorical_names(env)
-        extra["cfactor"] = '([1-9] [0-9]{0,3}' + (f" | {cats}" if cats else "") + ")"
+        seen = literals.get("split_factors") if literals is not None else None
+        if seen is not None and not seen:
+            return out  # the corpus has no constant split
+        ints = " | ".join(lit(str(f)) for f in seen) if seen is not None else "[1-9] [0-9]{0,3}"
+        extra["cfactor"] = f"({ints}" + (f" | {cats}" if cats else "") + ")"
         for k in (2, 3):
             factors = '"[None, " ' + ' ", " '.join(["cfactor"] * (k - 1)) + ' "]"'
             call = _call(env, inst, {"factors": factors})
@@ -357,16 +390,18 @@ def allowed_instructions(env: Env, allowed: Optional[frozenset] = None) -> list:
             and (allowed is None or i.name in allowed)]
 
 
-def statement_grammar(env: Env, exclude: frozenset = frozenset(), allowed: Optional[frozenset] = None) -> str:
+def statement_grammar(env: Env, exclude: frozenset = frozenset(), allowed: Optional[frozenset] = None,
+                      literals: Optional[dict] = None) -> str:
     """EBNF (xgrammar dialect) for one statement and its newline in this state; `exclude` names
     instructions not to offer here (the generator's memory of what TVM just rejected), `allowed`
-    the only ones to offer (the instructions of the model's training corpus; None: all)."""
+    the only ones to offer (the instructions of the model's training corpus; None: all), `literals`
+    the constants it has seen (`data.literals_of`; None: any)."""
     extra: dict = {}
     alts = []
     for inst in allowed_instructions(env, allowed):
         if inst.name in exclude:
             continue
-        for rule in instruction_rules(env, inst, extra):
+        for rule in instruction_rules(env, inst, extra, literals):
             alts.append(rule)
     root = [f"stmt {lit(chr(10))}"] if alts else []
     if not env.postproc:

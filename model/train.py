@@ -128,7 +128,7 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     import torch
     from transformers import Trainer, TrainingArguments
 
-    from dragon_model.data import examples, instructions_of, load_rows, longest_script
+    from dragon_model.data import examples, instructions_of, literals_of, load_rows, longest_script
 
     t0 = time.time()
     rows = load_rows(corpus, splits=["train"], target_kind=target)
@@ -190,6 +190,7 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     figures["train_seconds"] = round(time.time() - t0, 1)
     save(trainer.model, tokenizer, out, target=target, corpus=corpus, figures=figures, base=base,
          lora=lora, save_dtype=save_dtype, stage="sft", extra={"instructions": instructions_of(rows),
+                                                              "literals": literals_of(rows),
                                                               "longest_script": longest_script(rows)})
     log(f"sft: saved to {out}: " + json.dumps(figures))
     return figures

@@ -91,6 +91,17 @@ def _gpu_name(settings: Settings, engine) -> Optional[str]:
     return gpus[0] if gpus else str(engine.target.spec)
 
 
+def _inputs(settings: Settings) -> tuple:
+    """(this shard's workload entries, problems found reading the folder, the output folder, made)."""
+    entries, problems = discover(settings.workloads, settings.limit)
+    if settings.shard is not None:
+        i, n = settings.shard
+        entries = [e for j, e in enumerate(entries) if j % n == i]
+    out_dir = Path(settings.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return entries, problems, out_dir
+
+
 def run(settings: Settings, progress: Callable[[str, int], None] = lambda label, total: None,
         advance: Callable[[], None] = lambda: None, log: Callable[[str], None] = lambda s: None) -> dict:
     """Evaluate; `progress(label, total)` starts a phase and `advance()` moves it (a rich bar in the CLI)."""
@@ -100,12 +111,7 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
     from dragon_dsl.eval.workload_info import analyse
     from dragon_dsl.tvm.workload import load_workload
 
-    entries, problems = discover(settings.workloads, settings.limit)
-    if settings.shard is not None:
-        i, n = settings.shard
-        entries = [e for j, e in enumerate(entries) if j % n == i]
-    out_dir = Path(settings.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    entries, problems, out_dir = _inputs(settings)
     cache_path = Path(settings.cache) if settings.cache else out_dir / "cache" / "results.sqlite"
     t_start = time.perf_counter()
     engine = Engine(settings.target, device=settings.device, workers=settings.workers, timeout_s=settings.timeout_s,
@@ -195,12 +201,7 @@ def generate(settings: Settings, progress: Callable[[str, int], None] = lambda l
 
     if "model" not in settings.methods:
         raise ValueError("--generate-only writes the model's scripts: --methods must include model")
-    entries, problems = discover(settings.workloads, settings.limit)
-    if settings.shard is not None:
-        i, n = settings.shard
-        entries = [e for j, e in enumerate(entries) if j % n == i]
-    out_dir = Path(settings.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    entries, problems, out_dir = _inputs(settings)
     ctx = m.Context(None, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), k=settings.k,
                     model_path=settings.model_path, target=resolve_target(settings.target))
     sizes = tuple(dict.fromkeys((1, settings.k)))

@@ -37,6 +37,25 @@ def run_search(workloads: Path, out: Path, *extra: str) -> dict:
     return json.loads(proc.stdout)
 
 
+def kill_when(cmd: list, ready, what: str) -> None:
+    """Run `cmd` in its own process group and SIGKILL the group (the command and its engine
+    workers, mid-run) as soon as `ready()` holds; `what` names the awaited progress."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 300
+        while not ready():
+            assert proc.poll() is None, f"the command ended before {what}"
+            assert time.monotonic() < deadline, f"no {what} within 300 s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 @pytest.fixture(scope="session")
 def tiny_workloads(tmp_path_factory) -> Path:
     from dragon_dsl.corpus.workloads import WorkloadSpec, write

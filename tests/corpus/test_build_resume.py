@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from dragon_dsl.corpus.build import PARTIAL, Partial, load_corpus
 from dragon_dsl.corpus.search import RunConfigError
 
-from .conftest import ROOT, SPECS, build_config
+from .conftest import ROOT, SPECS, build_config, kill_when
 
 CONSTRUCTION = ("id", "task", "split", "family", "workload", "workload_hash", "workload_text", "script", "trace")
 
@@ -43,17 +41,8 @@ def construction_rows(corpus) -> dict:
 def test_sigkill_mid_build_then_restart_equals_uninterrupted(searched_run, built_corpus, tmp_path):
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(build_command(searched_run, out, "--chunk", "1"), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, env=env)
-    try:
-        deadline = time.monotonic() + 300
-        while len([p for p in out.glob(f"{PARTIAL}/*.json") if p.name != "build.json"]) < 1:
-            assert proc.poll() is None, "the build ended before it could be killed"
-            assert time.monotonic() < deadline, "no workload measured within 300 s"
-            time.sleep(0.05)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the builder and its engine workers, mid-build
-        proc.wait()
+    kill_when(build_command(searched_run, out, "--chunk", "1"),
+              lambda: any(p.name != "build.json" for p in out.glob(f"{PARTIAL}/*.json")), "measured workload")
     measured = {p.stem for p in (out / PARTIAL).glob("*.json") if p.name != "build.json"}
     assert 1 <= len(measured) < len(SPECS), "killed mid-build: some workloads measured, some not"
     assert not (out / "manifest.json").exists()

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 
-from .conftest import ROOT, SPECS, build_config, run_search, search_command
+from .conftest import ROOT, SPECS, build_config, kill_when, run_search, search_command
 
 COMPARED = ("workload", "workload_hash", "family", "params", "workload_file", "target", "status", "error",
             "budget", "trials", "seed")
@@ -41,18 +39,7 @@ def comparable(run_dir) -> dict:
 
 def test_sigkill_mid_run_then_restart_equals_uninterrupted(tiny_workloads, searched_run, tmp_path, corpus_engine):
     out = tmp_path / "killed"
-    proc = subprocess.Popen(search_command(tiny_workloads, out), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        deadline = time.monotonic() + 300
-        while not list(out.glob("records/*.json")):
-            assert proc.poll() is None, "the search ended before it could be killed"
-            assert time.monotonic() < deadline, "no record within 300 s"
-            time.sleep(0.05)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the driver and its engine workers, mid-run
-        proc.wait()
+    kill_when(search_command(tiny_workloads, out), lambda: list(out.glob("records/*.json")), "a record")
     finished = {p.stem for p in (out / "records").glob("*.json")}
     assert 1 <= len(finished) < len(SPECS), "killed mid-run: some workloads done, some not"
     for path in (out / "records").glob("*.json"):

@@ -253,3 +253,69 @@ def test_get_sblock_names_an_existing_block_of_main_only():
     assert accepts('b0 = get_sblock("C")\n', complete=True)
     assert not accepts('b0 = get_sblock("C", func_name=')
     assert not accepts('b0 = get_sblock("nope"')
+
+
+# the constants a training corpus wrote (`data.literals_of`), and what the grammar then takes
+_LITERALS = {"categorical": [[0, 16, 64, 512]], "split_factors": [64],
+             "annotations": {"meta_schedule.parallel": {"int": [32]}, "meta_schedule.tiling_structure": {"str": ["SSRSRS"]},
+                             "pragma_auto_unroll_max_step": {"int": [16, 64]},
+                             "meta_schedule.unroll_explicit": {"sampled": ["value"]},
+                             "software_pipeline_stage": {"list": ["[0, 0, 2]"]}}}
+LITERAL_CASES = [
+    ("v6 = sample_categorical([0, 16, 64, 512], [0.25, 0.25, 0.25, 0.25], decision=2)\n", True),
+    ("v6 = sample_categorical([0, 164,", False),                     # a candidate list never seen
+    ("v6 = sample_categorical([0, 16, 64], [", False),
+    ("l6, l7 = split(l2, [None, 64])\n", True),
+    ("l6, l7 = split(l2, [None, 16", False),                         # a constant factor never seen
+    ("l6, l7, l8 = split(l2, [None, 64, 64])\n", True),
+    ("l6, l7 = split(l1, [v4, v5])\n", True),                        # the sampled tile is not a constant
+    ('annotate(b0, "meta_schedule.parallel", 32)\n', True),
+    ('annotate(b0, "meta_schedule.parallel", 16', False),            # a value never seen for that key
+    ('annotate(b0, "pragma_auto_unroll_max_step", 64)\n', True),
+    ('annotate(b0, "meta_schedule.tiling_structure", "SSRSRS")\n', True),
+    ('annotate(b0, "meta_schedule.tiling_structure", "SS"', False),
+    ('annotate(l2, "software_pipeline_stage", [0, 0, 2])\n', True),
+    ('annotate(b0, "meta_schedule.vectorize",', False),              # a key never seen
+]
+_CATEGORICAL = _TILED + "v6 = sample_categorical([0, 16, 64, 512], [0.25, 0.25, 0.25, 0.25], decision=2)\n"
+SAMPLED_CASES = [
+    ('annotate(b0, "meta_schedule.unroll_explicit", v6)\n', True),   # a key seen with a sampled value
+    ('annotate(b0, "meta_schedule.unroll_explicit", 16', False),
+    ('annotate(b0, "meta_schedule.parallel", v6', False),            # ... and only those keys
+]
+
+
+@pytest.mark.parametrize("stmt, accepted", LITERAL_CASES)
+def test_grammar_takes_only_the_constants_of_the_training_corpus(stmt, accepted):
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    env, why = replay_prefix(_TILED, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    assert why is None, why
+    assert _matcher_for(env, literals=_LITERALS)(stmt, complete=stmt.endswith("\n")) is accepted
+
+
+@pytest.mark.parametrize("stmt, accepted", SAMPLED_CASES)
+def test_sampled_values_go_to_the_keys_that_took_them(stmt, accepted):
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    env, why = replay_prefix(_CATEGORICAL, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    assert why is None, why
+    assert _matcher_for(env, literals=_LITERALS)(stmt, complete=stmt.endswith("\n")) is accepted
+
+
+def test_literals_of_a_corpus_are_what_its_scripts_write():
+    from dragon_model.data import literals_of
+
+    script = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
+              'v4 = sample_categorical([0, 16, 64, 512], [0.25, 0.25, 0.25, 0.25], decision=1)\n'
+              'l5, l6 = split(l1, [None, 64])\nannotate(b0, "meta_schedule.unroll_explicit", v4)\n'
+              'annotate(b0, "meta_schedule.parallel", 32)\nannotate(l2, "software_pipeline_stage", [0, 0, 2])\n'
+              'annotate(b0, "meta_schedule.tiling_structure", "SSRSRS")\n')
+    got = literals_of([{"script": script, "prompt_script": None}])
+    assert got == {"categorical": [[0, 16, 64, 512]], "split_factors": [64],
+                   "annotations": {"meta_schedule.parallel": {"int": [32]},
+                                   "meta_schedule.unroll_explicit": {"sampled": ["value"]},
+                                   "meta_schedule.tiling_structure": {"str": ["SSRSRS"]},
+                                   "software_pipeline_stage": {"list": ["[0, 0, 2]"]}}}
