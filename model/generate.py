@@ -150,6 +150,7 @@ class Generator:
             raise ValueError(f"the workload cannot be scheduled: {why}")
         failures = 0
         banned: set = set()  # instructions TVM rejected at this point: not offered again until one passes
+        asked: set = set()   # the queries (getters) written since the last statement that changed the schedule
         while True:
             if out.statements >= self.max_statements:
                 out.stop = "max_statements"
@@ -191,7 +192,15 @@ class Generator:
                 out.stop = "eos"
                 break
             stmt = self.tokenizer.decode(tokens, skip_special_tokens=False)
-            new_env, why = (replay_prefix(out.body + stmt, mod, kind) if ok else (None, "statement too long"))
+            query = _query(stmt)
+            if not ok:
+                new_env, why = None, "statement too long"
+            elif query is not None and query in asked:
+                # its answer cannot have changed: a derailing model repeats get_loops(b0) until the
+                # statement limit (the training corpora never ask the same question twice in a row)
+                new_env, why = None, "repeats a query whose answer has not changed"
+            else:
+                new_env, why = replay_prefix(out.body + stmt, mod, kind)
             if new_env is None:
                 out.rejected += 1
                 if len(out.rejections) < 8:
@@ -208,6 +217,10 @@ class Generator:
                 continue
             failures = 0
             banned.clear()
+            if query is None:
+                asked.clear()
+            else:
+                asked.add(query)
             out.body += stmt
             out.statements += 1
             kept_len += len(tokens)
@@ -239,6 +252,18 @@ class Generator:
                 self._compiled.clear()
             compiled = self._compiled[grammar] = self.compiler.compile_grammar(grammar)
         return compiled
+
+
+def _query(stmt: str) -> Optional[str]:
+    """The call text of a statement that only asks (a pure instruction without a decision: get_loops,
+    get_sblock, get_producers...), or None for one that samples or changes the schedule."""
+    from dragon_dsl import table
+
+    called = CALL.search(stmt)
+    inst = table.BY_NAME.get(called.group(1)) if called else None
+    if inst is None or not inst.pure or inst.decision or inst.section:
+        return None
+    return stmt[called.start(1):].strip()
 
 
 def _crop(cache, length: int) -> None:

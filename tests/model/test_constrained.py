@@ -319,3 +319,32 @@ def test_literals_of_a_corpus_are_what_its_scripts_write():
                                    "meta_schedule.unroll_explicit": {"sampled": ["value"]},
                                    "meta_schedule.tiling_structure": {"str": ["SSRSRS"]},
                                    "software_pipeline_stage": {"list": ["[0, 0, 2]"]}}}
+
+
+@pytest.mark.parametrize("stmt, query", [
+    ("l1, l2, l3 = get_loops(b0)\n", "get_loops(b0)"),
+    ('b0 = get_sblock("C")\n', 'get_sblock("C")'),
+    ("b5 = get_producers(b0)\n", "get_producers(b0)"),
+    ("v4, v5 = sample_perfect_tile(l1, n=2, max_innermost_factor=64, decision=[8, 8])\n", None),  # samples
+    ("l6, l7 = split(l1, [v4, v5])\n", None),                                                    # changes
+    ('annotate(b0, "pragma_unroll_explicit", 1)\n', None),
+])
+def test_queries_are_the_pure_getters(stmt, query):
+    from dragon_model.generate import _query
+
+    assert _query(stmt) == query
+
+
+def test_generation_never_asks_the_same_question_twice_in_a_row(toy_model):
+    """The toy model repeats `get_loops(b0)` when nothing stops it (seen: 15 times in a row on
+    matmul_64); the generator refuses a query whose answer cannot have changed."""
+    from dragon_model.api import candidates
+    from dragon_model.generate import _query
+
+    wl = DATA / "workloads" / "matmul_64.tvmscript"
+    for _text, g in candidates(str(wl), "llvm", k=2, model_path=str(toy_model), max_seconds=30):
+        asked = set()
+        for line in g.body.splitlines(keepends=True):
+            q = _query(line)
+            assert q is None or q not in asked, (q, g.body)
+            asked = set() if q is None else asked | {q}
