@@ -7,7 +7,8 @@
 # Usage: bash benchmarks/h200_cuda_model.sh [EPOCHS] [CALL_SECONDS]
 # The runs come from ./runcuda.tgz (carried) or data/runs/cuda/runcuda.tgz; the workloads are
 # regenerated (deterministic). Every example is re-verified and timed again on this GPU.
-# A corpus already in /tmp/cuda-corpus (an earlier call on the same held machine) is reused, and
+# A corpus already in /tmp/cuda-corpus (an earlier call on the same held machine) or carried as
+# ./cuda-corpus.tgz is reused (a partial one is completed: the build resumes), and
 # training stops (keeping the best epoch so far) so that the call ends within CALL_SECONDS (570).
 set -uo pipefail
 SECONDS=0
@@ -17,6 +18,8 @@ log=$OUT/cuda-model.log
 for a in runcuda.tgz data/runs/cuda/runcuda.tgz; do
   [ -f $a ] && { tar xzf $a -C /tmp; echo "runs from $a" | tee -a $log; break; }
 done
+# a build cut short on another machine goes on from its partial corpus (carried as ./cuda-corpus.tgz)
+[ -d /tmp/cuda-corpus ] || { [ -f cuda-corpus.tgz ] && tar xzf cuda-corpus.tgz -C /tmp && echo "corpus from cuda-corpus.tgz" | tee -a $log; }
 [ -f wlcuda/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 340 --seed 7 --max-flops 2e9 \
   --max-bytes 6.4e7 -o wlcuda > /dev/null
 t0=$SECONDS
@@ -24,7 +27,8 @@ if [ -f /tmp/cuda-corpus/manifest.json ]; then
   echo "corpus from an earlier call: /tmp/cuda-corpus" | tee -a $log
 else
 timeout $((call_s - 10)) python3 -m dragon_dsl.cli.main corpus build /tmp/runcuda-0 /tmp/runcuda-1 --workloads wlcuda --out /tmp/cuda-corpus \
-  >> $log 2>&1 || { echo "corpus build failed"; tail -20 $log; exit 1; }
+  >> $log 2>&1 || { echo "corpus build stopped (carry \$OUT/cuda-corpus.tgz to go on)"; tail -5 $log
+                    tar czf $OUT/cuda-corpus.tgz -C /tmp cuda-corpus; exit 1; }
 python3 -m dragon_dsl.cli.main corpus card /tmp/cuda-corpus >> $log 2>&1
 echo "corpus built in $((SECONDS - t0)) s" | tee -a $log; tail -2 $log
 fi
