@@ -36,7 +36,9 @@ statement followed by a newline (or, once, the `postproc:` section header).
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -99,6 +101,7 @@ class Env:
     tiles: dict = field(default_factory=dict)                 # live loop -> its sampled tile values, in order
     categoricals: list = field(default_factory=list)          # values of sample_categorical
     innermost: list = field(default_factory=list)             # live loops of 2..MAX_VECTOR iterations with no loop inside
+    split_loops: set = field(default_factory=set)             # loops a constant split made
     locations: list = field(default_factory=list)             # sampled compute locations (compute_at only)
     loop_children: dict = field(default_factory=dict)         # live loop name -> number of child blocks
     sblock_names: list = field(default_factory=list)          # block names in the scheduled module
@@ -289,6 +292,41 @@ def _annotation_values(env: Env, literals: Optional[dict]) -> list:
     return out
 
 
+def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> list[str]:
+    """MetaSchedule's constant splits (postprocessing, cooperative fetch): [None, k] or [None, k, j],
+    never of a loop a constant split made (a derailed model chained [None, 64, 64] splits into
+    kernels of billions of predicated iterations). With the training corpus' factors (`literals`),
+    only those, and on CPUs only products that fit the loop's extent: all 47 constant splits of
+    the llvm corpus fit, while GPU cooperative fetches may exceed it (13 of 90 in the CUDA corpus)."""
+    res = inst.results
+    loops = [lp for lp in env.loops if lp not in env.split_loops]
+    seen = literals.get("split_factors") if literals is not None else None
+    if not loops or (seen is not None and not seen):
+        return []
+    out = []
+    loop_rule = _alts(lit(lp) for lp in loops)
+    if seen is None:
+        cats = _categorical_names(env)
+        extra["cfactor"] = "([1-9] [0-9]{0,3}" + (f" | {cats}" if cats else "") + ")"
+        for k in (2, 3):
+            factors = '"[None, " ' + ' ", " '.join(["cfactor"] * (k - 1)) + ' "]"'
+            call = _call(env, inst, {"loop": loop_rule, "factors": factors})
+            if call:
+                out.append(_outputs(env, res.kind, k) + call)
+        return out
+    groups: dict = {}
+    for lp in loops:  # on a GPU every loop takes every combination: one group
+        groups.setdefault(None if env.gpu else env.loops[lp], []).append(lp)
+    for extent, group in sorted(groups.items(), key=lambda g: -1 if g[0] is None else g[0]):
+        for k in (2, 3):
+            combos = [c for c in itertools.product(seen, repeat=k - 1) if extent is None or math.prod(c) <= extent]
+            factors = _alts(lit("[None, " + ", ".join(map(str, c)) + "]") for c in combos)
+            call = _call(env, inst, {"loop": _alts(lit(lp) for lp in group), "factors": factors}) if factors else None
+            if call:
+                out.append(_outputs(env, res.kind, k) + call)
+    return out
+
+
 def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = None) -> list[str]:
     """Alternatives of one instruction in this state (none when it cannot be written here)."""
     res = inst.results
@@ -351,18 +389,7 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
                 call = _call(env, inst, {"loop": lit(loop), "factors": '"[" ' + lit(", ".join(values)) + ' "]"'})
                 if call:
                     out.append(_outputs(env, res.kind, len(values)) + call)
-        # MetaSchedule's constant splits (postprocessing, cooperative fetch): [None, k] or [None, k, j]
-        cats = _categorical_names(env)
-        seen = literals.get("split_factors") if literals is not None else None
-        if seen is not None and not seen:
-            return out  # the corpus has no constant split
-        ints = " | ".join(lit(str(f)) for f in seen) if seen is not None else "[1-9] [0-9]{0,3}"
-        extra["cfactor"] = f"({ints}" + (f" | {cats}" if cats else "") + ")"
-        for k in (2, 3):
-            factors = '"[None, " ' + ' ", " '.join(["cfactor"] * (k - 1)) + ' "]"'
-            call = _call(env, inst, {"factors": factors})
-            if call:
-                out.append(_outputs(env, res.kind, k) + call)
+        out += _constant_splits(env, inst, extra, literals)
         return out
     if res.count == "*":  # the count is a fact of the schedule: one alternative per argument
         arg = inst.params[0]

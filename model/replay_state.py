@@ -58,6 +58,8 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
             env.tiles[js[1][0]] = list(js[3])  # the loop it tiles -> its values (split takes them)
         elif js[0] == "SampleCategorical":
             env.categoricals.extend(js[3])
+        elif js[0] == "Split" and any(f is None or f == "None" or type(f) is int for f in js[1][1:]):
+            env.split_loops.update(js[3])  # a constant split's loops (grammar: not split by constants again)
         for name, rv in zip(js[3], inst.outputs):
             if js[0] == "SampleComputeLocation":
                 # a sampled location may be the root or "inline" marker, which `get` cannot show and

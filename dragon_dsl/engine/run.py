@@ -139,10 +139,13 @@ def verify(func, staged: Staged) -> dict:
                                  f"{verdict.total} values were never written")
             if verdict.bad or verdict.n_unwritten:
                 n = verdict.bad + verdict.n_unwritten
+                v_abs, v_rel, nan = verdict.max_abs, verdict.max_rel, ""
+                if verdict.n_unwritten:  # written after all (the second fill showed it): NaN, wrong at any size
+                    v_abs = v_rel = max_abs = max_rel = float("inf")
+                    nan = f"; {verdict.n_unwritten} of them NaN where the reference has a number"
                 return _fail("numeric_mismatch", checked, max_abs, max_rel,
                              f"output {arg.name}, input set {set_name}: {n} of {verdict.total} values differ "
-                             f"from the reference (max abs err {verdict.max_abs:.3g}, "
-                             f"max rel err {verdict.max_rel:.3g})")
+                             f"from the reference (max abs err {v_abs:.3g}, max rel err {v_rel:.3g}{nan})")
         checked += 1
     return {"status": "ok", "n_checked": checked, "max_abs_err": max_abs, "max_rel_err": max_rel}
 

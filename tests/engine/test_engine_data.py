@@ -289,3 +289,30 @@ def test_a_worker_that_cannot_start_shows_the_end_of_its_log(tmp_path):
     tail = _log_tail(log)
     assert "RuntimeError: no main guard" in tail and "line 19" in tail and "line 10" not in tail
     assert _log_tail(tmp_path / "missing.log") == ""
+
+
+def test_nan_written_where_the_reference_has_a_number_is_named():
+    """A kernel that writes NaN (seen: a racy parallel max in softmax, on the large-values input
+    set) first looks like one that left its pre-filled NaN; the second fill shows it wrote it: the
+    report says NaN, with an infinite error, not "max abs err 0"."""
+    import numpy as np
+    import tvm
+
+    from dragon_dsl.engine.reference import Reference
+    from dragon_dsl.engine.run import Staged, verify
+    from dragon_dsl.engine.signature import Arg
+
+    a = np.arange(8, dtype="float32")
+    ref = Reference([Arg("A", (8,), "float32", "input"), Arg("B", (8,), "float32", "output")],
+                    [("large", {"A": a}, {"B": a + 1})])
+
+    def kernel(src, dst):
+        out = src.numpy() + 1
+        out[:3] = np.nan
+        dst.copyfrom(out)
+
+    reply = verify(kernel, Staged(tvm.cpu(), ref))
+    assert reply["status"] == "numeric_mismatch"
+    assert reply["message"] == ("output B, input set large: 3 of 8 values differ from the reference "
+                                "(max abs err inf, max rel err inf; 3 of them NaN where the reference has a number)")
+    assert reply["max_abs_err"] == float("inf")

@@ -267,7 +267,7 @@ LITERAL_CASES = [
     ("v6 = sample_categorical([0, 16, 64], [", False),
     ("l6, l7 = split(l2, [None, 64])\n", True),
     ("l6, l7 = split(l2, [None, 16", False),                         # a constant factor never seen
-    ("l6, l7, l8 = split(l2, [None, 64, 64])\n", True),
+    ("l6, l7, l8 = split(l2, [None, 64, 64]", False),               # 4096 > the loop's 64 (on a CPU)
     ("l6, l7 = split(l1, [v4, v5])\n", True),                        # the sampled tile is not a constant
     ('annotate(b0, "meta_schedule.parallel", 32)\n', True),
     ('annotate(b0, "meta_schedule.parallel", 16', False),            # a value never seen for that key
@@ -293,6 +293,26 @@ def test_grammar_takes_only_the_constants_of_the_training_corpus(stmt, accepted)
     env, why = replay_prefix(_TILED, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
     assert why is None, why
     assert _matcher_for(env, literals=_LITERALS)(stmt, complete=stmt.endswith("\n")) is accepted
+
+
+def test_a_constant_split_fits_its_loop_on_cpus_and_is_never_split_again():
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    mod = load_workload(DATA / "workloads" / "matmul_64.tvmscript")
+    body = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\nl5, l6 = split(l4, [None, 64])\n'
+    env, why = replay_prefix(body, mod, "llvm")
+    assert why is None, why
+    assert env.split_loops == {"l5", "l6"} and env.loops["l5"] == 64
+    accepts = _matcher_for(env, literals={**_LITERALS, "split_factors": [16, 64]})
+    assert accepts("l7, l8 = split(l3, [None, 64])\n", complete=True)
+    assert accepts("l7, l8, l9 = split(l3, [None, 16, 2", complete=False) is False  # 2 was never seen
+    assert not accepts("l7, l8, l9 = split(l3, [None, 16, 16]")                      # 256 > 64
+    assert not accepts("l7, l8 = split(l5, [None, 16]")                              # made by a constant split
+    assert not accepts("l7, l8 = split(l6,")
+    gpu = _matcher_for(env.__class__(**{**env.__dict__, "target_kind": "cuda"}),
+                       literals={**_LITERALS, "split_factors": [16, 64]})
+    assert gpu("l7, l8, l9 = split(l3, [None, 64, 64])\n", complete=True)          # cooperative fetch may exceed
 
 
 @pytest.mark.parametrize("stmt, accepted", SAMPLED_CASES)
