@@ -314,13 +314,17 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
             if call:
                 out.append(_outputs(env, res.kind, k) + call)
         return out
+    extra["cfactor"] = _alts(lit(str(f)) for f in seen)
     groups: dict = {}
     for lp in loops:  # on a GPU every loop takes every combination: one group
         groups.setdefault(None if env.gpu else env.loops[lp], []).append(lp)
     for extent, group in sorted(groups.items(), key=lambda g: -1 if g[0] is None else g[0]):
         for k in (2, 3):
-            combos = [c for c in itertools.product(seen, repeat=k - 1) if extent is None or math.prod(c) <= extent]
-            factors = _alts(lit("[None, " + ", ".join(map(str, c)) + "]") for c in combos)
+            if extent is None:  # any combination: one rule per factor (the CUDA corpus has ~70 factors)
+                factors = '"[None, " ' + ' ", " '.join(["cfactor"] * (k - 1)) + ' "]"'
+            else:
+                combos = [c for c in itertools.product(seen, repeat=k - 1) if math.prod(c) <= extent]
+                factors = _alts(lit("[None, " + ", ".join(map(str, c)) + "]") for c in combos)
             call = _call(env, inst, {"loop": _alts(lit(lp) for lp in group), "factors": factors}) if factors else None
             if call:
                 out.append(_outputs(env, res.kind, k) + call)
