@@ -285,12 +285,13 @@ SAMPLED_CASES = [
 ]
 
 
-@pytest.mark.parametrize("stmt, accepted", LITERAL_CASES)
-def test_grammar_takes_only_the_constants_of_the_training_corpus(stmt, accepted):
+@pytest.mark.parametrize("prefix, stmt, accepted", [(_TILED, *c) for c in LITERAL_CASES]
+                         + [(_CATEGORICAL, *c) for c in SAMPLED_CASES])
+def test_grammar_takes_only_the_constants_of_the_training_corpus(prefix, stmt, accepted):
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.replay_state import replay_prefix
 
-    env, why = replay_prefix(_TILED, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    env, why = replay_prefix(prefix, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
     assert why is None, why
     assert _matcher_for(env, literals=_LITERALS)(stmt, complete=stmt.endswith("\n")) is accepted
 
@@ -313,16 +314,6 @@ def test_a_constant_split_fits_its_loop_on_cpus_and_is_never_split_again():
     gpu = _matcher_for(env.__class__(**{**env.__dict__, "target_kind": "cuda"}),
                        literals={**_LITERALS, "split_factors": [16, 64]})
     assert gpu("l7, l8, l9 = split(l3, [None, 64, 64])\n", complete=True)          # cooperative fetch may exceed
-
-
-@pytest.mark.parametrize("stmt, accepted", SAMPLED_CASES)
-def test_sampled_values_go_to_the_keys_that_took_them(stmt, accepted):
-    from dragon_dsl.tvm.workload import load_workload
-    from dragon_model.replay_state import replay_prefix
-
-    env, why = replay_prefix(_CATEGORICAL, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
-    assert why is None, why
-    assert _matcher_for(env, literals=_LITERALS)(stmt, complete=stmt.endswith("\n")) is accepted
 
 
 def test_literals_of_a_corpus_are_what_its_scripts_write():
