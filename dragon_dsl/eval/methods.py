@@ -305,7 +305,7 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
     if suggest is None:
         return _row(entry, task, name, "not_available", why, **extra)
     try:
-        texts, gen_s = _suggestions(ctx, entry, suggest, n, task, script)
+        texts, gen_s, gen_host = _suggestions(ctx, entry, suggest, n, task, script)
     except FileNotFoundError as exc:   # no trained weights for this target
         return _row(entry, task, name, "not_available", f"no model: {exc}", **extra)
     except Exception as exc:  # the model's own failure on this task: an unsolved task, with the reason
@@ -314,7 +314,7 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
     row["candidates"], row["time_s"] = measure_scripts(
         ctx, entry, texts, f"{ctx.whash(entry.path)}|{name}|{task}|{_digest(texts)}", extra_s=gen_s)
     row["generation_s"] = gen_s
-    row["generated_on"] = _generation_host(ctx, entry, n, task, script)
+    row["generated_on"] = gen_host
     return row
 
 
@@ -326,7 +326,7 @@ def generate(ctx: Context, entry, n: int, task: str = "construction", script: Op
         raise ValueError(f"the model is not available: {why}")
     path = _suggestions_path(ctx, entry, n, task, script)
     cached = path.exists()
-    texts, gen_s = _suggestions(ctx, entry, suggest, n, task, script)
+    texts, gen_s, _host = _suggestions(ctx, entry, suggest, n, task, script)
     return {"workload": entry.name, "task": task, "n": n, "scripts": len(texts), "generation_s": gen_s,
             "cached": cached, "file": str(path)}
 
@@ -383,12 +383,12 @@ def _suggestions_path(ctx: Context, entry, n: int, task: str, script: Optional[s
 
 
 def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Optional[str]) -> tuple:
-    """The model's scripts for a task, generated once and kept under OUT_DIR/model (a rerun reuses them,
-    and so does a run on another machine given that folder)."""
+    """(scripts, generation seconds, the host that generated them) for a task, generated once and kept
+    under OUT_DIR/model (a rerun reuses them, and so does a run on another machine given that folder)."""
     path = _suggestions_path(ctx, entry, n, task, script)
     if path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
-        return data["scripts"], data["generation_s"]
+        return data["scripts"], data["generation_s"], data.get("host")
     t0 = time.perf_counter()
     texts = list(suggest(workload=str(entry.path), target=ctx.target.spec, script=script, n=n,
                          model_path=ctx.model_path))
@@ -399,12 +399,7 @@ def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Option
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
     tmp.replace(path)   # whole or absent: a killed generation is done again
-    return texts, gen_s
-
-
-def _generation_host(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> Optional[dict]:
-    path = _suggestions_path(ctx, entry, n, task, script)
-    return json.loads(path.read_text(encoding="utf-8")).get("host") if path.exists() else None
+    return texts, gen_s, data["host"]
 
 
 def host() -> dict:
