@@ -88,6 +88,7 @@ def script_body(trace) -> str:
     return from_trace_json(trace)
 
 
+@lru_cache(maxsize=8192)  # pure; train walks the same scripts for its instructions, literals and longest script
 def body_of_text(text: str) -> str:
     """The formal part of a script text (header, comments and explanation graph dropped), canonical."""
     from dragon_dsl import to_trace_json

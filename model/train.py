@@ -167,18 +167,18 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
         seed=seed, dataloader_num_workers=0, use_cpu=not torch.cuda.is_available(),
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), remove_unused_columns=False,
         disable_tqdm=True, **lengths)
+    limit = _time_limit_callback()(max_seconds, t0) if max_seconds > 0 else None
     trainer = Trainer(model=model, args=args, train_dataset=train_set, data_collator=Collator(tokenizer.pad_token_id),
                       eval_dataset=valid_set if keep_best and valid_set else None,
-                      callbacks=[_time_limit_callback()(max_seconds, t0)] if max_seconds > 0 else None)
+                      callbacks=[limit] if limit else None)
     result = trainer.train()
     if keep_best and getattr(trainer.model.config, "tie_word_embeddings", False):
         trainer.model.tie_weights()  # the best checkpoint is loaded without lm_head (it is the embedding)
     figures = {"train_loss": float(result.training_loss), "steps": int(result.global_step),
                "train_examples": len(train_set), "parameters": n_params,
                "epochs_done": round(float(trainer.state.epoch or 0.0), 2)}
-    if max_seconds > 0:
-        figures["stopped_by_time_limit"] = bool(trainer.state.epoch is not None and trainer.state.epoch < epochs - 1e-6
-                                                and max_steps <= 0)
+    if limit is not None:
+        figures["stopped_by_time_limit"] = limit.fired
     curve = [{"epoch": round(h["epoch"], 2), "valid_loss": round(h["eval_loss"], 4)}
              for h in trainer.state.log_history if "eval_loss" in h]
     if curve:
@@ -212,9 +212,11 @@ def _time_limit_callback():
 
         def __init__(self, seconds: float, t0: float):
             self.seconds, self.t0 = seconds, t0
+            self.fired = False
 
         def on_step_end(self, args, state, control, **kwargs):
             if time.time() - self.t0 >= self.seconds:
+                self.fired = True
                 control.should_training_stop = True
                 if args.eval_strategy != "no":
                     control.should_evaluate = True

@@ -125,8 +125,7 @@ def cmd_build(args, out: Console, err: Console) -> int:
                                 f"{kw['rows']} examples")
             else:
                 bar.update(task, advance=kw["n"], info=f"{kw['rows']} examples")
-            t = bar.tasks[0]
-            if event != "start":
+                t = bar.tasks[0]
                 _plain(err, f"{t.completed}/{t.total} workloads, {kw['rows']} examples, "
                             f"{time.perf_counter() - t0:.0f} s")
 

@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
-from dragon_dsl.corpus.search import RunConfigError, read_records
+from dragon_dsl.corpus.search import RunConfigError, read_records, write_json_atomic
 
 SPLITS = ("train", "valid", "test_family", "test_shape")
 TASKS = ("construction", "improvement")
@@ -280,8 +280,6 @@ def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=Non
         "wall_s": sum(part.get("wall_s", 0.0) for part in done.values()),
         "row_keys": list(ROW_KEYS),
     }
-    from dragon_dsl.corpus.search import write_json_atomic
-
     write_json_atomic(out / "manifest.json", manifest)
     partial.remove()
     return manifest
@@ -306,8 +304,6 @@ class Partial:
 
     def open(self) -> dict:
         """{workload: its stored part} of a build cut short, after checking it is this build."""
-        from dragon_dsl.corpus.search import write_json_atomic
-
         ident = self.folder / "build.json"
         if ident.is_file():
             stored = json.loads(ident.read_text(encoding="utf-8"))
@@ -327,8 +323,6 @@ class Partial:
         return parts
 
     def write(self, workload: str, part: dict) -> None:
-        from dragon_dsl.corpus.search import write_json_atomic
-
         write_json_atomic(self.folder / f"{workload}.json", part)
 
     def remove(self) -> None:
