@@ -5,7 +5,8 @@
                 [--budgets 16,64,256] [--k 8] --out OUT_DIR
 
 Writes OUT_DIR/report.md, its PNG plots and OUT_DIR/results.json. Exit 0 when the report
-was written, 2 for bad input.
+was written (or, with --shard, the shard measured everything), 2 for bad input, 3 when
+--stop-after deferred measurements to a later run over the same OUT_DIR (no report).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=20260101, help="MetaSchedule's seed")
     p.add_argument("--shard", help="i/n: measure shard i of n only, into OUT_DIR's caches (no report); "
                                    "run the shards at once, then once without --shard for the report")
+    p.add_argument("--stop-after", type=float, metavar="SECONDS",
+                   help="start no measurement expected to end later than SECONDS after the start (MetaSchedule "
+                        "runs are estimated from the finished ones); the rest waits for the next run (exit 3)")
     p.add_argument("--generate-only", action="store_true",
                    help="only write the model's scripts into OUT_DIR/model (no engine, no GPU); a later run "
                         "with the same options measures them")
@@ -66,7 +70,7 @@ def command_of(args) -> list:
     """The exact command, every option spelled out (defaults included), from the parsed arguments."""
     cmd = ["dragon", "eval"]
     for name in ("workloads", "target", "device", "methods", "budgets", "k", "model_path", "seeds", "repeat",
-                 "timeout", "workers", "cache", "gpu_name", "limit", "seed", "shard", "out"):
+                 "timeout", "workers", "cache", "gpu_name", "limit", "seed", "shard", "stop_after", "out"):
         value = getattr(args, name)
         if value is not None:
             cmd += [f"--{name.replace('_', '-')}", str(value)]
@@ -87,9 +91,12 @@ def cmd_eval(args, out: Console, err: Console) -> int:
                             budgets=_ints(args.budgets, "--budgets"), k=args.k, seeds=args.seeds,
                             repeat=args.repeat, timeout_s=args.timeout, workers=args.workers, cache=args.cache,
                             model_path=args.model_path, gpu_name=args.gpu_name, limit=args.limit, seed=args.seed,
-                            shard=parse_shard(args.shard) if args.shard else None, command=command_of(args))
+                            shard=parse_shard(args.shard) if args.shard else None, stop_after_s=args.stop_after,
+                            command=command_of(args))
         if args.k < 1:
             raise ValueError("--k must be at least 1")
+        if args.stop_after is not None and not args.stop_after > 0:
+            raise ValueError(f"--stop-after: expected a positive number of seconds, got {args.stop_after}")
     except ValueError as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
@@ -125,12 +132,19 @@ def cmd_eval(args, out: Console, err: Console) -> int:
                      f"{', '.join(summary['improvement_left_to_the_measured_run'])}"
                      if summary["improvement_left_to_the_measured_run"] else ""), markup=False)
         return 0
+    deferred = results["deferred"]
+    later = (f"; {len(deferred)} measurement(s) deferred by --stop-after "
+             f"({', '.join(sorted({d['method'] for d in deferred}))}): run again over {args.out} to go on"
+             if deferred else "")
     if settings.shard is not None:
         i, n = settings.shard
         path = write_results(results, args.out, f"results-shard-{i}-of-{n}.json")
         err.print(f"shard {i}/{n}: {len(results['workloads'])} workloads measured into {args.out}'s caches "
-                  f"({path.name}); run again without --shard for the report", markup=False)
-        return 0
+                  f"({path.name})" + (later or "; run again without --shard for the report"), markup=False)
+        return 3 if deferred else 0
+    if deferred:
+        err.print(f"no report{later}", markup=False)
+        return 3
     write_results(results, args.out)
     path = report.write(results, args.out)
     n = sum(r["status"] == "measured" for r in results["measurements"])

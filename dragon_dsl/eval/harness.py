@@ -4,6 +4,11 @@ Order: the verifier's references of all workloads first (start-up, reported apar
 method by method over all workloads, so that each method's wall times are taken on a warm
 engine. The unscheduled workload is always measured: it is a baseline of every speed-up.
 
+With `stop_after_s`, nothing starts that is expected to end after that many seconds from the
+start (MetaSchedule's runs are estimated from the finished ones, `methods.expected_tune_s`): a run
+cut short by the machine's time limit loses its whole tuning run, a deferred one loses nothing
+and is measured by the next run over the same OUT_DIR (`results["deferred"]` lists them).
+
 Shards (`shard=(i, n)`): workload number j (by name) belongs to shard j mod n. Shards of one
 evaluation run at once, as separate processes sharing OUT_DIR: its caches (results sqlite in
 WAL mode, MetaSchedule databases per workload, JSON files merged under a lock) take all their
@@ -49,6 +54,7 @@ class Settings:
     gpu_name: Optional[str] = None
     limit: Optional[int] = None
     shard: Optional[tuple] = None      # (i, n): this process evaluates shard i of n
+    stop_after_s: Optional[float] = None  # start nothing expected to end later than this after the start
     seed: int = 20260101
     command: list = field(default_factory=list)
 
@@ -137,11 +143,15 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         rows: list = []
         wanted = ("unscheduled",) + tuple(x for x in settings.methods if x != "unscheduled")
         phases = []
+        expected: dict = {}   # phase -> (entry -> expected seconds or None), for the phases that take long
         for name in wanted:
             if name == "metaschedule":
-                phases += [(f"metaschedule-{b}", lambda e, b=b: m.metaschedule(ctx, e, b)) for b in settings.budgets]
+                for b in settings.budgets:
+                    phases.append((f"metaschedule-{b}", lambda e, b=b: m.metaschedule(ctx, e, b)))
+                    expected[f"metaschedule-{b}"] = lambda e, b=b: m.expected_tune_s(ctx, e, b)
             elif name == "ms-random":
                 phases.append(("ms-random", lambda e: m.metaschedule(ctx, e, 1, strategy="replay-trace")))
+                expected["ms-random"] = lambda e: m.expected_tune_s(ctx, e, 1, "replay-trace")
             elif name in ("unscheduled", "dlight"):
                 phases.append((name, lambda e, kind=name: m.baseline(ctx, e, kind)))
             elif name == "vendor":
@@ -149,15 +159,23 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
             elif name == "model":
                 phases.append(("model-first", lambda e: m.model(ctx, e, 1)))
                 phases.append((f"model-best-of-{settings.k}", lambda e: m.model(ctx, e, settings.k)))
+        deferred: list = []
         for label, fn in phases:
             progress(label, len(entries))
             for e in entries:
-                rows.append(fn(e))
+                if _past_deadline(settings, t_start, expected.get(label), e):
+                    deferred.append({"method": label, "workload": e.name})
+                else:
+                    rows.append(fn(e))
                 advance()
         improving = [e for e in entries if e.scripts]
         if improving:
             progress("improvement", len(improving))
             for e in improving:
+                if _past_deadline(settings, t_start, None, e):
+                    deferred.append({"method": "improvement", "workload": e.name})
+                    advance()
+                    continue
                 row, text, existing_us = m.existing(ctx, e)
                 rows.append(row)
                 if "model" in wanted:
@@ -186,9 +204,26 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         "methods": methods_info,
         "workloads": workloads,
         "measurements": rows,
+        "deferred": deferred,
     }
     results["metrics"] = summarize(results)
     return results
+
+
+DEADLINE_MARGIN = 1.25   # an expected duration is stretched by this before it is compared with the time left
+
+
+def _past_deadline(settings: Settings, t_start: float, estimate, entry) -> bool:
+    """With `stop_after_s`: whether this measurement should wait for a later run, because the time is
+    up or because its expected duration (for tuning runs, `methods.expected_tune_s`) would end past it.
+    A run of unknown duration starts while time is left: a cut-short tuning run is done again later."""
+    if settings.stop_after_s is None:
+        return False
+    left = settings.stop_after_s - (time.perf_counter() - t_start)
+    if left <= 0:
+        return True
+    seconds = estimate(entry) if estimate is not None else None
+    return seconds is not None and seconds * DEADLINE_MARGIN > left
 
 
 def generate(settings: Settings, progress: Callable[[str, int], None] = lambda label, total: None,

@@ -140,13 +140,66 @@ def baseline(ctx: Context, entry, kind: str) -> dict:
 
 
 # --- MetaSchedule ------------------------------------------------------------------------------------
+def ms_name(budget: int, strategy: str = "evolutionary") -> str:
+    return "ms-random" if strategy == "replay-trace" else f"metaschedule-{budget}"
+
+
+def ms_folder(ctx: Context, entry, name: str) -> Path:
+    """OUT_DIR/metaschedule/<workload>-<hash>/<method>: one MetaSchedule database and its meta.json."""
+    return ctx.out_dir / "metaschedule" / f"{entry.name}-{ctx.whash(entry.path)[:8]}" / name
+
+
+def _meta(folder: Path, budget: int, strategy: str) -> Optional[dict]:
+    """The meta.json of a finished tuning run of that budget and strategy, else None."""
+    try:
+        meta = json.loads((folder / "meta.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return meta if meta.get("trials") == budget and meta.get("strategy") == strategy else None
+
+
+def expected_tune_s(ctx: Context, entry, budget: int, strategy: str = "evolutionary") -> Optional[float]:
+    """Seconds this workload's tuning at `budget` is expected to take: 0 when its database is complete;
+    else its own run at a smaller budget scaled by the ratio the workloads with both runs show (by the
+    ratio of trials when none has both); else the slowest finished run of the same method; None when
+    nothing is known yet."""
+    name = ms_name(budget, strategy)
+    if _meta(ms_folder(ctx, entry, name), budget, strategy) is not None:
+        return 0.0
+    if strategy != "evolutionary":
+        walls = [m["wall_s"] for m in _finished(ctx, name, budget, strategy).values()]
+        return max(walls) if walls else None
+    own = ms_folder(ctx, entry, "x").parent
+    smaller = sorted((m["trials"], m["wall_s"]) for m in (_meta(own / ms_name(b), b, strategy) for b in range(1, budget))
+                     if m is not None) if own.is_dir() else []
+    same = _finished(ctx, name, budget, strategy)
+    if smaller:
+        b, wall = smaller[-1]
+        lower = _finished(ctx, ms_name(b), b, strategy)
+        ratios = sorted(same[w]["wall_s"] / lower[w]["wall_s"] for w in same.keys() & lower.keys()
+                        if lower[w]["wall_s"] > 0)
+        ratio = ratios[len(ratios) // 2] if ratios else budget / b
+        return wall * ratio
+    return max(m["wall_s"] for m in same.values()) if same else None
+
+
+def _finished(ctx: Context, name: str, budget: int, strategy: str) -> dict:
+    """{workload folder name: meta} of the finished runs of one method in OUT_DIR (every shard's)."""
+    out = {}
+    for path in (ctx.out_dir / "metaschedule").glob(f"*/{name}/meta.json"):
+        meta = _meta(path.parent, budget, strategy)
+        if meta is not None:
+            out[path.parent.parent.name] = meta
+    return out
+
+
 def metaschedule(ctx: Context, entry, budget: int, strategy: str = "evolutionary") -> dict:
     """Tune (or reuse the database of) one workload at one budget; the best valid record is measured."""
-    name = "ms-random" if strategy == "replay-trace" else f"metaschedule-{budget}"
-    folder = ctx.out_dir / "metaschedule" / f"{entry.name}-{ctx.whash(entry.path)[:8]}" / name
+    name = ms_name(budget, strategy)
+    folder = ms_folder(ctx, entry, name)
     meta_path = folder / "meta.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else None
-    if meta is None or meta.get("trials") != budget or meta.get("strategy") != strategy:
+    meta = _meta(folder, budget, strategy)
+    if meta is None:
         meta = _tune(ctx, entry, folder, budget, strategy)
         meta_path.write_text(json.dumps(meta, indent=1))
     trace, recorded_us, n_records, n_valid = best_record(folder)

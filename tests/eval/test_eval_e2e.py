@@ -123,3 +123,32 @@ def test_shards_fill_the_caches_and_the_final_run_measures_nothing_new(tmp_path)
     shard_times = {key(r): r["time_s"] for p in parts for r in p["measurements"]}
     assert {key(r): r["time_s"] for r in final["measurements"]} == shard_times
     assert main(argv + ["--shard", "2/2"]) == 2
+
+
+def test_stop_after_defers_a_tuning_run_that_would_end_too_late(tmp_path):
+    """A finished run of the same method that took 1e6 s says the other workload's would not end
+    within --stop-after: it is deferred (exit 3, no report), the cheap baseline is still measured,
+    and the next run without the deadline measures it."""
+    from dragon_dsl.engine import keys
+
+    wl = tmp_path / "workloads"
+    wl.mkdir()
+    for src in ("tests/data/workloads/transpose_64x32.tvmscript", "dragon_dsl/examples/matmul_256.tvmscript"):
+        shutil.copy(ROOT / src, wl)
+    out = tmp_path / "out"
+    slow = out / "metaschedule" / f"matmul_256-{keys.load(str(wl / 'matmul_256.tvmscript')).hash[:8]}" / "metaschedule-2"
+    slow.mkdir(parents=True)
+    (slow / "meta.json").write_text(json.dumps({"trials": 2, "strategy": "evolutionary", "wall_s": 1e6, "seed": 1}))
+    argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled,metaschedule",
+            "--budgets", "2", "--repeat", "3", "--out", str(out)]
+    assert main(argv + ["--stop-after", "600", "--shard", "0/1"]) == 3
+    part = json.loads((out / "results-shard-0-of-1.json").read_text())
+    assert part["deferred"] == [{"method": "metaschedule-2", "workload": "transpose_64x32"}]
+    measured = {(r["workload"], r["method"]) for r in part["measurements"]}
+    assert measured == {("matmul_256", "unscheduled"), ("transpose_64x32", "unscheduled"), ("matmul_256", "metaschedule-2")}
+    assert main(argv + ["--stop-after", "600"]) == 3 and not (out / "report.md").exists()
+    assert main(argv) == 0
+    final = json.loads((out / "results.json").read_text())
+    assert final["deferred"] == [] and (out / "report.md").exists()
+    row = next(r for r in final["measurements"] if r["workload"] == "transpose_64x32" and r["method"] == "metaschedule-2")
+    assert row["status"] == "measured" and row["ms_records"] >= 1
