@@ -66,7 +66,8 @@ DEFAULT_MAX_STATEMENTS = 96
 class Generator:
     def __init__(self, model, tokenizer, *, max_statements: int = DEFAULT_MAX_STATEMENTS, retries: int = 4,
                  max_statement_tokens: int = 160, max_seconds: float = 0.0,
-                 allowed: Optional[frozenset] = None, literals: Optional[dict] = None):
+                 allowed: Optional[frozenset] = None, literals: Optional[dict] = None,
+                 cpu_threads: Optional[int] = None):
         import torch
         import xgrammar as xgr
 
@@ -96,6 +97,10 @@ class Generator:
         self.literals = literals  # the constants it has seen (data.literals_of), or None: any
         self.max_positions = int(getattr(model.config, "max_position_embeddings", 4096) or 4096)
         self._compiled: dict = {}
+        # torch's threads while generating (None: torch's own setting). Processes that share the
+        # cores must divide them: beside two other generating processes on two cores, one of two threads
+        # spent 46 ms per token, one of one thread 7.4 ms (benchmarks/bench_generation.py compares)
+        self.cpu_threads = cpu_threads
         import inspect
 
         forward = getattr(model, "forward", model)
@@ -126,6 +131,17 @@ class Generator:
     def generate(self, workload, target: Any = "llvm", slower_body: Optional[str] = None, *,
                  temperature: float = 0.0, seed: int = 0) -> Generation:
         """One script body for a workload (TVMScript text or path); temperature 0 is greedy."""
+        torch = self.torch
+        if self.cpu_threads is None:
+            return self._generate(workload, target, slower_body, temperature, seed)
+        before = torch.get_num_threads()
+        torch.set_num_threads(self.cpu_threads)
+        try:
+            return self._generate(workload, target, slower_body, temperature, seed)
+        finally:
+            torch.set_num_threads(before)
+
+    def _generate(self, workload, target, slower_body, temperature, seed) -> Generation:
         from dragon_dsl.tvm.workload import load_workload
 
         from dragon_model.data import prompt_text
