@@ -205,9 +205,19 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         "workloads": workloads,
         "measurements": rows,
         "deferred": deferred,
+        "shards": _shards(out_dir) if settings.shard is None else None,
     }
     results["metrics"] = summarize(results)
     return results
+
+
+def _shards(out_dir: Path) -> Optional[int]:
+    """How many shard processes measured into OUT_DIR (from their results files), None for none."""
+    import re
+
+    counts = [int(m.group(1)) for p in out_dir.glob("results-shard-*-of-*.json")
+              if (m := re.fullmatch(r"results-shard-\d+-of-(\d+)\.json", p.name))]
+    return max(counts) if counts else None
 
 
 DEADLINE_MARGIN = 1.25   # an expected duration is stretched by this before it is compared with the time left

@@ -84,6 +84,10 @@ def markdown(results: dict) -> str:
             tt = t["time_to_verified_s"]
             lines.append(f"| {name} | {task} | {t['n']} | {t['solved']} | {_pct(t['first_answer_correct'])} | "
                          f"{_f(tt['median'])} | {_f(tt['p90'])} | {pk or '–'} |")
+    if results.get("shards"):
+        lines += ["", f"The measurements were taken by {results['shards']} shard processes at once (`--shard`): "
+                  "their wall times include waiting for the GPU and the cores the shards shared, so a "
+                  "MetaSchedule run alone on the machine takes less than its time here."]
     hosts = {json.dumps(r["generated_on"], sort_keys=True) for r in results["measurements"] if r.get("generated_on")}
     if hosts:
         lines += ["", "The model's time is its generation (on " + "; ".join(_host(json.loads(h)) for h in sorted(hosts))

@@ -51,6 +51,7 @@ def test_report_structure(runs):
     assert first["versions"]["tvm"] and "measured" in first["peaks"]["source"]
     names = {r["method"] for r in first["measurements"]}
     assert names == {"unscheduled", "metaschedule-2", "ms-random", "existing-script"}
+    assert first["shards"] is None and "shard processes" not in report
     for w in ("matmul_256", "transpose_64x32"):
         assert f"| {w} |" in report
 
@@ -119,6 +120,7 @@ def test_shards_fill_the_caches_and_the_final_run_measures_nothing_new(tmp_path)
     assert final["cache"]["rows_before"] == final["cache"]["rows_after"] > 0     # nothing measured again
     assert {w["name"] for w in final["workloads"]} == {"matmul_256", "transpose_64x32"}
     assert all(c["cached"] for r in final["measurements"] for c in r["candidates"])
+    assert final["shards"] == 2 and "taken by 2 shard processes at once" in (out / "report.md").read_text()
     key = lambda r: (r["workload"], r["method"])  # noqa: E731
     shard_times = {key(r): r["time_s"] for p in parts for r in p["measurements"]}
     assert {key(r): r["time_s"] for r in final["measurements"]} == shard_times
