@@ -2,7 +2,8 @@
 
     suggest(workload=, target=, script=None, n=1, model_path=None) -> list[str]
         what the language server calls: up to n scripts (header included) that check and
-        replay; the server builds, verifies and times them itself.
+        replay, and on GPU targets compile (`compile_problem`; a rejected one is replaced by a
+        further sample); the server builds, verifies and times them itself.
 
     recommend(workload, target="llvm", script=None, k=4, model_path=None, ...) -> Recommendation
         what `dragon suggest` / `dragon improve` print: k candidates from the model (the first
@@ -63,24 +64,71 @@ def _header_target(target):
 GENERATION_SECONDS = 60.0
 
 
+#: GPU targets: extra samples drawn, over all k candidates, to replace scripts the compiler rejects
+#: without running them (resource limits, no kernel, lowering errors); 0 turns the check off
+GPU_RETRIES = 4
+
+#: bumped when decoding changes what the same weights write (evaluation caches key answers by it)
+GENERATION_VERSION = 2
+
+
+def compile_problem(text: str, workload, target: Any) -> Optional[str]:
+    """Why TVM's compiler rejects a script for a GPU target before anything runs, or None: the
+    replayed schedule is lowered and checked against the target's limits (shared memory, threads,
+    vthreads, vector bytes; a bound kernel exists) and compiled to CUDA source. No GPU, no nvcc:
+    the engine's build does the same and then compiles the source."""
+    import tvm
+
+    from dragon_dsl import to_trace_json
+    from dragon_dsl.engine.build import BuildError, ReplayError, check_gpu, schedule, tvm_message
+    from dragon_dsl.engine.targets import resolve_target
+    from dragon_dsl.tvm.workload import load_workload
+
+    tvm_target = tvm.target.Target(resolve_target(target).spec)
+    try:
+        mod = schedule(load_workload(_workload_text(workload)), {"trace": to_trace_json(text)}, tvm_target)
+        check_gpu(mod, tvm_target)
+        tvm.compile(mod, tvm_target)
+    except (ReplayError, BuildError) as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001  TVM reports lowering and codegen failures as its own errors
+        return tvm_message(exc)
+    return None
+
+
 def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
-               temperature: float = 0.8, seed: int = 0, max_seconds: float = GENERATION_SECONDS) -> list:
-    """k generations (the first greedy), as (script text with header, Generation); duplicates dropped."""
+               temperature: float = 0.8, seed: int = 0, max_seconds: float = GENERATION_SECONDS,
+               retries: Optional[int] = None) -> list:
+    """k generations (the first greedy, the others sampled), as (script text with header, Generation);
+    duplicates dropped. On a GPU target a script the compiler rejects (`compile_problem`) is replaced
+    by a further sample, up to `retries` (GPU_RETRIES) in all; the rejected ones fill the list only when
+    too few pass."""
     from dragon_model.data import body_of_text
     from dragon_model.generate import header
+    from dragon_model.grammar import GPU_KINDS
+    from dragon_model.render import target_kind
 
     gen = generator(model_path, target)
     gen.max_seconds = float(max_seconds)
     slower = body_of_text(script) if script else None
     head = header(workload, _header_target(target))
-    out, seen = [], set()
-    for i in range(max(1, k)):
+    k = max(1, k)
+    extra = (GPU_RETRIES if retries is None else retries) if target_kind(target) in GPU_KINDS else 0
+    out, rejected, seen = [], [], set()
+    i = 0
+    while len(out) < k and i < k + extra:
         g = gen.generate(workload, target, slower, temperature=0.0 if i == 0 else temperature, seed=seed + i)
+        i += 1
         if g.body in seen:
             continue
         seen.add(g.body)
-        out.append((head + g.body, g))
-    return out
+        problem = compile_problem(head + g.body, workload, target) if extra else None
+        if problem is None:
+            out.append((head + g.body, g))
+        else:
+            g.compile_problem = problem
+            rejected.append((head + g.body, g))
+    return out + rejected[: k - len(out)]
 
 
 def suggest(workload=None, target: Any = "llvm", script: Optional[str] = None, n: int = 1, model_path=None,

@@ -39,6 +39,7 @@ class Generation:
     stop: str = "eos"               # eos | retries | max_statements | max_tokens | context | time
     seconds: float = 0.0
     rejections: list = field(default_factory=list)  # (statement, why), the first few
+    compile_problem: Optional[str] = None  # GPU targets: why the compiler rejected the finished script
 
 
 def load_model(path):

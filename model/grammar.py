@@ -49,6 +49,7 @@ EXCLUDED = frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "tensoriz
                       "enter_postproc", "sample_partitioned_tile", "loop_partition", "merge"})
 #: keyword parameters the model never sets: split's disable_predication lets factors whose product
 #: exceeds the extent run out of bounds (a crash or wrong results that replay cannot see)
+GPU_KINDS = frozenset({"cuda", "rocm", "vulkan", "metal", "opencl", "webgpu"})   # bind threads, not CPU loops
 UNSAFE_KEYWORDS = frozenset({("split", "disable_predication")})
 #: keyword parameters left at their default: a workload's function is always `main`, and a free
 #: string there only gave an untrained model room to write junk until the statement was too long
@@ -109,7 +110,7 @@ class Env:
 
     @property
     def gpu(self) -> bool:
-        return self.target_kind in ("cuda", "rocm", "vulkan", "metal", "opencl", "webgpu")
+        return self.target_kind in GPU_KINDS
 
 
 def lit(text: str) -> str:

@@ -407,7 +407,18 @@ def _digest(texts) -> str:
 
 
 def _suggestions_key(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> str:
-    return json.dumps([ctx.whash(entry.path), task, n, ctx.model_path, script, ctx.target.key, _weights(ctx)])
+    key = [ctx.whash(entry.path), task, n, ctx.model_path, script, ctx.target.key, _weights(ctx)]
+    version = _generation_version()
+    return json.dumps(key + [version] if version is not None else key)
+
+
+def _generation_version() -> Optional[int]:
+    """dragon_model's GENERATION_VERSION: the same weights decoded differently write other scripts."""
+    try:
+        from dragon_model.api import GENERATION_VERSION
+    except ImportError:
+        return None
+    return GENERATION_VERSION
 
 
 def _weights(ctx: Context) -> Optional[str]:

@@ -1,0 +1,71 @@
+"""GPU candidates are checked by TVM's compiler before anyone sees them (`api.compile_problem`), and
+a rejected one is replaced by a further sample (`api.candidates`): real TVM for the check, a stand-in
+generator for the resampling."""
+
+from pathlib import Path
+
+import pytest
+
+from dragon_model import api
+from dragon_model.generate import Generation
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKLOAD = ROOT / "tests/data/workloads/transpose_64x32.tvmscript"
+HEAD = 'workload "transpose_64x32.tvmscript"\ntarget "nvidia/nvidia-h100"\n\n'
+PREFIX = 'b0 = get_sblock("transpose")\nl1, l2 = get_loops(b0)\nl3 = fuse(l1, l2)\n'
+
+
+@pytest.mark.parametrize("body, problem", [
+    (PREFIX + 'l4, l5 = split(l3, [None, 256])\nbind(l4, "blockIdx.x")\nbind(l5, "threadIdx.x")\n', None),
+    (PREFIX, "no gpu kernel was generated"),
+    (PREFIX + 'l4, l5 = split(l3, [None, 2048])\nbind(l4, "blockIdx.x")\nbind(l5, "threadIdx.x")\n',
+     "threads per block"),
+])
+def test_compile_problem(body, problem):
+    found = api.compile_problem(HEAD + body, WORKLOAD, "nvidia/nvidia-h100")
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and problem in found.lower().replace("_", " ")
+
+
+class Scripted:
+    """Writes the given bodies in turn, whatever the temperature."""
+
+    def __init__(self, bodies):
+        self.bodies, self.calls, self.max_seconds = list(bodies), [], 0.0
+
+    def generate(self, workload, target, slower, temperature=0.0, seed=0):
+        self.calls.append((temperature, seed))
+        return Generation(body=self.bodies[len(self.calls) - 1])
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    def install(bodies, passes):
+        gen = Scripted(bodies)
+        monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+        monkeypatch.setattr(api, "compile_problem", lambda text, w, t: None if passes(text) else "rejected")
+        return gen
+    return install
+
+
+def test_a_rejected_first_answer_is_replaced_by_the_next_sample(scripted):
+    gen = scripted(["bad\n", "bad\n", "good 1\n", "good 2\n"], passes=lambda text: "good" in text)
+    out = api.candidates(str(WORKLOAD), "nvidia/nvidia-h100", k=1)
+    assert [t.split("\n\n", 1)[1] for t, _ in out] == ["good 1\n"]
+    assert gen.calls == [(0.0, 0), (0.8, 1), (0.8, 2)]     # greedy, then samples; the duplicate is skipped
+
+
+def test_too_few_pass_the_rejected_fill_the_list_after_the_passing(scripted):
+    gen = scripted(["bad a\n", "good\n", "bad b\n", "bad c\n", "bad d\n", "bad e\n"],
+                   passes=lambda text: text.endswith("good\n"))
+    out = api.candidates(str(WORKLOAD), "nvidia/nvidia-h100", k=2, retries=2)
+    assert [t.split("\n\n", 1)[1] for t, _ in out] == ["good\n", "bad a\n"]
+    assert len(gen.calls) == 4 and out[1][1].compile_problem == "rejected"
+
+
+def test_no_check_on_cpus(scripted):
+    gen = scripted(["anything\n"], passes=lambda text: False)
+    out = api.candidates(str(WORKLOAD), "llvm", k=1)
+    assert len(out) == 1 and out[0][1].compile_problem is None and len(gen.calls) == 1
