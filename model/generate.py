@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -62,6 +63,9 @@ def load_model(path):
 
 
 DEFAULT_MAX_STATEMENTS = 96
+#: compiled statement grammars kept for reuse (a CUDA script's are 0.5-5 MB each; a cache bounded
+#: by count let two evaluation processes reach 12 GB each)
+GRAMMAR_CACHE_BYTES = 256 * 2**20
 
 
 class Generator:
@@ -97,7 +101,8 @@ class Generator:
         self.allowed = frozenset(allowed) if allowed else None  # the instructions the model was trained on
         self.literals = literals  # the constants it has seen (data.literals_of), or None: any
         self.max_positions = int(getattr(model.config, "max_position_embeddings", 4096) or 4096)
-        self._compiled: dict = {}
+        self._compiled: OrderedDict = OrderedDict()   # grammar text -> compiled grammar, least recent first
+        self._compiled_bytes = 0
         # torch's threads while generating (None: torch's own setting). Processes that share the
         # cores must divide them: beside two other generating processes on two cores, one of two threads
         # spent 46 ms per token, one of one thread 7.4 ms (benchmarks/bench_generation.py compares)
@@ -263,11 +268,14 @@ class Generator:
         return int(torch.multinomial(probs, 1, generator=gen).item())
 
     def _compile(self, grammar: str):
-        compiled = self._compiled.get(grammar)
+        compiled = self._compiled.pop(grammar, None)
         if compiled is None:
-            if len(self._compiled) > 256:
-                self._compiled.clear()
-            compiled = self._compiled[grammar] = self.compiler.compile_grammar(grammar)
+            compiled = self.compiler.compile_grammar(grammar)
+            self._compiled_bytes += compiled.memory_size_bytes
+            while self._compiled and self._compiled_bytes > GRAMMAR_CACHE_BYTES:   # the least recently used go
+                _, old = self._compiled.popitem(last=False)
+                self._compiled_bytes -= old.memory_size_bytes
+        self._compiled[grammar] = compiled
         return compiled
 
 

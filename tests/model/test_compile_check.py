@@ -5,7 +5,6 @@ generator for the resampling."""
 from pathlib import Path
 
 import pytest
-
 from dragon_model import api
 from dragon_model.generate import Generation
 
