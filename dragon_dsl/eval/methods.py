@@ -144,9 +144,14 @@ def ms_name(budget: int, strategy: str = "evolutionary") -> str:
     return "ms-random" if strategy == "replay-trace" else f"metaschedule-{budget}"
 
 
+def ms_workload_folder(ctx: Context, entry) -> Path:
+    """OUT_DIR/metaschedule/<workload>-<hash>: one workload's MetaSchedule runs, a folder per method."""
+    return ctx.out_dir / "metaschedule" / f"{entry.name}-{ctx.whash(entry.path)[:8]}"
+
+
 def ms_folder(ctx: Context, entry, name: str) -> Path:
     """OUT_DIR/metaschedule/<workload>-<hash>/<method>: one MetaSchedule database and its meta.json."""
-    return ctx.out_dir / "metaschedule" / f"{entry.name}-{ctx.whash(entry.path)[:8]}" / name
+    return ms_workload_folder(ctx, entry) / name
 
 
 def _meta(folder: Path, budget: int, strategy: str) -> Optional[dict]:
@@ -169,7 +174,7 @@ def expected_tune_s(ctx: Context, entry, budget: int, strategy: str = "evolution
     if strategy != "evolutionary":
         walls = [m["wall_s"] for m in _finished(ctx, name, budget, strategy).values()]
         return max(walls) if walls else None
-    own = ms_folder(ctx, entry, "x").parent
+    own = ms_workload_folder(ctx, entry)
     smaller = sorted((m["trials"], m["wall_s"]) for m in (_meta(own / ms_name(b), b, strategy) for b in range(1, budget))
                      if m is not None) if own.is_dir() else []
     same = _finished(ctx, name, budget, strategy)
