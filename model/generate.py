@@ -63,8 +63,9 @@ def load_model(path):
 
 
 DEFAULT_MAX_STATEMENTS = 96
-#: compiled statement grammars kept for reuse (a CUDA script's are 0.5-5 MB each; a cache bounded
-#: by count let two evaluation processes reach 12 GB each)
+#: compiled statement grammars kept for reuse, bounded by their size (a CUDA statement's grammar
+#: is 0.5-5 MB). Two --generate-only processes reached 12 GB each under the old bound of 256
+#: entries; that this cache was the cause is not confirmed (a test run grew ~25 MB per script)
 GRAMMAR_CACHE_BYTES = 256 * 2**20
 
 
