@@ -69,7 +69,7 @@ GENERATION_SECONDS = 60.0
 GPU_RETRIES = 4
 
 #: bumped when decoding changes what the same weights write (evaluation caches key answers by it)
-GENERATION_VERSION = 2
+GENERATION_VERSION = 3   # 3: the compile check rejects blocks left on the host and over-long inner thread loops
 
 
 def compile_problem(text: str, workload, target: Any) -> Optional[str]:
