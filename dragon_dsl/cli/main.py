@@ -98,22 +98,30 @@ def cmd_import(args, out: Console, err: Console) -> int:
 
 
 def _import_database(args, out: Console, err: Console) -> int:
-    from dragon_dsl.tvm.database import read_database
+    from dragon_dsl.tvm.database import DatabaseError, read_database
 
     if not args.output:
         err.print("error: --database needs -o OUTDIR", markup=False)
         return 2
+    try:
+        records = read_database(args.database)
+    except DatabaseError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    if args.workload and len({r.workload_key for r in records}) > 1:
+        err.print(f"error: --workload names one workload file, but {args.database} holds "
+                  f"{len({r.workload_key for r in records})} workloads", markup=False)
+        return 2
     outdir = Path(args.output)
     outdir.mkdir(parents=True, exist_ok=True)
-    records = read_database(args.database)
     written: dict[str, int] = {}
     failures = 0
     for rec in records:
         n = written.get(rec.workload_key, 0)
         if args.top and n >= args.top:
             continue
-        wl_name = f"{rec.workload_key}.tvmscript"
-        if n == 0:
+        wl_name = args.workload or f"{rec.workload_key}.tvmscript"
+        if n == 0 and not args.workload:
             write_atomic(str(outdir / wl_name), rec.module.script())
         try:
             text = from_trace_json(rec.trace, workload=wl_name, target=rec.target)
@@ -121,7 +129,9 @@ def _import_database(args, out: Console, err: Console) -> int:
             err.print(f"{rec.workload_key} record {n}: error: {exc}", markup=False)
             failures += 1
             continue
-        if rec.mean_latency_us is not None:
+        if rec.failed:
+            text = "# MetaSchedule's build or run of this record failed\n" + text
+        elif rec.mean_latency_us is not None:
             text = f"# MetaSchedule measured {rec.mean_latency_us:.3f} us (mean of its runs)\n" + text
         write_atomic(str(outdir / f"{rec.workload_key}_{n:03d}.dragon"), text)
         written[rec.workload_key] = n + 1
@@ -227,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("trace", nargs="?", help="trace JSON file, or - for standard input")
     imp.add_argument("--database", help="MetaSchedule JSONDatabase folder (or its database_tuning_record.json)")
     imp.add_argument("--top", type=int, default=0, help="with --database: keep the K best records per workload")
-    imp.add_argument("--workload", help="workload file named in the script's header")
+    imp.add_argument("--workload", help="workload file named in the script's header (with --database: the one workload's file, written by you; none is written)")
     imp.add_argument("--target", type=parse_target, help="target tag or JSON object named in the header")
     imp.add_argument("-o", "--output", help="output file (trace) or folder (--database)")
     imp.set_defaults(func=cmd_import)

@@ -7,17 +7,44 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+class DatabaseError(ValueError):
+    """A MetaSchedule database that cannot be read (missing file, bad JSON, TVM rejects a record)."""
+
+
 @dataclass
 class TunedRecord:
     workload_key: str  # a short stable name derived from the workload's structural hash
     module: object  # IRModule
     trace: list  # the raw on-disk trace JSON (Split's bools as 1/0)
     target: object  # dict
-    mean_latency_us: float | None
+    mean_latency_us: float | None   # None when unmeasured or failed
+    failed: bool = False            # MetaSchedule recorded a failed build or run for it
 
 
-def _raw_records(path: Path) -> list:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+#: MetaSchedule records a failed candidate with run seconds of 1e10
+FAILED_RUN_S = 1e9
+
+
+def _json_lines(path: Path) -> list:
+    """The JSON values of a JSON-lines file; DatabaseError with the line number for a bad line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DatabaseError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DatabaseError(f"{path}:{n}:{exc.colno}: not JSON: {exc.msg}") from None
+    return out
+
+
+def _uses_tensor_intrinsics(raw: list) -> bool:
+    """Whether a record's trace tensorizes: TVM's reader then needs the named intrinsics registered."""
+    return any(isinstance(inst, list) and inst and inst[0] in ("Tensorize", "Blockize")
+               for _, body in raw for inst in (body[0][0] if body and body[0] else []))
 
 
 def read_database(folder_or_records: str | Path, workload_file: str | Path | None = None) -> list[TunedRecord]:
@@ -33,9 +60,16 @@ def read_database(folder_or_records: str | Path, workload_file: str | Path | Non
     p = Path(folder_or_records)
     records_path = p / "database_tuning_record.json" if p.is_dir() else p
     workloads_path = Path(workload_file) if workload_file else records_path.with_name("database_workload.json")
-    db = ms.database.JSONDatabase(path_workload=str(workloads_path), path_tuning_record=str(records_path))
-    raw = _raw_records(records_path)
-    workloads = [json.loads(line) for line in workloads_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    raw = _json_lines(records_path)
+    workloads = _json_lines(workloads_path)
+    if _uses_tensor_intrinsics(raw):
+        import tvm.s_tir.tensor_intrin  # noqa: F401  (registers wmma, mma, ...: seconds, so only when needed)
+    try:
+        db = ms.database.JSONDatabase(path_workload=str(workloads_path), path_tuning_record=str(records_path))
+    except Exception as exc:  # TVM reports a record it cannot parse as its own error type
+        from dragon_dsl.engine.build import tvm_message
+
+        raise DatabaseError(f"{records_path}: TVM could not read the database: {tvm_message(exc)}") from None
     modules = {}
     for rec in db.get_all_tuning_records():
         modules[str(tvm_ffi.structural_hash(rec.workload.mod))] = rec.workload.mod
@@ -47,7 +81,8 @@ def read_database(folder_or_records: str | Path, workload_file: str | Path | Non
         if mod is None:  # fall back: the only workload of a single-workload database
             mod = next(iter(modules.values()))
         secs = [float(s) for s in (run_secs or []) if s is not None]
-        mean = sum(secs) / len(secs) * 1e6 if secs else None
-        out.append(TunedRecord(f"workload_{whash[-8:]}", mod, trace, target, mean))
+        failed = any(s >= FAILED_RUN_S for s in secs)   # MetaSchedule's mark of a build or run failure
+        mean = sum(secs) / len(secs) * 1e6 if secs and not failed else None
+        out.append(TunedRecord(f"workload_{whash[-8:]}", mod, trace, target, mean, failed))
     out.sort(key=lambda r: (r.workload_key, r.mean_latency_us if r.mean_latency_us is not None else float("inf")))
     return out
