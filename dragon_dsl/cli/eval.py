@@ -45,6 +45,47 @@ def add_parser(sub) -> None:
                         "with the same options measures them")
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_eval)
+    r = sub.add_parser("eval-report", help="merge the shard results of a `dragon eval --shard` run into "
+                       "results.json + report.md, measuring nothing")
+    r.add_argument("out_dir", help="the evaluation's OUT_DIR (holds results-shard-I-of-N.json)")
+    r.add_argument("--to", help="folder for results.json, report.md and the plots (default: OUT_DIR)")
+    r.set_defaults(func=cmd_eval_report)
+
+
+def cmd_eval_report(args, out: Console, err: Console) -> int:
+    """Merge shard files into a report. Never replaces a complete run's results.json (one without
+    `merged_from`): that one was measured over every workload at once."""
+    from pathlib import Path
+
+    from dragon_dsl.eval import report
+    from dragon_dsl.eval.discover import EvalInputError
+    from dragon_dsl.eval.harness import merge_shards, write_results
+
+    dest = Path(args.to or args.out_dir)
+    command = ["dragon", "eval-report", args.out_dir] + (["--to", args.to] if args.to else [])
+    try:
+        results = merge_shards(args.out_dir, tuple(command))
+        existing = dest / "results.json"
+        if existing.exists():
+            try:
+                merged_before = "merged_from" in json.loads(existing.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                merged_before = False
+            if not merged_before:
+                raise EvalInputError(f"{existing} is a complete run's results (not a merge): not replaced; "
+                                     "give --to another folder")
+    except EvalInputError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    dest.mkdir(parents=True, exist_ok=True)
+    write_results(results, dest)
+    path = report.write(results, dest)
+    n = sum(r["status"] == "measured" for r in results["measurements"])
+    gaps = ([f"{len(results['deferred'])} measurement(s) still deferred"] if results["deferred"] else []) + \
+        ([f"shard(s) {', '.join(map(str, results['missing_shards']))} missing"] if results["missing_shards"] else [])
+    err.print(f"{n} measurement rows over {len(results['workloads'])} workloads from {len(results['merged_from'])} "
+              f"shard files; report: {path}" + (f" (interim: {'; '.join(gaps)})" if gaps else ""), markup=False)
+    return 0
 
 
 def _ints(text: str, what: str) -> tuple:

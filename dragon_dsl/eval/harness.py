@@ -211,12 +211,82 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
     return results
 
 
+SHARD_FILE = r"results-shard-(\d+)-of-(\d+)\.json"
+
+
+def merge_shards(out_dir, command: tuple = ()) -> dict:
+    """The results dict of every shard file in OUT_DIR (`results-shard-I-of-N.json`), merged without
+    measuring anything: for a report while measurements are still deferred, or when the machine that
+    measured is gone. `deferred` and `missing_shards` say what the figures do not yet include; the
+    metrics are computed again over the merged rows. Raises EvalInputError for no shard files, shard
+    files of different shard counts, or a file that is not a results file."""
+    import re
+
+    from dragon_dsl.eval.discover import EvalInputError
+
+    out_dir = Path(out_dir)
+    found: dict = {}
+    for path in out_dir.glob("results-shard-*-of-*.json"):
+        if mt := re.fullmatch(SHARD_FILE, path.name):
+            found.setdefault(int(mt.group(2)), {})[int(mt.group(1))] = path
+    if not found:
+        raise EvalInputError(f"{out_dir}: no shard results (results-shard-I-of-N.json) to merge")
+    if len(found) > 1:
+        raise EvalInputError(f"{out_dir}: shard results of {' and '.join(str(n) for n in sorted(found))} shards: "
+                             "remove the stale ones, then merge again")
+    (n, files), = found.items()
+    parts = []
+    for i, path in sorted(files.items()):
+        try:
+            part = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise EvalInputError(f"{path}: not a results file: {exc}") from None
+        if not isinstance(part, dict) or part.get("schema") != SCHEMA or not isinstance(part.get("measurements"), list):
+            raise EvalInputError(f"{path}: not a results file of schema {SCHEMA}")
+        parts.append(part)
+    rows = [row for part in parts for row in part["measurements"]]
+    first = parts[0]
+    results = {
+        **first,
+        "command": _without_shard_options(first["command"]),
+        "merge_command": list(command),
+        "merged_from": [files[i].name for i in sorted(files)],
+        "missing_shards": [i for i in range(n) if i not in files],
+        "settings": {**first["settings"], "shard": None, "stop_after_s": None},
+        "startup_s": max(part["startup_s"] for part in parts),
+        "wall_s": max(part["wall_s"] for part in parts),
+        "cache": {"path": first["cache"]["path"], "rows_before": min(part["cache"]["rows_before"] for part in parts),
+                  "rows_after": max(part["cache"]["rows_after"] for part in parts)},
+        "problems": sorted({p for part in parts for p in part["problems"]}),
+        "methods": _methods_info(rows),
+        "workloads": sorted((w for part in parts for w in part["workloads"]), key=lambda w: w["name"]),
+        "measurements": rows,
+        "deferred": [d for part in parts for d in part["deferred"]],
+        "shards": n,
+    }
+    results["metrics"] = summarize(results)
+    return results
+
+
+def _without_shard_options(command: list) -> list:
+    """A shard's command as the one run without --shard and --stop-after (the report's command)."""
+    out, skip = [], False
+    for word in command:
+        if skip:
+            skip = False
+        elif word in ("--shard", "--stop-after"):
+            skip = True
+        else:
+            out.append(word)
+    return out
+
+
 def _shards(out_dir: Path) -> Optional[int]:
     """How many shard processes measured into OUT_DIR (from their results files), None for none."""
     import re
 
-    counts = [int(m.group(1)) for p in out_dir.glob("results-shard-*-of-*.json")
-              if (m := re.fullmatch(r"results-shard-\d+-of-(\d+)\.json", p.name))]
+    counts = [int(m.group(2)) for p in out_dir.glob("results-shard-*-of-*.json")
+              if (m := re.fullmatch(SHARD_FILE, p.name))]
     return max(counts) if counts else None
 
 

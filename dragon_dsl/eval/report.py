@@ -34,6 +34,7 @@ def markdown(results: dict) -> str:
     lines = ["# Little Dragon evaluation", "",
              f"{len(results['workloads'])} workloads, {len({w['family'] for w in results['workloads']})} families, "
              f"target `{json.dumps(results['target'])}`, device `{results['device']}`.", "",
+             *_merge_notes(results),
              "## Setup", "", "Command:", "", "```", " ".join(results["command"]), "```", "",
              "| | |", "|---|---|"]
     for k, v in results["versions"].items():
@@ -152,7 +153,36 @@ def markdown(results: dict) -> str:
         lines.append(f"| {w['name']} | {w['family']} | {w['flops'] / 1e9:.3g} | {w['bytes'] / 1e6:.3g} | "
                      f"{w['roofline_us']:.3g} | " + " | ".join(lat.get((w["name"], c), "") for c in cols) + " |")
     lines += ["", "## Plots", ""] + [f"![{p[:-4]}]({p})" for p in PLOTS] + [""]
+    if results.get("deferred"):
+        lines += ["## Still to measure", "", "Deferred by `--stop-after` (not in any figure above):", "",
+                  "| method | workloads |", "|---|---|"]
+        by_method: dict = {}
+        for d in results["deferred"]:
+            by_method.setdefault(d["method"], []).append(d["workload"])
+        for method, names in by_method.items():
+            lines.append(f"| {method} | {len(names)}: {', '.join(sorted(names))} |")
+        lines.append("")
     return "\n".join(lines)
+
+
+def _merge_notes(results: dict) -> list:
+    """For a report merged from shard files (`dragon eval-report`): how, and what it lacks."""
+    if not results.get("merged_from"):
+        return []
+    lines = [f"Merged from {len(results['merged_from'])} shard result files by `{' '.join(results['merge_command'])}`"
+             " (nothing measured by the merge)."]
+    if results.get("missing_shards"):
+        lines.append(f"**Shard(s) {', '.join(map(str, results['missing_shards']))} of {results['shards']} have no "
+                     "results: their workloads are missing.**")
+    if results.get("deferred"):
+        counts: dict = {}
+        for d in results["deferred"]:
+            counts[d["method"]] = counts.get(d["method"], 0) + 1
+        lines.append(f"**Interim report: {len(results['deferred'])} measurement(s) are still to come** ("
+                     + ", ".join(f"{m} {c}" for m, c in counts.items())
+                     + "; listed under *Still to measure*): every figure of those methods covers only the "
+                     "workloads measured so far (the *tasks* columns say how many).")
+    return [" ".join(lines[:1])] + ([""] + lines[1:] if lines[1:] else []) + [""]
 
 
 def plots(results: dict, out_dir) -> list:

@@ -115,6 +115,15 @@ def test_shards_fill_the_caches_and_the_final_run_measures_nothing_new(tmp_path)
     parts = [json.loads((out / f"results-shard-{i}-of-2.json").read_text()) for i in (0, 1)]
     assert sorted(w["name"] for p in parts for w in p["workloads"]) == ["matmul_256", "transpose_64x32"]
     assert all(len(p["workloads"]) == 1 for p in parts) and not (out / "report.md").exists()
+    merged_dir = tmp_path / "merged"
+    assert main(["eval-report", str(out), "--to", str(merged_dir)]) == 0      # measures nothing
+    merged = json.loads((merged_dir / "results.json").read_text())
+    assert merged["merged_from"] == ["results-shard-0-of-2.json", "results-shard-1-of-2.json"]
+    assert merged["shards"] == 2 and merged["missing_shards"] == [] and merged["deferred"] == []
+    assert "--shard" not in merged["command"] and merged["command"][:2] == ["dragon", "eval"]
+    assert sorted(json.dumps(r, sort_keys=True) for r in merged["measurements"]) == \
+        sorted(json.dumps(r, sort_keys=True) for p in parts for r in p["measurements"])
+    assert "Merged from 2 shard result files" in (merged_dir / "report.md").read_text()
     assert main(argv) == 0
     final = json.loads((out / "results.json").read_text())
     assert final["cache"]["rows_before"] == final["cache"]["rows_after"] > 0     # nothing measured again
@@ -125,6 +134,8 @@ def test_shards_fill_the_caches_and_the_final_run_measures_nothing_new(tmp_path)
     shard_times = {key(r): r["time_s"] for p in parts for r in p["measurements"]}
     assert {key(r): r["time_s"] for r in final["measurements"]} == shard_times
     assert main(argv + ["--shard", "2/2"]) == 2
+    assert main(["eval-report", str(out)]) == 2     # never replaces the complete run's results.json
+    assert json.loads((out / "results.json").read_text()) == final
 
 
 def test_stop_after_defers_a_tuning_run_that_would_end_too_late(tmp_path):
@@ -148,6 +159,10 @@ def test_stop_after_defers_a_tuning_run_that_would_end_too_late(tmp_path):
     assert part["deferred"] == [{"method": "metaschedule-2", "workload": "transpose_64x32"}]
     measured = {(r["workload"], r["method"]) for r in part["measurements"]}
     assert measured == {("matmul_256", "unscheduled"), ("transpose_64x32", "unscheduled"), ("matmul_256", "metaschedule-2")}
+    assert main(["eval-report", str(out), "--to", str(tmp_path / "interim")]) == 0
+    interim = (tmp_path / "interim" / "report.md").read_text()
+    assert "Interim report: 1 measurement(s) are still to come" in interim
+    assert "## Still to measure" in interim and "| metaschedule-2 | 1: transpose_64x32 |" in interim
     assert main(argv + ["--stop-after", "600"]) == 3 and not (out / "report.md").exists()
     assert main(argv) == 0
     final = json.loads((out / "results.json").read_text())

@@ -1,0 +1,26 @@
+"""`dragon eval-report`'s bad inputs: each a clear error (exit 2), nothing written."""
+
+import json
+
+import pytest
+
+from dragon_dsl.cli.main import main
+
+
+def _shard(folder, i, n, body):
+    (folder / f"results-shard-{i}-of-{n}.json").write_text(body if isinstance(body, str) else json.dumps(body))
+
+
+@pytest.mark.parametrize("files, message", [
+    ([], "no shard results"),
+    ([(0, 2, {"schema": 1, "measurements": []}), (0, 3, {"schema": 1, "measurements": []})],
+     "shard results of 2 and 3 shards"),
+    ([(0, 1, "{not json")], "results-shard-0-of-1.json: not a results file"),
+    ([(0, 1, {"schema": 99, "measurements": []})], "not a results file of schema 1"),
+], ids=["empty", "mixed-counts", "not-json", "other-schema"])
+def test_bad_shard_folders(tmp_path, capsys, files, message):
+    for i, n, body in files:
+        _shard(tmp_path, i, n, body)
+    assert main(["eval-report", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists() and not (tmp_path / "report.md").exists()
