@@ -25,6 +25,8 @@ logs=$out/logs; mkdir -p $logs
 wl=/tmp/wle
 [ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 44 --seed 2027 --max-flops 2e9 \
   --max-bytes 6.4e7 -o $wl > /dev/null
+# the improvement task's inputs: each workload's random design-space sample as a .dragon script
+[ -d data/runs/eval-cuda/existing ] && cp data/runs/eval-cuda/existing/*.dragon $wl/
 w=$(( $(nproc) / SHARDS - 1 )); [ $w -lt 1 ] && w=1
 args=(eval --workloads $wl --target cuda --gpu-name H200 --methods $methods --budgets 16,64 --k 4 --workers $w
       --out $out)
