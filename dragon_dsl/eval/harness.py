@@ -320,14 +320,11 @@ def generate(settings: Settings, progress: Callable[[str, int], None] = lambda l
     ctx = m.Context(None, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), k=settings.k,
                     model_path=settings.model_path, target=resolve_target(settings.target))
     sizes = tuple(dict.fromkeys((1, settings.k)))
-    jobs = [(e, n, "construction", None) for e in entries for n in sizes]
-    skipped = []
-    for e in entries:
-        if len(e.scripts) == 1:
-            text = e.scripts[0].read_text(encoding="utf-8")
-            jobs += [(e, n, "improvement", text) for n in sizes]
-        elif e.scripts:
-            skipped.append(e.name)
+    improving = [(e, e.scripts[0].read_text(encoding="utf-8")) for e in entries if len(e.scripts) == 1]
+    skipped = [e.name for e in entries if len(e.scripts) > 1]
+    # every first answer before any best-of-k (k times the work): a run cut short keeps the first answers
+    jobs = [job for n in sizes for job in [(e, n, "construction", None) for e in entries]
+            + [(e, n, "improvement", text) for e, text in improving]]
     t0 = time.perf_counter()
     progress("generating", len(jobs))
     done = []
