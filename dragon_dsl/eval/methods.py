@@ -366,6 +366,9 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
         texts, gen_s, gen_host = _suggestions(ctx, entry, suggest, n, task, script)
     except FileNotFoundError as exc:   # no trained weights for this target
         return _row(entry, task, name, "not_available", f"no model: {exc}", **extra)
+    except ImportError as exc:   # e.g. no xgrammar on a GPU machine that only measures: not the model's failure
+        return _row(entry, task, name, "not_available",
+                    f"the model cannot generate here ({exc}); generate with --generate-only elsewhere", **extra)
     except Exception as exc:  # the model's own failure on this task: an unsolved task, with the reason
         return _row(entry, task, name, reason=f"suggest() raised {type(exc).__name__}: {str(exc)[:200]}", **extra)
     row = _row(entry, task, name, **extra)
