@@ -69,7 +69,9 @@ GENERATION_SECONDS = 60.0
 GPU_RETRIES = 4
 
 #: bumped when decoding changes what the same weights write (evaluation caches key answers by it)
-GENERATION_VERSION = 3   # 3: the compile check rejects blocks left on the host and over-long inner thread loops
+#: 3: the compile check rejects blocks left on the host and over-long inner thread loops;
+#: 4: the decoder resamples a statement that makes an over-long inner thread loop
+GENERATION_VERSION = 4
 
 
 def compile_problem(text: str, workload, target: Any) -> Optional[str]:

@@ -359,3 +359,23 @@ def test_generation_never_asks_the_same_question_twice_in_a_row(toy_model):
             q = _query(line)
             assert q is None or q not in asked, (q, g.body)
             asked = set() if q is None else asked | {q}
+
+
+def test_an_inner_thread_loop_longer_than_its_outer_one_is_rejected_while_decoding():
+    """On a GPU, binding threadIdx.x inside a shorter threadIdx.x loop makes iterations that never
+    run (the compile check would reject the script): the decoder resamples that statement. An
+    inner loop no longer than the outer one (MetaSchedule's cooperative fetch) is accepted."""
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    mod = load_workload(DATA / "workloads" / "matmul_64.tvmscript")
+    body = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4, l5 = split(l1, [2, 32])\n'
+            'bind(l4, "blockIdx.x")\nbind(l5, "threadIdx.x")\n')
+    env, why = replay_prefix(body, mod, "cuda")
+    assert env is not None, why
+    env, why = replay_prefix(body + 'l6, l7 = split(l2, [2, 32])\nbind(l6, "threadIdx.x")\n', mod, "cuda")
+    assert env is not None, why                                   # 2 inside 32: fine
+    env, why = replay_prefix(body + 'bind(l2, "threadIdx.x")\n', mod, "cuda")
+    assert env is None and "binds threadIdx.x (64) inside a loop bound to threadIdx.x (32)" in why
+    env, why = replay_prefix(body + 'bind(l2, "threadIdx.x")\n', mod, "llvm")
+    assert env is not None, "CPU targets are not checked for thread bindings"
