@@ -43,13 +43,15 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from dragon_dsl import table
+from dragon_dsl.engine.targets import GPU_KINDS as _GPU_KINDS
+
+GPU_KINDS = frozenset(_GPU_KINDS)   # targets whose schedules bind threads, not CPU loops (the engine's list)
 
 #: instructions the model never writes: they can change results or need registered intrinsics
 EXCLUDED = frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "tensorize", "cache_index",
                       "enter_postproc", "sample_partitioned_tile", "loop_partition", "merge"})
 #: keyword parameters the model never sets: split's disable_predication lets factors whose product
 #: exceeds the extent run out of bounds (a crash or wrong results that replay cannot see)
-GPU_KINDS = frozenset({"cuda", "rocm", "vulkan", "metal", "opencl", "webgpu"})   # bind threads, not CPU loops
 UNSAFE_KEYWORDS = frozenset({("split", "disable_predication")})
 #: keyword parameters left at their default: a workload's function is always `main`, and a free
 #: string there only gave an untrained model room to write junk until the statement was too long
