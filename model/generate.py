@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -64,8 +63,8 @@ def load_model(path):
 
 DEFAULT_MAX_STATEMENTS = 96
 #: compiled statement grammars kept for reuse, bounded by their size (a CUDA statement's grammar
-#: is 0.5-5 MB). Two --generate-only processes reached 12 GB each under the old bound of 256
-#: entries; that this cache was the cause is not confirmed (a test run grew ~25 MB per script)
+#: is 0.5-5 MB): xgrammar's GrammarCompiler caches every grammar it compiles, without a limit by
+#: default; two --generate-only processes grew by ~0.4 GB a minute each to 8-12 GB until it had one
 GRAMMAR_CACHE_BYTES = 256 * 2**20
 
 
@@ -93,7 +92,8 @@ class Generator:
         else:
             info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size,
                                                       stop_token_ids=[tokenizer.eos_token_id])
-        self.compiler = xgr.GrammarCompiler(info, max_threads=1)
+        self.compiler = xgr.GrammarCompiler(info, max_threads=1, cache_enabled=True,
+                                            cache_limit_bytes=GRAMMAR_CACHE_BYTES)   # least recently used out
         self.bitmask = xgr.allocate_token_bitmask(1, vocab_size)
         self.max_statements = max_statements
         self.retries = retries
@@ -102,8 +102,6 @@ class Generator:
         self.allowed = frozenset(allowed) if allowed else None  # the instructions the model was trained on
         self.literals = literals  # the constants it has seen (data.literals_of), or None: any
         self.max_positions = int(getattr(model.config, "max_position_embeddings", 4096) or 4096)
-        self._compiled: OrderedDict = OrderedDict()   # grammar text -> compiled grammar, least recent first
-        self._compiled_bytes = 0
         # torch's threads while generating (None: torch's own setting). Processes that share the
         # cores must divide them: beside two other generating processes on two cores, one of two threads
         # spent 46 ms per token, one of one thread 7.4 ms (benchmarks/bench_generation.py compares)
@@ -269,15 +267,7 @@ class Generator:
         return int(torch.multinomial(probs, 1, generator=gen).item())
 
     def _compile(self, grammar: str):
-        compiled = self._compiled.pop(grammar, None)
-        if compiled is None:
-            compiled = self.compiler.compile_grammar(grammar)
-            self._compiled_bytes += compiled.memory_size_bytes
-            while self._compiled and self._compiled_bytes > GRAMMAR_CACHE_BYTES:   # the least recently used go
-                _, old = self._compiled.popitem(last=False)
-                self._compiled_bytes -= old.memory_size_bytes
-        self._compiled[grammar] = compiled
-        return compiled
+        return self.compiler.compile_grammar(grammar)   # from the compiler's bounded cache when it was compiled before
 
 
 def _query(stmt: str) -> Optional[str]:

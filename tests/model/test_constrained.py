@@ -379,3 +379,24 @@ def test_an_inner_thread_loop_longer_than_its_outer_one_is_rejected_while_decodi
     assert env is None and "binds threadIdx.x (64) inside a loop bound to threadIdx.x (32)" in why
     env, why = replay_prefix(body + 'bind(l2, "threadIdx.x")\n', mod, "llvm")
     assert env is not None, "CPU targets are not checked for thread bindings"
+
+
+def test_compiled_grammars_stay_within_the_cache_bound(monkeypatch):
+    """xgrammar's compiler caches every grammar it compiles unless given a limit (two generation
+    processes grew to 8-12 GB without one): the Generator gives its compiler the bound, and
+    distinct statement grammars beyond it push the least recently used out."""
+    from dragon_model import generate
+    from dragon_model.tokenizer import build_tokenizer
+    from dragon_model.train import make_model
+
+    monkeypatch.setattr(generate, "GRAMMAR_CACHE_BYTES", 4 * 2**20)
+    tok = build_tokenizer()
+    gen = generate.Generator(make_model(tok, "toy", max_positions=256, seed=1).eval(), tok)
+    assert gen.compiler.cache_limit_bytes == 4 * 2**20
+    pad = ' "pad"' * 2000
+    sizes = []
+    for i in range(40):   # ~0.6 MB each: 24 MB in all
+        gen._compile(f'root ::= "a" "{i}"{pad}')
+        sizes.append(gen.compiler.get_cache_size_bytes())
+    assert sizes[1] > sizes[0] > 0, "compiled grammars are kept while they fit"
+    assert max(sizes) <= 4 * 2**20
