@@ -82,15 +82,13 @@ def compile_problem(text: str, workload, target: Any) -> Optional[str]:
     import tvm
 
     from dragon_dsl import to_trace_json
-    from dragon_dsl.engine.build import BuildError, ReplayError, check_gpu, schedule, tvm_message
+    from dragon_dsl.engine.build import BuildError, ReplayError, compile_checked, tvm_message
     from dragon_dsl.engine.targets import resolve_target
     from dragon_dsl.tvm.workload import load_workload
 
     tvm_target = tvm.target.Target(resolve_target(target).spec)
     try:
-        mod = schedule(load_workload(_workload_text(workload)), {"trace": to_trace_json(text)}, tvm_target)
-        check_gpu(mod, tvm_target)
-        tvm.compile(mod, tvm_target)
+        compile_checked(load_workload(_workload_text(workload)), {"trace": to_trace_json(text)}, tvm_target)
     except (ReplayError, BuildError) as exc:
         return str(exc)
     except Exception as exc:  # noqa: BLE001  TVM reports lowering and codegen failures as its own errors

@@ -216,21 +216,28 @@ def install_compile_probe() -> None:
     tvm_ffi.register_global_func("tvm_callback_cuda_compile", probe, override=True)
 
 
-def build(mod, source: dict, target, out_dir: Path) -> dict:
-    """Build one candidate into `out_dir`; returns the reply sent to the engine."""
+def compile_checked(mod, source: dict, target):
+    """The executable of one build source: `schedule`, then for a GPU `check_gpu`, then `tvm.compile`
+    (which, on a machine without a GPU, stops at the CUDA source). Raises ReplayError, BuildError,
+    or TVM's own error for a lowering or codegen failure. The builder and the model's compile check
+    (`dragon_model.api.compile_problem`) both call this, so they reject the same scripts."""
     import tvm
 
+    from dragon_dsl.engine.targets import GPU_KINDS
+
+    scheduled = schedule(mod, source, target)
+    if str(target.kind.name) in GPU_KINDS:
+        check_gpu(scheduled, target)  # before compiling: TVM's own words for a broken limit
+    _compiled_by_tvm.clear()
+    return tvm.compile(scheduled, target)
+
+
+def build(mod, source: dict, target, out_dir: Path) -> dict:
+    """Build one candidate into `out_dir`; returns the reply sent to the engine."""
     t0 = time.perf_counter()
-    try:
-        scheduled = schedule(mod, source, target)
-    except ReplayError as exc:
-        return {"status": "replay_error", "message": str(exc), "build_s": time.perf_counter() - t0}
     cuda = str(target.kind.name) == "cuda"
     try:
-        if cuda:
-            check_gpu(scheduled, target)  # before compiling: TVM's own words for a broken limit
-        _compiled_by_tvm.clear()
-        executable = tvm.compile(scheduled, target)
+        executable = compile_checked(mod, source, target)
         out_dir.mkdir(parents=True, exist_ok=True)
         artifact = out_dir / "mod.so"
         if cuda and not _compiled_by_tvm:
@@ -240,6 +247,8 @@ def build(mod, source: dict, target, out_dir: Path) -> dict:
             (out_dir / "mod.cubin").write_bytes(cubin)
             (out_dir / "mod.cuhash").write_text(hashlib.sha256(source_text.encode()).hexdigest())
         executable.export_library(str(artifact))
+    except ReplayError as exc:
+        return {"status": "replay_error", "message": str(exc), "build_s": time.perf_counter() - t0}
     except (BuildError, NvccError) as exc:
         return {"status": "build_error", "message": str(exc), "build_s": time.perf_counter() - t0}
     except Exception as exc:  # tvm.compile reports lowering and codegen failures as TVM errors
