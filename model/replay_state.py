@@ -44,13 +44,13 @@ def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env],
         return None, "parallel: a loop inside (or around) this one is parallel already; the CPU thread pool cannot nest them"
     env = state_of(result.trace, result.schedule, target_kind)
     if env.gpu:
-        from dragon_dsl.engine.build import thread_binding_problems
+        from dragon_dsl.engine.build import LOOP_PAST_OUTER, thread_binding_problems
 
         # an inner thread loop longer than its outer one on the same axis: no later instruction undoes
         # it and the compile check would reject the script, so this statement is resampled now.
         # (A block left on the host is not rejected while writing: masking the end of the script
         # until every block is bound made the model derail instead, 2 of 2 padded convolutions.)
-        nested = [p for p in thread_binding_problems(result.schedule.mod) if " binds " in p]
+        nested = [msg for kind, msg in thread_binding_problems(result.schedule.mod) if kind == LOOP_PAST_OUTER]
         if nested:
             return None, nested[0]
     return env, None

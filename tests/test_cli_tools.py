@@ -138,3 +138,28 @@ def test_a_crashing_kernel_is_a_finding_and_the_run_goes_on(monkeypatch, capsys,
     assert [(f["file"], f["code"]) for f in findings] == [("crashing_kernel.dragon", "DRG702")]
     rc = check_cli.main(["good_matmul.dragon", "--level", "verify"])
     assert rc == 0
+
+
+def test_import_of_a_database_marks_failed_records_and_names_bad_lines(tmp_path, capsys):
+    """A record MetaSchedule marked failed (run seconds 1e10) is imported as failed, last, not as
+    measured at 1e16 us; a line that is not JSON is an error with its file, line and column;
+    --workload names the header's workload and writes no workload file."""
+    db = tmp_path / "db"
+    shutil.copytree(DATA / "tuning" / "matmul_64", db)
+    records = db / "database_tuning_record.json"
+    lines = records.read_text().splitlines()
+    first = json.loads(lines[0])
+    first[1][1] = [1e10]
+    records.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    out = tmp_path / "out"
+    assert dragon_main(["import", "--database", str(db), "-o", str(out), "--workload", "mm.tvmscript"]) == 0
+    scripts = sorted(out.glob("*.dragon"))
+    assert len(scripts) == len(lines) and not list(out.glob("*.tvmscript"))
+    assert all('workload "mm.tvmscript"' in p.read_text() for p in scripts)
+    assert scripts[-1].read_text().startswith("# MetaSchedule's build or run of this record failed\n")
+    assert not any("e+16" in p.read_text() or "10000000000000000" in p.read_text() for p in scripts)
+    capsys.readouterr()
+    records.write_text(lines[0] + "\n{broken\n")
+    assert dragon_main(["import", "--database", str(db), "-o", str(tmp_path / "o2")]) == 2
+    assert f"{records}:2:2: not JSON" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists()

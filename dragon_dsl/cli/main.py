@@ -108,9 +108,10 @@ def _import_database(args, out: Console, err: Console) -> int:
     except DatabaseError as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
-    if args.workload and len({r.workload_key for r in records}) > 1:
-        err.print(f"error: --workload names one workload file, but {args.database} holds "
-                  f"{len({r.workload_key for r in records})} workloads", markup=False)
+    n_workloads = len({r.workload_key for r in records})
+    if args.workload and n_workloads > 1:
+        err.print(f"error: --workload names one workload file, but {args.database} holds {n_workloads} workloads",
+                  markup=False)
         return 2
     outdir = Path(args.output)
     outdir.mkdir(parents=True, exist_ok=True)

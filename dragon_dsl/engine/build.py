@@ -109,59 +109,67 @@ def _check_trace(trace) -> None:
         raise ReplayError("trace rejected: " + " | ".join(errors[:3]))
 
 
+#: kinds of `thread_binding_problems`
+HOST_BLOCK = "host_block"
+LOOP_PAST_OUTER = "thread_loop_past_outer"
+
+
 def thread_binding_problems(mod) -> list:
-    """What TVM 0.27 compiles without complaint but cannot run correctly on a GPU, per function:
-      * a block (other than the root) under no loop bound to blockIdx/threadIdx/vthread: SplitHostDevice
-        leaves it in the host function, which then reads the GPU's buffers from the CPU (a segfault,
-        measured on the H200; neither VerifyMemory nor VerifyGPUCode objects);
-      * a thread axis bound by two nested loops, the inner one longer: both loop variables become the
-        same thread index (MetaSchedule's cooperative fetch relies on it), so the inner loop's
-        iterations past the outer extent never run (outputs left unwritten or wrong).
+    """What TVM 0.27 compiles without complaint but cannot run correctly on a GPU, as (kind, message):
+      * HOST_BLOCK: a block (other than the root) under no loop bound to blockIdx/threadIdx/vthread:
+        SplitHostDevice leaves it in the host function, which then reads the GPU's buffers from the
+        CPU (a segfault, measured on the H200; neither VerifyMemory nor VerifyGPUCode objects);
+      * LOOP_PAST_OUTER: a thread axis bound by two nested loops, the inner one longer: both loop
+        variables become the same thread index (MetaSchedule's cooperative fetch relies on it), so
+        the inner loop's iterations past the outer extent never run (outputs unwritten or wrong).
     Only functions with at least one bound loop are looked at (none bound: `check_gpu`'s own message)."""
     import tvm
     from tvm.s_tir import SBlockRealize
 
     problems = []
-
-    def visit(stmt, tags: tuple, out: list, bound: list) -> None:
-        if isinstance(stmt, tvm.tirx.For):
-            if stmt.kind == tvm.tirx.ForKind.THREAD_BINDING and stmt.thread_binding is not None:
-                tag = str(stmt.thread_binding.thread_tag)
-                bound.append(tag)
-                extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
-                outer = dict(tags).get(tag)
-                if extent is not None and outer is not None and extent > outer and not tag.startswith("vthread"):
-                    out.append(f"loop {stmt.loop_var.name} binds {tag} ({extent}) inside a loop bound to {tag} "
-                               f"({outer}): both take the same thread index, so its iterations from {outer} on "
-                               "never run")
-                # a loop of extent 1 is simplified away before the threads are bound: it constrains nothing
-                tags = tags + ((tag if extent != 1 else "(extent 1)", extent),)
-            visit(stmt.body, tags, out, bound)
-        elif isinstance(stmt, SBlockRealize):
-            block = stmt.block
-            if not tags and block.name_hint != "root" and (block.iter_vars or block.writes):
-                out.append(f"block {block.name_hint!r} is under no loop bound to blockIdx/threadIdx: TVM would run "
-                           "it on the host, which cannot read the GPU's buffers")
-                return  # its inner blocks run on the host with it: one message for the nest
-            if block.init is not None:
-                visit(block.init, tags, out, bound)
-            visit(block.body, tags, out, bound)
-        elif isinstance(stmt, tvm.tirx.SeqStmt):
-            for s in stmt.seq:
-                visit(s, tags, out, bound)
-        elif isinstance(stmt, tvm.tirx.IfThenElse):
-            visit(stmt.then_case, tags, out, bound)
-            if stmt.else_case is not None:
-                visit(stmt.else_case, tags, out, bound)
-        elif hasattr(stmt, "body") and isinstance(getattr(stmt, "body"), tvm.tirx.Stmt):
-            visit(stmt.body, tags, out, bound)
-
-    for gv, func in mod.functions_items():
+    for _, func in mod.functions_items():
         if not isinstance(func, tvm.tirx.PrimFunc):
             continue
-        found, bound = [], []
-        visit(func.body, (), found, bound)
-        if bound:
+        found, any_bound = [], False
+
+        def visit(stmt, axes: dict, under_binding: bool) -> None:
+            """`axes`: thread tag -> extent of the bound loops around `stmt` (extent-1 loops left out:
+            they are simplified away before the threads are bound, and constrain nothing)."""
+            nonlocal any_bound
+            if isinstance(stmt, tvm.tirx.For):
+                if stmt.kind == tvm.tirx.ForKind.THREAD_BINDING and stmt.thread_binding is not None:
+                    any_bound = under_binding = True
+                    tag = str(stmt.thread_binding.thread_tag)
+                    extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
+                    outer = axes.get(tag)
+                    if extent is not None and outer is not None and extent > outer and not tag.startswith("vthread"):
+                        found.append((LOOP_PAST_OUTER, f"loop {stmt.loop_var.name} binds {tag} ({extent}) inside a loop "
+                                      f"bound to {tag} ({outer}): both take the same thread index, so its iterations "
+                                      f"from {outer} on never run"))
+                    if extent != 1:
+                        axes = {**axes, tag: extent}
+                visit(stmt.body, axes, under_binding)
+            elif isinstance(stmt, SBlockRealize):
+                block = stmt.block
+                if not under_binding and block.name_hint != "root" and (block.iter_vars or block.writes):
+                    found.append((HOST_BLOCK, f"block {block.name_hint!r} is under no loop bound to "
+                                  "blockIdx/threadIdx: TVM would run it on the host, which cannot read the GPU's buffers"))
+                    return  # its inner blocks run on the host with it: one message for the nest
+                if block.init is not None:
+                    visit(block.init, axes, under_binding)
+                visit(block.body, axes, under_binding)
+            elif isinstance(stmt, tvm.tirx.SeqStmt):
+                for inner in stmt.seq:
+                    visit(inner, axes, under_binding)
+            elif isinstance(stmt, tvm.tirx.IfThenElse):
+                visit(stmt.then_case, axes, under_binding)
+                if stmt.else_case is not None:
+                    visit(stmt.else_case, axes, under_binding)
+            elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
+                visit(stmt.body, axes, under_binding)
+
+        visit(func.body, {}, False)
+        if any_bound:
             problems += found
     return problems
 
@@ -174,7 +182,7 @@ def check_gpu(mod, target) -> None:
     problems = thread_binding_problems(mod)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise BuildError(problems[0] + more)
+        raise BuildError(problems[0][1] + more)
 
     host = target.with_host(tvm.target.Target("llvm"))
     pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)

@@ -41,12 +41,6 @@ def _json_lines(path: Path) -> list:
     return out
 
 
-def _uses_tensor_intrinsics(raw: list) -> bool:
-    """Whether a record's trace tensorizes: TVM's reader then needs the named intrinsics registered."""
-    return any(isinstance(inst, list) and inst and inst[0] in ("Tensorize", "Blockize")
-               for _, body in raw for inst in (body[0][0] if body and body[0] else []))
-
-
 def read_database(folder_or_records: str | Path, workload_file: str | Path | None = None) -> list[TunedRecord]:
     """Records of a MetaSchedule JSONDatabase, best first within each workload.
 
@@ -62,13 +56,14 @@ def read_database(folder_or_records: str | Path, workload_file: str | Path | Non
     workloads_path = Path(workload_file) if workload_file else records_path.with_name("database_workload.json")
     raw = _json_lines(records_path)
     workloads = _json_lines(workloads_path)
-    if _uses_tensor_intrinsics(raw):
-        import tvm.s_tir.tensor_intrin  # noqa: F401  (registers wmma, mma, ...: seconds, so only when needed)
+    from dragon_dsl.engine.build import needs_tensor_intrin, tvm_message
+
+    if any(needs_tensor_intrin(body[0]) for _, body in raw if body):
+        # TVM's reader needs the intrinsics a record tensorizes with registered (wmma, mma...: seconds)
+        import tvm.s_tir.tensor_intrin  # noqa: F401
     try:
         db = ms.database.JSONDatabase(path_workload=str(workloads_path), path_tuning_record=str(records_path))
     except Exception as exc:  # TVM reports a record it cannot parse as its own error type
-        from dragon_dsl.engine.build import tvm_message
-
         raise DatabaseError(f"{records_path}: TVM could not read the database: {tvm_message(exc)}") from None
     modules = {}
     for rec in db.get_all_tuning_records():

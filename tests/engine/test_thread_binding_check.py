@@ -42,7 +42,7 @@ def test_case(path):
     if expected == "ok":
         assert problems == []
     else:
-        assert len(problems) == 1 and problems[0].startswith(expected), problems
+        assert len(problems) == 1 and problems[0][1].startswith(expected), problems
 
 
 def test_check_gpu_reports_the_block_left_on_the_host():
