@@ -220,15 +220,10 @@ def merge_shards(out_dir, command: tuple = ()) -> dict:
     measured is gone. `deferred` and `missing_shards` say what the figures do not yet include; the
     metrics are computed again over the merged rows. Raises EvalInputError for no shard files, shard
     files of different shard counts, or a file that is not a results file."""
-    import re
-
     from dragon_dsl.eval.discover import EvalInputError
 
     out_dir = Path(out_dir)
-    found: dict = {}
-    for path in out_dir.glob("results-shard-*-of-*.json"):
-        if mt := re.fullmatch(SHARD_FILE, path.name):
-            found.setdefault(int(mt.group(2)), {})[int(mt.group(1))] = path
+    found = _shard_files(out_dir)
     if not found:
         raise EvalInputError(f"{out_dir}: no shard results (results-shard-I-of-N.json) to merge")
     if len(found) > 1:
@@ -281,13 +276,20 @@ def _without_shard_options(command: list) -> list:
     return out
 
 
-def _shards(out_dir: Path) -> Optional[int]:
-    """How many shard processes measured into OUT_DIR (from their results files), None for none."""
+def _shard_files(out_dir: Path) -> dict:
+    """{shard count n: {shard i: path}} of the `results-shard-i-of-n.json` files in OUT_DIR."""
     import re
 
-    counts = [int(m.group(2)) for p in out_dir.glob("results-shard-*-of-*.json")
-              if (m := re.fullmatch(SHARD_FILE, p.name))]
-    return max(counts) if counts else None
+    found: dict = {}
+    for path in out_dir.glob("results-shard-*-of-*.json"):
+        if mt := re.fullmatch(SHARD_FILE, path.name):
+            found.setdefault(int(mt.group(2)), {})[int(mt.group(1))] = path
+    return found
+
+
+def _shards(out_dir: Path) -> Optional[int]:
+    """How many shard processes measured into OUT_DIR (from their results files), None for none."""
+    return max(_shard_files(out_dir), default=None)
 
 
 DEADLINE_MARGIN = 1.25   # an expected duration is stretched by this before it is compared with the time left

@@ -156,13 +156,18 @@ def markdown(results: dict) -> str:
     if results.get("deferred"):
         lines += ["## Still to measure", "", "Deferred by `--stop-after` (not in any figure above):", "",
                   "| method | workloads |", "|---|---|"]
-        by_method: dict = {}
-        for d in results["deferred"]:
-            by_method.setdefault(d["method"], []).append(d["workload"])
-        for method, names in by_method.items():
+        for method, names in _deferred_by_method(results).items():
             lines.append(f"| {method} | {len(names)}: {', '.join(sorted(names))} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _deferred_by_method(results: dict) -> dict:
+    """{method: [workload, ...]} of the measurements still deferred, in the order first deferred."""
+    by_method: dict = {}
+    for d in results.get("deferred") or []:
+        by_method.setdefault(d["method"], []).append(d["workload"])
+    return by_method
 
 
 def _merge_notes(results: dict) -> list:
@@ -175,14 +180,11 @@ def _merge_notes(results: dict) -> list:
         lines.append(f"**Shard(s) {', '.join(map(str, results['missing_shards']))} of {results['shards']} have no "
                      "results: their workloads are missing.**")
     if results.get("deferred"):
-        counts: dict = {}
-        for d in results["deferred"]:
-            counts[d["method"]] = counts.get(d["method"], 0) + 1
         lines.append(f"**Interim report: {len(results['deferred'])} measurement(s) are still to come** ("
-                     + ", ".join(f"{m} {c}" for m, c in counts.items())
+                     + ", ".join(f"{m} {len(names)}" for m, names in _deferred_by_method(results).items())
                      + "; listed under *Still to measure*): every figure of those methods covers only the "
                      "workloads measured so far (the *tasks* columns say how many).")
-    return [" ".join(lines[:1])] + ([""] + lines[1:] if lines[1:] else []) + [""]
+    return [lines[0]] + ([""] + lines[1:] if lines[1:] else []) + [""]
 
 
 def plots(results: dict, out_dir) -> list:
