@@ -50,7 +50,8 @@ class Batch:
             item = Item(task, source, wl, thash, [index])
             by_key[key] = item
             if task.use_cache and engine.cache is not None:
-                item.result = engine.cache.lookup(wl.hash, thash, engine.target.key, engine.device.text, task)
+                item.result = engine.cache.lookup(wl.hash, thash, engine.target.key, engine.device.text, task,
+                                                  engine.limits())
             self.items.append(item)
         self.pending_builds = 0
         self.pending_refs = 0
@@ -144,7 +145,7 @@ class Batch:
             shutil.rmtree(Path(item.artifact).parent, ignore_errors=True)
 
         self.dispatcher.submit(self.devices, {"op": "run", "artifact": item.artifact, "reference": ref,
-                                              "level": task.level, "timing": timing}, self.e.timeout_s, done)
+                                              "level": task.level, "timing": timing}, self.e.run_timeout_s, done)
 
     def _finish(self) -> None:
         for item in self.items:
@@ -153,7 +154,7 @@ class Batch:
             fresh = not item.result.cached
             if fresh and self.e.cache is not None and item.workload.hash not in self.failed_refs:
                 self.e.cache.store(item.workload.hash, item.thash, self.e.target.key, self.e.device.text,
-                                   item.task, item.result)
+                                   item.task, item.result, self.e.limits())
             item.result.trace_hash = item.thash
             for n, index in enumerate(item.indices):
                 self.results[index] = item.result if n == 0 else replace(item.result, cached=True)

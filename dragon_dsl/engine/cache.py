@@ -46,10 +46,16 @@ def _config(task: Task) -> dict:
     return {"seeds": task.seeds, **task.timing_config()}
 
 
-def answers(stored: Result, stored_config: dict, task: Task) -> bool:
-    """Whether a stored result (decided at `stored.level`) answers `task`."""
+def answers(stored: Result, stored_config: dict, task: Task, limits: Optional[dict] = None) -> bool:
+    """Whether a stored result (decided at `stored.level`) answers `task`, asked with the engine's
+    timeouts `limits`. A stored timeout answers only a request whose every limit is at most the
+    one it was measured with: a longer limit must measure again."""
     want = level_rank(task.level)
     have = level_rank(stored.level)
+    if stored.status is Status.TIMEOUT:
+        measured = stored_config.get("limits") or {}
+        return (have <= want and bool(limits) and
+                all(k in measured and v <= measured[k] for k, v in limits.items()))
     if stored.status is not Status.OK:
         return have <= want
     if have < want:
@@ -70,28 +76,35 @@ class ResultsCache:
         self._db.executescript(_SCHEMA)
         self._db.commit()
 
-    def lookup(self, workload: str, trace: str, target: str, device: str, task: Task) -> Optional[Result]:
+    def lookup(self, workload: str, trace: str, target: str, device: str, task: Task,
+               limits: Optional[dict] = None) -> Optional[Result]:
         row = self._db.execute(
             "SELECT config, result FROM results WHERE workload=? AND trace=? AND target=? AND device=?",
             (workload, trace, target, device)).fetchone()
         if row is None:
             return None
         result = Result.from_json(json.loads(row[1]))
-        if not answers(result, json.loads(row[0]), task):
+        if not answers(result, json.loads(row[0]), task, limits):
             return None
         result.cached = True
         return result
 
-    def store(self, workload: str, trace: str, target: str, device: str, task: Task, result: Result) -> None:
+    def store(self, workload: str, trace: str, target: str, device: str, task: Task, result: Result,
+              limits: Optional[dict] = None) -> None:
+        """Keep a result. A timeout says as much about the limit as about the kernel: it is kept
+        with the engine's timeouts `limits` (answering only requests with limits no longer), and not
+        at all without them. Kept, it spares a rerun the wait (a hanging kernel holds the GPU that
+        every process sharing it waits for)."""
+        config = _config(task)
         if result.status is Status.TIMEOUT:
-            # A timeout says as much about the limit as about the kernel: a later request
-            # with a longer limit must measure again, so it is never stored.
-            return
+            if not limits:
+                return
+            config["limits"] = dict(limits)
         data = result.to_json()
         data["cached"] = False
         self._db.execute(
             "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (workload, trace, target, device, result.level, json.dumps(_config(task)), json.dumps(data), time.time()))
+            (workload, trace, target, device, result.level, json.dumps(config), json.dumps(data), time.time()))
         self._db.commit()
 
     def get_reference(self, workload: str, config: str) -> Optional[bytes]:

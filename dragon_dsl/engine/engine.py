@@ -39,7 +39,7 @@ __all__ = ["Engine", "EngineError"]
 
 class Engine:
     def __init__(self, target, device: str = "local", workers: Optional[int] = None,
-                 timeout_s: float = 60.0, cache=None):
+                 timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None):
         import tvm
 
         self.target = resolve_target(target)
@@ -48,7 +48,12 @@ class Engine:
         except Exception as exc:  # TVM raises its own error type for unknown tags and kinds
             raise ValueError(f"target {self.target.spec!r}: {str(exc).strip().splitlines()[-1]}") from None
         self.device = parse_device(device)
-        self.timeout_s = float(timeout_s)
+        self.timeout_s = float(timeout_s)            # a build (and, unless run_timeout_s, a device run)
+        # a candidate's verify and time on the device, counted once it holds the device (a GPU's
+        # lock): a kernel that hangs keeps every process sharing the GPU waiting until then
+        self.run_timeout_s = float(run_timeout_s) if run_timeout_s is not None else self.timeout_s
+        if not (self.timeout_s > 0 and self.run_timeout_s > 0):
+            raise ValueError(f"timeouts must be positive, got {timeout_s!r} and {run_timeout_s!r}")
         self.workers = int(workers or os.cpu_count() or 1)
         if cache is False:
             self.cache = None
@@ -163,7 +168,7 @@ class Engine:
         if self._devices is not None:
             return self._devices
         base = {"role": "device", "target": self.target.spec, "device_type": self.target.device_type,
-                "session_timeout": self.timeout_s * 2 + 30}
+                "session_timeout": self.run_timeout_s * 2 + 30}
         if self.device.is_remote:
             n = self._remote_servers()
             remote = {"host": self.device.host, "port": self.device.port, "key": self.device.key}
@@ -291,6 +296,10 @@ class Engine:
             dispatcher.run()
         return out
 
+    def limits(self) -> dict:
+        """The timeouts a result was measured under (the results cache keeps timeouts with them)."""
+        return {"build_timeout_s": self.timeout_s, "run_timeout_s": self.run_timeout_s}
+
     def measure_modules(self, workload, mods, seeds: int = 3, repeat: int = 5, number: Optional[int] = None,
                         min_repeat_ms: float = 5.0, use_cache: bool = True) -> list:
         """Build, verify and time scheduled IRModules of `workload` (MetaSchedule's candidates) in one
@@ -339,7 +348,7 @@ class Engine:
 
                 dispatcher.submit(devices, {"op": "run", "artifact": artifact, "reference": ref,
                                             "args_info": info, "level": "time", "timing": timing},
-                                  self.timeout_s, done)
+                                  self.run_timeout_s, done)
             dispatcher.run()
         return out
 

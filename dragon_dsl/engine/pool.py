@@ -8,6 +8,9 @@ one reply for that job's callback:
   * the worker's own reply;
   * {"status": "timeout"} when the job outlives its timeout: the worker is killed;
   * {"status": "crash"} when the process dies (segfault, abort, os._exit).
+A worker may send {"started": true} before its reply: the job's timeout then counts from
+that moment (a device worker sends it once it holds the GPU's lock, so that the wait for
+another process's candidate never counts against this one).
 A killed or dead worker is restarted and the pool goes on with its next job. A
 reply with "restart": true (a CUDA fault poisons its context) restarts it too.
 """
@@ -207,6 +210,10 @@ class Dispatcher:
                 w.ready, w.start_failures = True, 0
                 return
             self._start_failed(pool, w, message.get("message", "no reason given"))
+            return
+        if message.get("started"):
+            if w.job is not None:
+                w.deadline = time.monotonic() + w.job.timeout
             return
         job, w.job = w.job, None
         if message.get("restart"):

@@ -16,7 +16,8 @@ from .engine_helpers import LLVM, endless_loop, plain_schedule, wild_read, workl
 
 @pytest.fixture(scope="module")
 def short_timeout_engine():
-    engine = Engine(LLVM, workers=1, timeout_s=4.0, cache=False)
+    # builds may take a minute; a kernel's run gets 4 s (the run timeout, not the build's)
+    engine = Engine(LLVM, workers=1, timeout_s=60.0, run_timeout_s=4.0, cache=False)
     yield engine
     engine.close()
 
@@ -41,15 +42,31 @@ def test_a_crashing_kernel_is_a_launch_error_and_the_pool_goes_on(short_timeout_
     assert engine.stats()["device_restarts"] == before + 1
 
 
-def test_timeouts_are_not_cached(tmp_path):
-    """A timeout depends on the limit: the next request measures again."""
+LIMITS = {"build_timeout_s": 60.0, "run_timeout_s": 4.0}
+
+
+@pytest.mark.parametrize("stored_with,asked_with,level,answered", [
+    (None, LIMITS, "time", False),                                  # no limits given: never kept
+    (LIMITS, None, "time", False),                                  # a request without limits measures
+    (LIMITS, LIMITS, "time", True),                                 # the same limits: the same outcome
+    (LIMITS, {**LIMITS, "run_timeout_s": 2.0}, "time", True),       # a shorter limit would time out too
+    (LIMITS, {**LIMITS, "run_timeout_s": 30.0}, "time", False),     # a longer limit: measure again
+    (LIMITS, {**LIMITS, "build_timeout_s": 90.0}, "time", False),
+    (LIMITS, LIMITS, "build", False),                               # timed out running: a build may pass
+])
+def test_timeouts_are_kept_with_their_limits(tmp_path, stored_with, asked_with, level, answered):
+    """A timeout depends on the limit: it answers only a request whose limits are no longer."""
     from dragon_dsl.engine.cache import ResultsCache
     from dragon_dsl.engine.result import Result, Status, Task
 
     cache = ResultsCache(tmp_path / "r.sqlite")
     task = Task(workload="w", trace=[[], []], level="time")
-    cache.store("w", "t", "llvm", "local", task, Result(status=Status.TIMEOUT, message="killed", level="time"))
-    assert cache.lookup("w", "t", "llvm", "local", task) is None
+    cache.store("w", "t", "llvm", "local", task, Result(status=Status.TIMEOUT, message="killed", level="verify"),
+                stored_with)
+    hit = cache.lookup("w", "t", "llvm", "local", Task(workload="w", trace=[[], []], level=level), asked_with)
+    assert (hit is not None) == answered
+    if answered:
+        assert hit.status is Status.TIMEOUT and hit.cached
 
 
 ORPHAN_SCRIPT = """
