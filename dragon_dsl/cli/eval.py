@@ -29,7 +29,10 @@ def add_parser(sub) -> None:
     p.add_argument("--model-path", help="passed to dragon_model.suggest")
     p.add_argument("--seeds", type=int, default=3, help="the verifier's random input sets")
     p.add_argument("--repeat", type=int, default=5, help="timing repeats")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per engine stage")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per build (default 120)")
+    p.add_argument("--run-timeout", type=float, default=30.0,
+                   help="seconds for a candidate's verify and time on the device, once it holds the device "
+                        "(default 30: a hanging kernel keeps every process sharing the GPU waiting that long)")
     p.add_argument("--workers", type=int, help="build workers (default: one per core)")
     p.add_argument("--cache", help="results cache file (default: OUT_DIR/cache/results.sqlite)")
     p.add_argument("--gpu-name", help="GPU name for the roofline peaks (default: nvidia-smi's), e.g. H200")
@@ -111,7 +114,8 @@ def command_of(args) -> list:
     """The exact command, every option spelled out (defaults included), from the parsed arguments."""
     cmd = ["dragon", "eval"]
     for name in ("workloads", "target", "device", "methods", "budgets", "k", "model_path", "seeds", "repeat",
-                 "timeout", "workers", "cache", "gpu_name", "limit", "seed", "shard", "stop_after", "out"):
+                 "timeout", "run_timeout", "workers", "cache", "gpu_name", "limit", "seed", "shard", "stop_after",
+                 "out"):
         value = getattr(args, name)
         if value is not None:
             cmd += [f"--{name.replace('_', '-')}", str(value)]
@@ -130,7 +134,8 @@ def cmd_eval(args, out: Console, err: Console) -> int:
         settings = Settings(workloads=args.workloads, target=_target(args.target), out_dir=args.out,
                             device=args.device, methods=parse_methods(args.methods),
                             budgets=_ints(args.budgets, "--budgets"), k=args.k, seeds=args.seeds,
-                            repeat=args.repeat, timeout_s=args.timeout, workers=args.workers, cache=args.cache,
+                            repeat=args.repeat, timeout_s=args.timeout,
+                            run_timeout_s=args.run_timeout, workers=args.workers, cache=args.cache,
                             model_path=args.model_path, gpu_name=args.gpu_name, limit=args.limit, seed=args.seed,
                             shard=parse_shard(args.shard) if args.shard else None, stop_after_s=args.stop_after,
                             command=command_of(args))
@@ -153,11 +158,14 @@ def cmd_eval(args, out: Console, err: Console) -> int:
         def advance():
             progress.advance(current["task"])
 
+        def log(line):   # one line per measurement, above the bar or alone in a log file
+            progress.console.print(line, markup=False, highlight=False)
+
         try:
             if args.generate_only:
                 summary = generate(settings, phase, advance)
             else:
-                results = run(settings, phase, advance)
+                results = run(settings, phase, advance, log)
         except EvalInputError as exc:
             err.print(f"error: {exc}", markup=False)
             return 2

@@ -48,6 +48,7 @@ class Settings:
     seeds: int = 3
     repeat: int = 5
     timeout_s: float = 120.0
+    run_timeout_s: Optional[float] = 30.0
     workers: Optional[int] = None
     cache: Optional[str] = None
     model_path: Optional[str] = None
@@ -121,6 +122,7 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
     cache_path = Path(settings.cache) if settings.cache else out_dir / "cache" / "results.sqlite"
     t_start = time.perf_counter()
     engine = Engine(settings.target, device=settings.device, workers=settings.workers, timeout_s=settings.timeout_s,
+                    run_timeout_s=settings.run_timeout_s,
                     cache=ResultsCache(cache_path))
     try:
         cache_before = engine.cache.count()
@@ -166,7 +168,9 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
                 if _past_deadline(settings, t_start, expected.get(label), e):
                     deferred.append({"method": label, "workload": e.name})
                 else:
+                    t0 = time.perf_counter()
                     rows.append(fn(e))
+                    log(_line(t_start, t0, rows[-1]))
                 advance()
         improving = [e for e in entries if e.scripts]
         if improving:
@@ -176,11 +180,15 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
                     deferred.append({"method": "improvement", "workload": e.name})
                     advance()
                     continue
+                t0 = time.perf_counter()
                 row, text, existing_us = m.existing(ctx, e)
                 rows.append(row)
+                log(_line(t_start, t0, row))
                 if "model" in wanted:
-                    rows.append(m.model(ctx, e, 1, "improvement", text, existing_us))
-                    rows.append(m.model(ctx, e, settings.k, "improvement", text, existing_us))
+                    for n in (1, settings.k):
+                        t0 = time.perf_counter()
+                        rows.append(m.model(ctx, e, n, "improvement", text, existing_us))
+                        log(_line(t_start, t0, rows[-1]))
                 advance()
         cache_after = engine.cache.count()
         startup_s += ctx.import_s
@@ -209,6 +217,19 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
     }
     results["metrics"] = summarize(results)
     return results
+
+
+def _line(t_start: float, t0: float, row: dict) -> str:
+    """One measurement's log line: when it ended in the run, what it was, how it went, how long it took
+    (what a device machine's log must say to tell where a call's time went)."""
+    now = time.perf_counter()
+    cands = row.get("candidates") or []
+    ok = sum(c.get("status") == "ok" for c in cands)
+    failed = sorted({c.get("status") for c in cands if c.get("status") != "ok"})
+    what = f"{ok}/{len(cands)} verified" + (f", failed: {', '.join(failed)}" if failed else "") if cands else ""
+    why = f" ({row['reason'][:80]})" if row.get("reason") and not cands else ""
+    return (f"[{now - t_start:7.1f} s] {row['method']} {row['task']} {row['workload']}: {row['status']}"
+            f"{' ' + what if what else ''}{why} in {now - t0:.1f} s")
 
 
 SHARD_FILE = r"results-shard-(\d+)-of-(\d+)\.json"

@@ -3,6 +3,8 @@ MetaSchedule at 2 trials, one random design-space sample, and an existing script
 improvement task). Checks the report's structure, that results.json's metrics are
 recomputed from its raw measurements, and that a rerun measures nothing new."""
 
+import contextlib
+import io
 import json
 import shutil
 from pathlib import Path
@@ -31,8 +33,11 @@ def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled,metaschedule,ms-random",
             "--budgets", "2", "--repeat", "3", "--out", str(out)]
-    assert main(argv) == 0
+    log = io.StringIO()
+    with contextlib.redirect_stderr(log):
+        assert main(argv) == 0
     first = json.loads((out / "results.json").read_text())
+    first["_log"] = log.getvalue()
     report = (out / "report.md").read_text()
     databases = {p: p.stat().st_mtime_ns for p in out.glob("metaschedule/*/*/database_tuning_record.json")}
     assert main(argv) == 0
@@ -87,6 +92,16 @@ def test_metrics_recompute_from_raw(runs):
     roof = first["metrics"]["methods"]["unscheduled"]["roofline_fraction"]["per_task"]
     for w in first["workloads"]:
         assert roof[w["name"]] == pytest.approx(w["roofline_us"] / base[w["name"]])
+
+
+def test_log_has_a_line_per_measurement(runs):
+    """Without a terminal (a device machine's log) each measurement says when it ended and how long it took."""
+    lines = runs[1]["_log"].splitlines()
+    for r in runs[1]["measurements"]:
+        head = f"{r['method']} {r['task']} {r['workload']}: {r['status']}"
+        mine = [x for x in lines if head in x]
+        assert len(mine) == 1, (head, lines)
+        assert mine[0].startswith("[") and mine[0].endswith(" s"), mine[0]
 
 
 def test_rerun_reuses_the_caches(runs):
