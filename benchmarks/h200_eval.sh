@@ -42,8 +42,20 @@ for i in "${!pids[@]}"; do
   tail -3 $logs/shard-$i.log
   [ $rc -eq 0 ] || ok=0
 done
-if [ $ok = 1 ]; then
-  python3 -m dragon_dsl.cli.main "${args[@]}" > $logs/final.log 2>&1; echo "final run exit $?"; tail -3 $logs/final.log
-fi
+# packed now, before the final run: a call killed at the device's limit returns what is in $OUT
 bash benchmarks/eval_state.sh pack $OUT/eval-h200.tgz
+if [ $ok = 1 ]; then
+  # the final run measures nothing new (all cached) but computes the references again: bounded by
+  # what is left of the call (CALL_LIMIT, default 590 s: the device tool's 600 s less the packing)
+  left=$(( ${CALL_LIMIT:-590} - SECONDS - 15 ))
+  if [ $left -gt 30 ]; then
+    # alone on the machine now: every core builds (the last --workers wins)
+    timeout $left python3 -m dragon_dsl.cli.main "${args[@]}" --workers $(( $(nproc) - 1 )) > $logs/final.log 2>&1
+    echo "final run exit $?"
+    tail -3 $logs/final.log
+    bash benchmarks/eval_state.sh pack $OUT/eval-h200.tgz
+  else
+    echo "every shard is done; no time left for the final run ($left s): call again (it measures nothing new)"
+  fi
+fi
 ls -la $OUT
