@@ -141,6 +141,9 @@ def cmd_eval(args, out: Console, err: Console) -> int:
                             command=command_of(args))
         if args.k < 1:
             raise ValueError("--k must be at least 1")
+        for option, value in (("--timeout", args.timeout), ("--run-timeout", args.run_timeout)):
+            if not value > 0:
+                raise ValueError(f"{option}: expected a positive number of seconds, got {value:g}")
         if args.stop_after is not None and not args.stop_after > 0:
             raise ValueError(f"--stop-after: expected a positive number of seconds, got {args.stop_after}")
     except ValueError as exc:

@@ -24,3 +24,16 @@ def test_bad_shard_folders(tmp_path, capsys, files, message):
     assert main(["eval-report", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists() and not (tmp_path / "report.md").exists()
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--run-timeout", "0", "--run-timeout: expected a positive number of seconds, got 0"),
+    ("--timeout", "-5", "--timeout: expected a positive number of seconds, got -5"),
+    ("--stop-after", "0", "--stop-after: expected a positive number of seconds"),
+])
+def test_bad_eval_limits(tmp_path, capsys, option, value, message):
+    """`dragon eval`'s limits are checked before anything starts (no engine, nothing written)."""
+    out = tmp_path / "out"
+    assert main(["eval", "--workloads", str(tmp_path), "--target", "llvm", "--out", str(out), option, value]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
