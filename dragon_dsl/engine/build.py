@@ -112,6 +112,7 @@ def _check_trace(trace) -> None:
 #: kinds of `thread_binding_problems`
 HOST_BLOCK = "host_block"
 LOOP_PAST_OUTER = "thread_loop_past_outer"
+EXTENT_MISMATCH = "thread_extent_mismatch"
 
 
 def thread_binding_problems(mod) -> list:
@@ -121,7 +122,15 @@ def thread_binding_problems(mod) -> list:
         CPU (a segfault, measured on the H200; neither VerifyMemory nor VerifyGPUCode objects);
       * LOOP_PAST_OUTER: a thread axis bound by two nested loops, the inner one longer: both loop
         variables become the same thread index (MetaSchedule's cooperative fetch relies on it), so
-        the inner loop's iterations past the outer extent never run (outputs unwritten or wrong).
+        the inner loop's iterations past the outer extent never run (outputs unwritten or wrong);
+      * EXTENT_MISMATCH: one kernel (a nest under its outermost bound loop) binds a thread axis
+        with two extents (> 1): a kernel has one block shape and TVM launches it
+        with one of them (`__launch_bounds__(6)` for an rms_norm whose stages bound threadIdx.x to
+        6 and 16), so the other loop runs with the wrong number of threads. Nested loops of one axis
+        count too when the inner is shorter (a model's conv2d: threadIdx.x 4 inside threadIdx.x 32,
+        outputs unwritten; MetaSchedule's cooperative fetch always repeats the extent); an inner
+        one that is longer is LOOP_PAST_OUTER's. Seen in 7 of 9 model answers that compiled but
+        failed on the H200; in none of the 784 verified corpus scripts.
     Only functions with at least one bound loop are looked at (none bound: `check_gpu`'s own message)."""
     import tvm
     from tvm.s_tir import SBlockRealize
@@ -132,23 +141,32 @@ def thread_binding_problems(mod) -> list:
             continue
         found, any_bound = [], False
 
-        def visit(stmt, axes: dict, under_binding: bool) -> None:
+        def visit(stmt, axes: dict, under_binding: bool, kernel: dict = None) -> None:
             """`axes`: thread tag -> extent of the bound loops around `stmt` (extent-1 loops left out:
-            they are simplified away before the threads are bound, and constrain nothing)."""
+            they are simplified away before the threads are bound, and constrain nothing);
+            `kernel`: thread tag -> {extent: first loop's name} over the kernel `stmt` is in."""
             nonlocal any_bound
             if isinstance(stmt, tvm.tirx.For):
                 if stmt.kind == tvm.tirx.ForKind.THREAD_BINDING and stmt.thread_binding is not None:
-                    any_bound = under_binding = True
+                    any_bound = True
                     tag = str(stmt.thread_binding.thread_tag)
                     extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
+                    if not under_binding:   # the outermost bound loop of a nest: a kernel of its own
+                        under_binding, kernel = True, {}
+                        visit(stmt, axes, True, kernel)
+                        found.extend(_extent_mismatches(kernel))
+                        return
                     outer = axes.get(tag)
+                    if (extent is not None and extent > 1 and not tag.startswith("vthread")
+                            and not (outer is not None and extent > outer)):   # that one is LOOP_PAST_OUTER
+                        kernel.setdefault(tag, {}).setdefault(extent, stmt.loop_var.name)
                     if extent is not None and outer is not None and extent > outer and not tag.startswith("vthread"):
                         found.append((LOOP_PAST_OUTER, f"loop {stmt.loop_var.name} binds {tag} ({extent}) inside a loop "
                                       f"bound to {tag} ({outer}): both take the same thread index, so its iterations "
                                       f"from {outer} on never run"))
                     if extent != 1:
                         axes = {**axes, tag: extent}
-                visit(stmt.body, axes, under_binding)
+                visit(stmt.body, axes, under_binding, kernel)
             elif isinstance(stmt, SBlockRealize):
                 block = stmt.block
                 if not under_binding and block.name_hint != "root" and (block.iter_vars or block.writes):
@@ -156,22 +174,34 @@ def thread_binding_problems(mod) -> list:
                                   "blockIdx/threadIdx: TVM would run it on the host, which cannot read the GPU's buffers"))
                     return  # its inner blocks run on the host with it: one message for the nest
                 if block.init is not None:
-                    visit(block.init, axes, under_binding)
-                visit(block.body, axes, under_binding)
+                    visit(block.init, axes, under_binding, kernel)
+                visit(block.body, axes, under_binding, kernel)
             elif isinstance(stmt, tvm.tirx.SeqStmt):
                 for inner in stmt.seq:
-                    visit(inner, axes, under_binding)
+                    visit(inner, axes, under_binding, kernel)
             elif isinstance(stmt, tvm.tirx.IfThenElse):
-                visit(stmt.then_case, axes, under_binding)
+                visit(stmt.then_case, axes, under_binding, kernel)
                 if stmt.else_case is not None:
-                    visit(stmt.else_case, axes, under_binding)
+                    visit(stmt.else_case, axes, under_binding, kernel)
             elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
-                visit(stmt.body, axes, under_binding)
+                visit(stmt.body, axes, under_binding, kernel)
 
         visit(func.body, {}, False)
         if any_bound:
             problems += found
     return problems
+
+
+def _extent_mismatches(kernel: dict) -> list:
+    """EXTENT_MISMATCH problems of one kernel (thread tag -> {extent: first loop bound with it})."""
+    out = []
+    for tag, loops in kernel.items():
+        if len(loops) > 1:
+            (e1, n1), (e2, n2) = list(loops.items())[:2]
+            out.append((EXTENT_MISMATCH, f"{tag} is bound with extent {e1} (loop {n1}) and {e2} (loop {n2}) in one "
+                                         f"kernel: a kernel has one block shape, which TVM takes from one of them, so "
+                                         f"the other loop runs with the wrong number of threads"))
+    return out
 
 
 def check_gpu(mod, target) -> None:
