@@ -28,8 +28,10 @@ wl=/tmp/wle
 # the improvement task's inputs: each workload's random design-space sample as a .dragon script
 [ -d data/runs/eval-cuda/existing ] && cp data/runs/eval-cuda/existing/*.dragon $wl/
 w=$(( $(nproc) / SHARDS - 1 )); [ $w -lt 1 ] && w=1
+# the model's answers measured are those of decoder version 4 in the state (GENERATION_VERSION 5, the
+# two-extents rule, came after they were generated; the device cannot generate: no xgrammar there)
 args=(eval --workloads $wl --target cuda --gpu-name H200 --methods $methods --budgets 16,64 --k 4 --workers $w
-      --out $out)
+      --generation-version ${GENERATION_VERSION_MEASURED:-4} --out $out)
 pids=()
 for i in $(seq 0 $((SHARDS - 1))); do
   timeout "$secs" python3 -m dragon_dsl.cli.main "${args[@]}" --shard $i/$SHARDS --stop-after $((secs - 30)) \

@@ -70,8 +70,9 @@ GPU_RETRIES = 4
 
 #: bumped when decoding changes what the same weights write (evaluation caches key answers by it)
 #: 3: the compile check rejects blocks left on the host and over-long inner thread loops;
-#: 4: the decoder resamples a statement that makes an over-long inner thread loop
-GENERATION_VERSION = 4
+#: 4: the decoder resamples a statement that makes an over-long inner thread loop;
+#: 5: the compile check rejects a kernel binding one thread axis with two extents
+GENERATION_VERSION = 5
 
 
 def compile_problem(text: str, workload, target: Any) -> Optional[str]:

@@ -33,6 +33,9 @@ def add_parser(sub) -> None:
     p.add_argument("--run-timeout", type=float, default=30.0,
                    help="seconds for a candidate's verify and time on the device, once it holds the device "
                         "(default 30: a hanging kernel keeps every process sharing the GPU waiting that long)")
+    p.add_argument("--generation-version", type=int, metavar="N",
+                   help="measure the model's stored answers of decoder version N (OUT_DIR/model) instead of "
+                        "this code's; answers missing there are 'not available', never generated")
     p.add_argument("--workers", type=int, help="build workers (default: one per core)")
     p.add_argument("--cache", help="results cache file (default: OUT_DIR/cache/results.sqlite)")
     p.add_argument("--gpu-name", help="GPU name for the roofline peaks (default: nvidia-smi's), e.g. H200")
@@ -114,7 +117,7 @@ def command_of(args) -> list:
     """The exact command, every option spelled out (defaults included), from the parsed arguments."""
     cmd = ["dragon", "eval"]
     for name in ("workloads", "target", "device", "methods", "budgets", "k", "model_path", "seeds", "repeat",
-                 "timeout", "run_timeout", "workers", "cache", "gpu_name", "limit", "seed", "shard", "stop_after",
+                 "timeout", "run_timeout", "generation_version", "workers", "cache", "gpu_name", "limit", "seed", "shard", "stop_after",
                  "out"):
         value = getattr(args, name)
         if value is not None:
@@ -135,7 +138,8 @@ def cmd_eval(args, out: Console, err: Console) -> int:
                             device=args.device, methods=parse_methods(args.methods),
                             budgets=_ints(args.budgets, "--budgets"), k=args.k, seeds=args.seeds,
                             repeat=args.repeat, timeout_s=args.timeout,
-                            run_timeout_s=args.run_timeout, workers=args.workers, cache=args.cache,
+                            run_timeout_s=args.run_timeout, generation_version=args.generation_version,
+                            workers=args.workers, cache=args.cache,
                             model_path=args.model_path, gpu_name=args.gpu_name, limit=args.limit, seed=args.seed,
                             shard=parse_shard(args.shard) if args.shard else None, stop_after_s=args.stop_after,
                             command=command_of(args))

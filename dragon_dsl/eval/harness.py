@@ -49,6 +49,7 @@ class Settings:
     repeat: int = 5
     timeout_s: float = 120.0
     run_timeout_s: Optional[float] = 30.0
+    generation_version: Optional[int] = None   # measure the model's answers of this decoder version
     workers: Optional[int] = None
     cache: Optional[str] = None
     model_path: Optional[str] = None
@@ -130,7 +131,8 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         peaks = peaks_for("cuda" if is_cuda else "cpu", _gpu_name(settings, engine) if is_cuda else None,
                           out_dir / "cache" / "peaks.json")
         ctx = m.Context(engine, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), seeds=settings.seeds,
-                        repeat=settings.repeat, seed=settings.seed, k=settings.k, model_path=settings.model_path)
+                        repeat=settings.repeat, seed=settings.seed, k=settings.k, model_path=settings.model_path,
+                        generation_version=settings.generation_version)
         workloads = []
         for e in entries:
             mod = load_workload(str(e.path))
@@ -341,7 +343,13 @@ def generate(settings: Settings, progress: Callable[[str, int], None] = lambda l
         raise ValueError("--generate-only writes the model's scripts: --methods must include model")
     entries, problems, out_dir = _inputs(settings)
     ctx = m.Context(None, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), k=settings.k,
-                    model_path=settings.model_path, target=resolve_target(settings.target))
+                    model_path=settings.model_path, target=resolve_target(settings.target),
+                    generation_version=settings.generation_version)
+    try:
+        m._check_version(ctx)
+    except m.OtherVersion:
+        raise ValueError(f"--generation-version {settings.generation_version}: this code writes decoder version "
+                         f"{m._generation_version()} only (--generation-version measures stored answers)") from None
     sizes = tuple(dict.fromkeys((1, settings.k)))
     improving = [(e, e.scripts[0].read_text(encoding="utf-8")) for e in entries if len(e.scripts) == 1]
     skipped = [e.name for e in entries if len(e.scripts) > 1]

@@ -80,6 +80,7 @@ class Context:
     import_s: float = 0.0                        # MetaSchedule's imports, paid once, reported as start-up
     hashes: dict = field(default_factory=dict)   # workload path -> structural hash
     target: object = None                        # engine/targets.py's Target (the engine's, when there is one)
+    generation_version: Optional[int] = None     # measure the answers of this decoder version (None: the model's)
 
     def __post_init__(self):
         if self.target is None and self.engine is not None:
@@ -366,6 +367,8 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
         texts, gen_s, gen_host = _suggestions(ctx, entry, suggest, n, task, script)
     except FileNotFoundError as exc:   # no trained weights for this target
         return _row(entry, task, name, "not_available", f"no model: {exc}", **extra)
+    except OtherVersion as exc:        # --generation-version: answers of another decoder, not written yet
+        return _row(entry, task, name, "not_available", str(exc), **extra)
     except ImportError as exc:   # e.g. no xgrammar on a GPU machine that only measures: not the model's failure
         return _row(entry, task, name, "not_available",
                     f"the model cannot generate here ({exc}); generate with --generate-only elsewhere", **extra)
@@ -416,8 +419,20 @@ def _digest(texts) -> str:
 
 def _suggestions_key(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> str:
     key = [ctx.whash(entry.path), task, n, ctx.model_path, script, ctx.target.key, _weights(ctx)]
-    version = _generation_version()
+    version = ctx.generation_version if ctx.generation_version is not None else _generation_version()
     return json.dumps(key + [version] if version is not None else key)
+
+
+class OtherVersion(LookupError):
+    """No stored answers of the decoder version asked for, which this code cannot write."""
+
+
+def _check_version(ctx: Context) -> None:
+    """Raise OtherVersion when `ctx.generation_version` names a decoder other than this code's."""
+    current = _generation_version()
+    if ctx.generation_version is not None and ctx.generation_version != current:
+        raise OtherVersion(f"no answers of decoder version {ctx.generation_version} in {ctx.out_dir / 'model'}; "
+                           f"this code writes version {current}")
 
 
 def _generation_version() -> Optional[int]:
@@ -461,6 +476,7 @@ def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Option
     if path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
         return data["scripts"], data["generation_s"], data.get("host")
+    _check_version(ctx)
     t0 = time.perf_counter()
     texts = list(suggest(workload=str(entry.path), target=ctx.target.spec, script=script, n=n,
                          model_path=ctx.model_path))
