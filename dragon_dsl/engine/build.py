@@ -152,18 +152,18 @@ def thread_binding_problems(mod) -> list:
                     tag = str(stmt.thread_binding.thread_tag)
                     extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
                     if not under_binding:   # the outermost bound loop of a nest: a kernel of its own
-                        under_binding, kernel = True, {}
+                        kernel = {}
                         visit(stmt, axes, True, kernel)
                         found.extend(_extent_mismatches(kernel))
                         return
                     outer = axes.get(tag)
-                    if (extent is not None and extent > 1 and not tag.startswith("vthread")
-                            and not (outer is not None and extent > outer)):   # that one is LOOP_PAST_OUTER
-                        kernel.setdefault(tag, {}).setdefault(extent, stmt.loop_var.name)
-                    if extent is not None and outer is not None and extent > outer and not tag.startswith("vthread"):
+                    threads = extent is not None and not tag.startswith("vthread")
+                    if threads and outer is not None and extent > outer:
                         found.append((LOOP_PAST_OUTER, f"loop {stmt.loop_var.name} binds {tag} ({extent}) inside a loop "
                                       f"bound to {tag} ({outer}): both take the same thread index, so its iterations "
                                       f"from {outer} on never run"))
+                    elif threads and extent > 1:
+                        kernel.setdefault(tag, {}).setdefault(extent, stmt.loop_var.name)
                     if extent != 1:
                         axes = {**axes, tag: extent}
                 visit(stmt.body, axes, under_binding, kernel)

@@ -345,11 +345,10 @@ def generate(settings: Settings, progress: Callable[[str, int], None] = lambda l
     ctx = m.Context(None, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), k=settings.k,
                     model_path=settings.model_path, target=resolve_target(settings.target),
                     generation_version=settings.generation_version)
-    try:
-        m._check_version(ctx)
-    except m.OtherVersion:
+    current = m._generation_version()
+    if settings.generation_version not in (None, current):
         raise ValueError(f"--generation-version {settings.generation_version}: this code writes decoder version "
-                         f"{m._generation_version()} only (--generation-version measures stored answers)") from None
+                         f"{current} only (--generation-version measures stored answers)")
     sizes = tuple(dict.fromkeys((1, settings.k)))
     improving = [(e, e.scripts[0].read_text(encoding="utf-8")) for e in entries if len(e.scripts) == 1]
     skipped = [e.name for e in entries if len(e.scripts) > 1]
