@@ -2,7 +2,7 @@
 # One device call (after `. benchmarks/device_env.sh`): issue 7's evaluation on the H200, sharded.
 # Usage: bash benchmarks/h200_eval.sh SECONDS [METHODS]
 #
-# SHARDS processes (default 4) run `dragon eval --shard i/SHARDS` at once into one OUT folder
+# SHARDS processes (default 4; workload j of the sorted names is shard j mod SHARDS) run `dragon eval --shard i/SHARDS` at once into one OUT folder
 # (/tmp/eval-h200): they share its caches and take turns on the GPU for every candidate (the
 # engine's GPU lock), so that builds, MetaSchedule's searches and references overlap. Each shard
 # starts nothing expected to end after SECONDS - 30 (`--stop-after`: a MetaSchedule run killed by
@@ -22,6 +22,11 @@ SHARDS=${SHARDS:-4}
 out=/tmp/eval-h200
 bash benchmarks/eval_state.sh unpack
 logs=$out/logs; mkdir -p $logs
+# shard result files of another shard count are stale once SHARDS changes (the caches hold their
+# measurements): `dragon eval-report` refuses to merge two counts, so they go
+for f in $out/results-shard-*-of-*.json; do
+  [ -e "$f" ] && [ "${f##*-of-}" != "$SHARDS.json" ] && rm -f "$f" && echo "removed stale $(basename $f)"
+done
 wl=/tmp/wle
 [ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 44 --seed 2027 --max-flops 2e9 \
   --max-bytes 6.4e7 -o $wl > /dev/null

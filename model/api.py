@@ -71,8 +71,10 @@ GPU_RETRIES = 4
 #: bumped when decoding changes what the same weights write (evaluation caches key answers by it)
 #: 3: the compile check rejects blocks left on the host and over-long inner thread loops;
 #: 4: the decoder resamples a statement that makes an over-long inner thread loop;
-#: 5: the compile check rejects a kernel binding one thread axis with two extents
-GENERATION_VERSION = 5
+#: 5: the compile check rejects a kernel binding one thread axis with two extents;
+#: 6: the replay refuses a cache_read whose consumer blocks do not read the cached buffer (TVM
+#:    0.27 segfaults on one such case; version 4 died on it while writing 4 improvement answers)
+GENERATION_VERSION = 6
 
 
 def compile_problem(text: str, workload, target: Any) -> Optional[str]:

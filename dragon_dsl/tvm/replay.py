@@ -15,7 +15,7 @@ from dragon_dsl import diagnostics as dg
 from dragon_dsl.check import Program
 from dragon_dsl.codec.encode import encode
 from dragon_dsl.diagnostics import Diagnostic, Span
-from dragon_dsl.tvm.trace import apply
+from dragon_dsl.tvm.trace import UnsafeInstruction, apply, prefix
 from dragon_dsl.tvm.workload import WorkloadError, load_workload
 
 
@@ -29,11 +29,6 @@ class ReplayResult:
     @property
     def ok(self) -> bool:
         return self.module is not None and not dg.has_errors(self.diagnostics)
-
-
-def _prefix(trace: list, n: int) -> list:
-    insts, decisions = trace
-    return [insts[:n], [d for d in decisions if d[0] < n]]
 
 
 def tvm_message(exc: BaseException) -> str:
@@ -61,6 +56,8 @@ def replay(program: Program, workload, *, seed: int = 1) -> ReplayResult:
     try:
         sch = apply(trace, mod, seed=seed)
         return ReplayResult(sch.mod, sch, trace, _repaired_decisions(program, trace, sch))
+    except UnsafeInstruction as exc:  # refused before TVM ran it: the position is known
+        return _rejected(program, trace, exc.index + 1, exc)
     except Exception as exc:  # TVM raises its own error types from C++
         full_error = exc
     # Find the first instruction whose prefix fails.
@@ -68,19 +65,26 @@ def replay(program: Program, workload, *, seed: int = 1) -> ReplayResult:
     while hi - lo > 1:
         mid = (lo + hi) // 2
         try:
-            apply(_prefix(trace, mid), mod, seed=seed)
+            apply(prefix(trace, mid), mod, seed=seed)
             lo = mid
         except Exception:  # noqa: BLE001 - any TVM failure narrows the search
             hi = mid
     error = full_error
     try:
-        apply(_prefix(trace, hi), mod, seed=seed)
+        apply(prefix(trace, hi), mod, seed=seed)
     except Exception as exc:  # noqa: BLE001
         error = exc
+    return _rejected(program, trace, hi, error)
+
+
+def _rejected(program: Program, trace: list, hi: int, error: BaseException) -> ReplayResult:
+    """The failed replay of TRACE, whose prefix of HI instructions is the first that fails."""
     inst = program.instructions[hi - 1] if 0 < hi <= len(program.instructions) else None
     span = inst.span if inst is not None else Span(1, 1, 1, 1)
     name = inst.entry.name if inst is not None else "replay"
-    return ReplayResult(None, None, trace, [dg.make("DRG601", span, f"{name}: TVM rejected this instruction: {tvm_message(error)}")])
+    verdict = ("refused before TVM ran it: " + str(error) if isinstance(error, UnsafeInstruction)
+               else "TVM rejected this instruction: " + tvm_message(error))
+    return ReplayResult(None, None, trace, [dg.make("DRG601", span, f"{name}: {verdict}")])
 
 
 def _repaired_decisions(program: Program, trace: list, sch) -> list[Diagnostic]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 
 def plain(obj):
     """Convert `Trace.as_json()` output to plain Python, the way MetaSchedule's JSONDumps does:
@@ -32,10 +34,92 @@ def trace_json(sch) -> list:
     return plain(sch.trace.as_json(remove_postproc=False))
 
 
+class UnsafeInstruction(ValueError):
+    """An instruction refused before TVM runs it: TVM 0.27 crashes on some of its kind (a segfault,
+    which no caller can catch), so the whole unsound kind is refused. `index`: its position."""
+
+    def __init__(self, index: int, message: str):
+        super().__init__(message)
+        self.index = index
+
+
 def apply(trace, mod, *, seed: int = 1):
-    """Apply trace JSON to a fresh schedule of `mod`; returns the schedule (raises TVM's errors)."""
+    """Apply trace JSON to a fresh schedule of `mod`; returns the schedule (raises TVM's errors, and
+    UnsafeInstruction for an instruction that would crash TVM)."""
+    for index in _guarded(trace):
+        problem = _checked(trace, index, mod, seed)
+        if problem:
+            raise UnsafeInstruction(index, problem)
+    return _apply(trace, mod, seed)
+
+
+_CHECKED: "OrderedDict[tuple, tuple]" = OrderedDict()  # (id(mod), seed, JSON through i) -> (mod, problem)
+
+
+def _checked(trace, index: int, mod, seed: int) -> str:
+    """The problem of guarded instruction INDEX ('' for none). Remembered for the last few hundred
+    prefixes: the decoder replays a growing script once per statement, and one look at each
+    guarded instruction is enough (the entry keeps `mod` alive, so its id is not reused)."""
+    import json
+
+    key = (id(mod), seed, json.dumps(prefix(trace, index + 1)))
+    if key in _CHECKED:
+        _CHECKED.move_to_end(key)
+        return _CHECKED[key][1]
+    sch = _apply(prefix(trace, index), mod, seed)
+    problem = _cache_read_consumer_problem(sch, trace[0][:index], trace[0][index])
+    _CHECKED[key] = (mod, problem)
+    if len(_CHECKED) > 512:
+        _CHECKED.popitem(last=False)
+    return problem
+
+
+def _apply(trace, mod, seed: int):
     from tvm import s_tir
 
     sch = s_tir.Schedule(mod, seed=seed)
     s_tir.Trace.apply_json_to_schedule(trace, sch)
     return sch
+
+
+def prefix(trace: list, n: int) -> list:
+    """The first n instructions of trace JSON, with their decisions."""
+    insts, decisions = trace
+    return [insts[:n], [d for d in decisions if d[0] < n]]
+
+
+def _guarded(trace) -> list:
+    """Positions of the instructions that need a look at the schedule before TVM applies them:
+    `cache_read` with consumer blocks (TVM 0.27 segfaults in CacheRead when the only consumer
+    named is the block that writes the buffer; tests/golden/check/cache_read_*.dragon)."""
+    return [i for i, inst in enumerate(trace[0]) if inst[0] == "CacheRead" and len(inst[1]) > 1 and inst[1][1]]
+
+
+def _cache_read_consumer_problem(sch, before: list, inst) -> str:
+    """Why the consumer blocks of this CacheRead (trace JSON) are not consumers of the buffer it
+    caches, '' when they are. `sch` has replayed the JSON instructions BEFORE it."""
+    names = _rv_names(sch, before)
+    (block_name, consumers), (index, _scope) = inst[1][:2], inst[2][:2]
+    if block_name not in names or any(c not in names for c in consumers):
+        return ""  # TVM reports an undefined name itself
+    block = sch.get(names[block_name])
+    if not 0 <= index < len(block.reads):
+        return ""  # TVM's own error says which indices are valid
+    buffer = block.reads[index].source
+    for name in consumers:
+        consumer = sch.get(names[name])
+        if not any(region.source.same_as(buffer) for region in consumer.reads):
+            writes = any(region.source.same_as(buffer) for region in consumer.writes)
+            return (f"consumer block {consumer.name_hint!r} does not read buffer {buffer.name!r}"
+                    + (" (it writes it: TVM 0.27 crashes on such a cache_read)" if writes else "")
+                    + "; the consumer blocks of cache_read must read the buffer it caches")
+    return ""
+
+
+def _rv_names(sch, insts: list) -> dict:
+    """{trace JSON name: random variable}: the outputs of the JSON instructions INSTS, which `sch`
+    replayed one to one (its trace records each instruction it applied, in order)."""
+    names = {}
+    for json_inst, inst in zip(insts, sch.trace.insts):
+        names.update(zip(json_inst[3], inst.outputs))
+    return names
