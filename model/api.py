@@ -72,8 +72,9 @@ GPU_RETRIES = 4
 #: 3: the compile check rejects blocks left on the host and over-long inner thread loops;
 #: 4: the decoder resamples a statement that makes an over-long inner thread loop;
 #: 5: the compile check rejects a kernel binding one thread axis with two extents;
-#: 6: the replay refuses a cache_read whose consumer blocks do not read the cached buffer (TVM
-#:    0.27 segfaults on one such case; version 4 died on it while writing 4 improvement answers)
+#: 6: the replay refuses a cache_read with consumer blocks that do not read the cached buffer or
+#:    that lie inside a blockized block (TVM 0.27 segfaults on both; version 4 died on the second
+#:    while writing an H200 improvement answer)
 GENERATION_VERSION = 6
 
 

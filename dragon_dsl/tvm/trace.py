@@ -91,7 +91,8 @@ def prefix(trace: list, n: int) -> list:
 def _guarded(trace) -> list:
     """Positions of the instructions that need a look at the schedule before TVM applies them:
     `cache_read` with consumer blocks (TVM 0.27 segfaults in CacheRead when the only consumer
-    named is the block that writes the buffer; tests/golden/check/cache_read_*.dragon)."""
+    named is the block that writes the buffer, and when the block or a consumer lies inside a
+    blockized block; tests/golden/check/cache_read_*.dragon)."""
     return [i for i, inst in enumerate(trace[0]) if inst[0] == "CacheRead" and len(inst[1]) > 1 and inst[1][1]]
 
 
@@ -106,6 +107,12 @@ def _cache_read_consumer_problem(sch, before: list, inst) -> str:
     if not 0 <= index < len(block.reads):
         return ""  # TVM's own error says which indices are valid
     buffer = block.reads[index].source
+    for name in [block_name, *consumers]:
+        scope = _scope_block(sch, names[name])
+        if scope is not None:
+            return (f"block {sch.get(names[name]).name_hint!r} lies inside block {scope!r}, not directly in the "
+                    f"function's root block; TVM 0.27 crashes on cache_read with consumer blocks there "
+                    f"(leave consumer_blocks out to cache for every consumer)")
     for name in consumers:
         consumer = sch.get(names[name])
         if not any(region.source.same_as(buffer) for region in consumer.reads):
@@ -114,6 +121,18 @@ def _cache_read_consumer_problem(sch, before: list, inst) -> str:
                     + (" (it writes it: TVM 0.27 crashes on such a cache_read)" if writes else "")
                     + "; the consumer blocks of cache_read must read the buffer it caches")
     return ""
+
+
+def _scope_block(sch, block_rv):
+    """The name of the block that BLOCK_RV lies in, None when that is the root block."""
+    from tvm import s_tir
+
+    sref = sch.get_sref(block_rv).parent
+    while sref is not None and not isinstance(sref.stmt, s_tir.SBlock):
+        sref = sref.parent
+    if sref is None or sref.parent is None:   # the root block's sref has no parent
+        return None
+    return sref.stmt.name_hint
 
 
 def _rv_names(sch, insts: list) -> dict:
