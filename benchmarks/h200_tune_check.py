@@ -36,6 +36,8 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=64)
     ap.add_argument("--workloads", default="matmul_1024,c2d_1,gmm_2,dep_0,nrm_2")
     ap.add_argument("--no-check", action="store_true", help="tune only (issue 4's wall-time comparison)")
+    ap.add_argument("--build-group", type=int, default=1,
+                    help="candidates of a round compiled as one library (Engine(build_group=)); 1: each alone")
     args = ap.parse_args()
     out = Path(args.out)
     scripts = out / "scripts"
@@ -49,7 +51,8 @@ def main() -> int:
     from dragon_dsl.engine import Engine
 
     t0 = time.perf_counter()  # one warm engine for every workload, as the corpus search runs it
-    engine = Engine(smoke.TAG, cache=False, timeout_s=180.0)
+    engine = Engine(smoke.TAG, cache=False, timeout_s=180.0, build_group=args.build_group)
+    report["build_group"] = args.build_group
     engine.baseline(str(ROOT / "tests" / "data" / "workloads" / "c2d_1.tvmscript"))  # workers up, CUDA context made
     report["engine_startup_s"] = time.perf_counter() - t0
     for name in args.workloads.split(","):

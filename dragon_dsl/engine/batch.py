@@ -29,6 +29,7 @@ class Item:
     result: Optional[Result] = None
     build_s: Optional[float] = None
     artifact: Optional[str] = None
+    entry: str = "main"            # the artifact's function for this item (a group's library has several)
 
 
 class Batch:
@@ -53,6 +54,7 @@ class Batch:
                 item.result = engine.cache.lookup(wl.hash, thash, engine.target.key, engine.device.text, task,
                                                   engine.limits())
             self.items.append(item)
+        self._users: dict = {}          # artifact -> items that still need it
         self.pending_builds = 0
         self.pending_refs = 0
         self.held: list = []            # items built, waiting for a reference or for the builds to end
@@ -68,8 +70,11 @@ class Batch:
             for wl_hash, seeds in sorted({(it.workload.hash, it.task.seeds) for it in verify}):
                 wl = next(it.workload for it in verify if it.workload.hash == wl_hash)
                 self._reference(wl, seeds)
-        for item in todo:
-            self._build(item)
+        for group in self._groups(todo):
+            if len(group) == 1:
+                self._build(group[0])
+            else:
+                self._build_group(group)
         dispatcher.run()
         self._finish()
         if self.failed_refs:
@@ -92,29 +97,87 @@ class Batch:
         self.e._submit_reference(self.dispatcher, wl, seeds, done)
 
     # --- builds -----------------------------------------------------------------------------
+    def _groups(self, todo: list) -> list:
+        """The builds to submit: the items of each workload (in the order they came) cut into
+        groups of `group_sizes`."""
+        by_workload: dict = {}
+        for item in todo:
+            by_workload.setdefault(item.workload.hash, []).append(item)
+        groups = []
+        for items in by_workload.values():
+            start = 0
+            for size in group_sizes(len(items), self.e.workers, self.e.build_group):
+                groups.append(items[start:start + size])
+                start += size
+        return groups
+
     def _build(self, item: Item) -> None:
         self.pending_builds += 1
         out = self.e._next_dir("build")
 
         def done(reply):
             self.pending_builds -= 1
-            item.build_s = reply.get("build_s")
-            status = reply.get("status")
-            if status == "ok":
-                item.artifact = reply["artifact"]
-                if item.task.level == "build":
-                    item.result = Result(Status.OK, "", build_s=item.build_s, level="build")
-                    shutil.rmtree(out, ignore_errors=True)
-                else:
-                    self.held.append(item)
-            else:
-                item.result = build_failure(reply)
-                shutil.rmtree(out, ignore_errors=True)
+            self._built(item, reply, out, {})
             self._release()
 
+        self.e.build_jobs += 1
         self.dispatcher.submit(self.e._builders, {"op": "build", "wkey": item.workload.hash,
                                                   "workload": item.workload.text, "source": item.source,
                                                   "out": str(out)}, self.e.timeout_s, done)
+
+    def _build_group(self, items: list) -> None:
+        """One build job for several candidates of one workload (build.build_group). A job that
+        times out or kills its worker says nothing of which candidate did it: each is built again
+        alone, with its own timeout."""
+        self.pending_builds += len(items)
+        out = self.e._next_dir("build")
+        users: dict = {}      # the group's artifact -> how many items still need it
+
+        def done(reply):
+            self.pending_builds -= len(items)
+            replies = reply.get("replies") if reply.get("status") == "ok" else None
+            if replies is None or len(replies) != len(items):
+                shutil.rmtree(out, ignore_errors=True)
+                for item in items:
+                    self._build(item)
+                return
+            for item, one in zip(items, replies):
+                if one.get("status") == "ok":
+                    users[one["artifact"]] = users.get(one["artifact"], 0) + 1
+            for item, one in zip(items, replies):
+                self._built(item, one, out, users)
+            self._release()
+
+        self.e.build_jobs += 1
+        self.dispatcher.submit(self.e._builders, {"op": "build_group", "wkey": items[0].workload.hash,
+                                                  "workload": items[0].workload.text,
+                                                  "sources": [it.source for it in items], "out": str(out)},
+                               self.e.timeout_s * len(items), done)
+
+    def _built(self, item: Item, reply: dict, out: Path, users: dict) -> None:
+        """Record one build reply. USERS counts the items sharing an artifact (a group's); the
+        artifact's folder goes when its last item is done with it."""
+        item.build_s = reply.get("build_s")
+        if reply.get("status") == "ok":
+            item.artifact = reply["artifact"]
+            item.entry = reply.get("entry", "main")
+            self._users[item.artifact] = users.get(item.artifact, 1)
+            if item.task.level == "build":
+                item.result = Result(Status.OK, "", build_s=item.build_s, level="build")
+                self._done_with(item.artifact)
+            else:
+                self.held.append(item)
+        else:
+            item.result = build_failure(reply)
+            if not users:
+                shutil.rmtree(out, ignore_errors=True)
+
+    def _done_with(self, artifact: str) -> None:
+        """One item no longer needs ARTIFACT: its folder goes with the last one."""
+        self._users[artifact] -= 1
+        if self._users[artifact] <= 0:
+            del self._users[artifact]
+            shutil.rmtree(Path(artifact).parent, ignore_errors=True)
 
     def _release(self) -> None:
         """Send built items to the device once their reference exists (and, for CPUs, once no build runs)."""
@@ -142,10 +205,11 @@ class Batch:
 
         def done(reply):
             item.result = run_result(reply, item)
-            shutil.rmtree(Path(item.artifact).parent, ignore_errors=True)
+            self._done_with(item.artifact)
 
-        self.dispatcher.submit(self.devices, {"op": "run", "artifact": item.artifact, "reference": ref,
-                                              "level": task.level, "timing": timing}, self.e.run_timeout_s, done)
+        self.dispatcher.submit(self.devices, {"op": "run", "artifact": item.artifact, "entry": item.entry,
+                                              "reference": ref, "level": task.level, "timing": timing},
+                               self.e.run_timeout_s, done)
 
     def _finish(self) -> None:
         for item in self.items:
@@ -158,6 +222,18 @@ class Batch:
             item.result.trace_hash = item.thash
             for n, index in enumerate(item.indices):
                 self.results[index] = item.result if n == 0 else replace(item.result, cached=True)
+
+
+def group_sizes(n: int, workers: int, most: int) -> list:
+    """How N builds of one workload are cut into groups for WORKERS build workers: at most MOST
+    per group, but never so few groups that workers sit idle (a group is one worker's job), and
+    sizes differing by at most one. 64 candidates on 16 workers with MOST 8: 16 groups of 4."""
+    if n <= 0:
+        return []
+    size = max(1, min(most, -(-n // max(1, workers))))
+    count = -(-n // size)
+    base, extra = divmod(n, count)
+    return [base + 1] * extra + [base] * (count - extra)
 
 
 def build_failure(reply: dict) -> Result:

@@ -39,7 +39,8 @@ __all__ = ["Engine", "EngineError"]
 
 class Engine:
     def __init__(self, target, device: str = "local", workers: Optional[int] = None,
-                 timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None):
+                 timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None,
+                 build_group: int = 1):
         import tvm
 
         self.target = resolve_target(target)
@@ -55,6 +56,12 @@ class Engine:
         if not (self.timeout_s > 0 and self.run_timeout_s > 0):
             raise ValueError(f"timeouts must be positive, got {timeout_s!r} and {run_timeout_s!r}")
         self.workers = int(workers or os.cpu_count() or 1)
+        # candidates of one workload compiled together, as one library (build.build_group): one
+        # nvcc call for several CUDA candidates; 1 builds each alone
+        if not (isinstance(build_group, int) and build_group >= 1):
+            raise ValueError(f"build_group must be a positive integer, got {build_group!r}")
+        self.build_group = build_group
+        self.build_jobs = 0                            # candidate builds sent to the builders (a group: one)
         if cache is False:
             self.cache = None
         elif isinstance(cache, ResultsCache):
@@ -132,9 +139,9 @@ class Engine:
                          + [self._baseline_pair(workload, kind) for workload, kind in baselines])
 
     def stats(self) -> dict:
-        """Worker restarts, and how device workers got CUDA binaries (cubins from the build vs
-        compiled again at load time)."""
-        out = {"build_restarts": self._builders.restarts,
+        """Build jobs sent (a group of candidates is one), worker restarts, and how device workers
+        got CUDA binaries (cubins from the build vs compiled again at load time)."""
+        out = {"build_jobs": self.build_jobs, "build_restarts": self._builders.restarts,
                "device_restarts": self._devices.restarts if self._devices else 0}
         if self._devices is not None and not self.device.is_remote:
             replies = []

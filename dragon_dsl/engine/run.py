@@ -166,10 +166,11 @@ def _fail(status, checked, max_abs, max_rel, message) -> dict:
             "max_abs_err": max_abs, "max_rel_err": max_rel}
 
 
-def time_kernel(module, dev, tensors, *, repeat: int, number, min_repeat_ms: float, flush_bytes: int) -> list:
-    """Per-call latencies in microseconds, one per repeat."""
+def time_kernel(module, dev, tensors, *, repeat: int, number, min_repeat_ms: float, flush_bytes: int,
+                entry: str = "main") -> list:
+    """Per-call latencies in microseconds, one per repeat, of the module's function ENTRY."""
     evaluator = module.time_evaluator(
-        "main", dev, number=number or 1, repeat=repeat,
+        entry, dev, number=number or 1, repeat=repeat,
         min_repeat_ms=0 if number else max(1, int(round(min_repeat_ms))),
         cache_flush_bytes=int(flush_bytes))
     try:

@@ -86,6 +86,7 @@ class _State:
         self.references: OrderedDict = OrderedDict()
         self.staged: OrderedDict = OrderedDict()     # reference path -> run.Staged on this worker's device
         self.device = None
+        self._loaded = None                          # (artifact path, what device.load returned)
         if self.role == "device":
             from dragon_dsl.engine import devices
 
@@ -119,6 +120,11 @@ class _State:
             return self._reference(job)
         if op == "build":
             return self._build(job)
+        if op == "build_group":
+            from dragon_dsl.engine.build import build_group
+
+            mod = self._workload(job) if job.get("wkey") else None
+            return {"status": "ok", "replies": build_group(mod, job["sources"], self.target, Path(job["out"]))}
         if op == "run":
             return self._run(job)
         raise ValueError(f"unknown job {op!r}")
@@ -176,7 +182,7 @@ class _State:
     def _run(self, job) -> dict:
         t0 = time.perf_counter()
         try:
-            module, dev, session = self.device.load(job["artifact"])
+            module, dev, session = self._load(job["artifact"])
         except Exception as exc:  # loading compiles device code on some paths: a failure is a build failure
             return {"status": "build_error", "message": f"the built module failed to load: {_last_line(exc)}",
                     "run_s": time.perf_counter() - t0}
@@ -186,13 +192,24 @@ class _State:
             # nor does run_s (the time waited for another process's candidate is not this one's)
             return self._verify_and_time(job, module, dev, session, t0 + (time.perf_counter() - t_wait))
 
+    def _load(self, artifact: str):
+        """The loaded library: kept for the next job on a local device, since a group's candidates
+        share one (build.build_group); a remote session does not outlive its task."""
+        if self.options.get("remote"):
+            return self.device.load(artifact)
+        if self._loaded is None or self._loaded[0] != artifact:
+            self._loaded = None     # the old library goes before the next one loads
+            self._loaded = (artifact, self.device.load(artifact))
+        return self._loaded[1]
+
     def _verify_and_time(self, job, module, dev, session, t0) -> dict:
         from dragon_dsl.engine.run import LaunchError, random_tensors, time_kernel, verify_staged
 
         reply: dict = {"status": "ok", "n_checked": 0}
         stage = "verify"
         try:
-            func = module["main"]
+            entry = job.get("entry", "main")
+            func = module[entry]
             if job.get("reference"):
                 reply, staged = verify_staged(func, self._staged_for(job["reference"], dev),
                                               lambda: self._staged_for(job["reference"], dev, fresh=True))
@@ -205,7 +222,7 @@ class _State:
             if job["level"] == "time":
                 stage = "time"
                 t = job["timing"]
-                reply["latencies_us"] = time_kernel(module, dev, tensors, repeat=t["repeat"], number=t["number"],
+                reply["latencies_us"] = time_kernel(module, dev, tensors, entry=entry, repeat=t["repeat"], number=t["number"],
                                                     min_repeat_ms=t["min_repeat_ms"], flush_bytes=t["flush_bytes"])
         except Exception as exc:  # LaunchError, or the runtime failing to copy data to or from the device
             # a CUDA fault poisons the context: the pool restarts this worker before its next job

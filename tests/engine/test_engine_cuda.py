@@ -32,6 +32,20 @@ def test_fixture_cuda_schedules_build_through_nvcc(cuda_engine):
     assert [r.status for r in results] == [Status.OK] * 3, [r.message for r in results]
 
 
+def test_grouped_cuda_builds_compile_one_translation_unit_and_keep_each_verdict(tmp_path):
+    """A group of CUDA candidates (one nvcc call) with one that breaks the GPU's limits: that
+    one is still a build error of its own, the others build, from one cubin beside one library."""
+    traces = fixture_traces("matmul_64", H100) + [too_many_threads()]
+    engine = Engine(H100, workers=1, timeout_s=120.0, cache=False, build_group=8)
+    try:
+        results = engine.measure(workload("matmul_64"), traces, level="build")
+        assert engine.stats()["build_jobs"] == 1
+    finally:
+        engine.close()
+    assert [r.status for r in results] == [Status.OK, Status.OK, Status.BUILD_ERROR], [r.message for r in results]
+    assert results[2].message.startswith("GPU constraint(s) violated: Used threads per block (2048)")
+
+
 def test_too_many_threads_per_block_is_a_build_error(cuda_engine):
     (r,) = cuda_engine.measure(workload("matmul_64"), [too_many_threads()], level="build")
     assert r.status is Status.BUILD_ERROR
@@ -76,3 +90,20 @@ def test_fixture_cuda_schedules_verify_and_time_on_the_gpu(cuda_engine):
 def test_too_many_threads_is_caught_before_the_gpu(cuda_engine):
     (r,) = cuda_engine.measure(workload("matmul_64"), [too_many_threads()], level="time")
     assert r.status is Status.BUILD_ERROR
+
+
+@needs_gpu
+def test_grouped_cuda_candidates_verify_and_time_each_through_its_own_entry():
+    traces = fixture_traces("matmul_64", H100) + fixture_traces("softmax_64", H100, limit=2)
+    alone = Engine(H100, workers=1, timeout_s=120.0, cache=False)
+    grouped = Engine(H100, workers=1, timeout_s=120.0, cache=False, build_group=8)
+    try:
+        for name, part in (("matmul_64", traces[:2]), ("softmax_64", traces[2:])):
+            expected = alone.measure(workload(name), part, level="time")
+            got = grouped.measure(workload(name), part, level="time")
+            assert [(r.status, r.n_checked) for r in got] == [(r.status, r.n_checked) for r in expected]
+            assert all(r.ok and r.latency_us > 0 for r in got), [r.message for r in got]
+        assert grouped.stats()["build_jobs"] == 2 and grouped.stats()["cubin_misses"] == 0
+    finally:
+        alone.close()
+        grouped.close()
