@@ -59,6 +59,14 @@ def test_a_group_gives_each_candidate_its_own_result(engines, case):
             assert r.message == e.message
 
 
+def test_grouped_candidates_are_timed_through_their_own_entry(engines):
+    _, grouped = engines
+    known = _candidates()
+    fast, slow = grouped.measure(workload("matmul_64"), [known["fixture 0"], known["plain"]], level="time", repeat=3)
+    # a grouped library has no "main": timing it by the wrong name would be a launch error
+    assert fast.ok and slow.ok and len(fast.latencies_us) == len(slow.latencies_us) == 3, (fast.message, slow.message)
+
+
 def test_group_replies_share_one_library_with_one_entry_each(tmp_path):
     import tvm
 
