@@ -161,7 +161,7 @@ class Batch:
         if reply.get("status") == "ok":
             item.artifact = reply["artifact"]
             item.entry = reply.get("entry", "main")
-            self._users[item.artifact] = users.get(item.artifact, 1)
+            self._users.setdefault(item.artifact, users.get(item.artifact, 1))   # set once per artifact
             if item.task.level == "build":
                 item.result = Result(Status.OK, "", build_s=item.build_s, level="build")
                 self._done_with(item.artifact)

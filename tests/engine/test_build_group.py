@@ -59,6 +59,16 @@ def test_a_group_gives_each_candidate_its_own_result(engines, case):
             assert r.message == e.message
 
 
+@pytest.mark.parametrize("level", ["build", "verify"])
+def test_a_groups_library_goes_when_its_last_candidate_is_done(engines, level):
+    _, grouped = engines
+    known = _candidates()
+    results = grouped.measure(workload("matmul_64"), [known["fixture 0"], known["fixture 1"], known["plain"]],
+                              level=level)
+    assert all(r.ok for r in results)
+    assert not list(grouped._workdir.rglob("mod.so"))
+
+
 def test_grouped_candidates_are_timed_through_their_own_entry(engines):
     _, grouped = engines
     known = _candidates()
