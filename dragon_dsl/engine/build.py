@@ -295,13 +295,21 @@ def build(mod, source: dict, target, out_dir: Path) -> dict:
     t0 = time.perf_counter()
     try:
         artifact = _export(compile_checked(mod, source, target), target, out_dir)
-    except ReplayError as exc:
-        return {"status": "replay_error", "message": str(exc), "build_s": time.perf_counter() - t0}
-    except (BuildError, NvccError) as exc:
-        return {"status": "build_error", "message": str(exc), "build_s": time.perf_counter() - t0}
-    except Exception as exc:  # tvm.compile reports lowering and codegen failures as TVM errors
-        return {"status": "build_error", "message": tvm_message(exc), "build_s": time.perf_counter() - t0}
+    except Exception as exc:  # noqa: BLE001 - tvm.compile reports lowering and codegen failures as TVM errors
+        return _failure(exc, t0)
     return {"status": "ok", "artifact": str(artifact), "build_s": time.perf_counter() - t0}
+
+
+def _failure(exc: BaseException, t0: float) -> dict:
+    """The reply for a build that raised EXC (started at T0): a replay error, or a build error in
+    our words (BuildError, NvccError) or TVM's."""
+    if isinstance(exc, ReplayError):
+        status, message = "replay_error", str(exc)
+    elif isinstance(exc, (BuildError, NvccError)):
+        status, message = "build_error", str(exc)
+    else:
+        status, message = "build_error", tvm_message(exc)
+    return {"status": status, "message": message, "build_s": time.perf_counter() - t0}
 
 
 def entry_name(i: int) -> str:
@@ -329,13 +337,9 @@ def build_group(mod, sources: list, target, out_dir: Path) -> list:
         t0 = time.perf_counter()
         try:
             scheduled[i] = checked_schedule(mod, source, target)
-        except ReplayError as exc:
-            replies[i] = {"status": "replay_error", "message": str(exc), "build_s": time.perf_counter() - t0}
-        except BuildError as exc:
-            replies[i] = {"status": "build_error", "message": str(exc), "build_s": time.perf_counter() - t0}
-        except Exception as exc:  # TVM's own error types
-            replies[i] = {"status": "build_error", "message": tvm_message(exc), "build_s": time.perf_counter() - t0}
-        own_s[i] = time.perf_counter() - t0
+            own_s[i] = time.perf_counter() - t0
+        except Exception as exc:  # noqa: BLE001 - TVM's own error types too
+            replies[i] = _failure(exc, t0)
     if not scheduled:
         return replies
     t0 = time.perf_counter()
