@@ -52,8 +52,10 @@ def add_parser(sub) -> None:
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_eval)
     r = sub.add_parser("eval-report", help="merge the shard results of a `dragon eval --shard` run into "
-                       "results.json + report.md, measuring nothing")
-    r.add_argument("out_dir", help="the evaluation's OUT_DIR (holds results-shard-I-of-N.json)")
+                       "results.json + report.md, or render a results.json again, measuring nothing")
+    r.add_argument("out_dir", nargs="?", help="the evaluation's OUT_DIR (holds results-shard-I-of-N.json)")
+    r.add_argument("--results", metavar="FILE", help="instead of merging shards: compute the metrics of this "
+                   "results.json again from its measurements and write the report (needs --to)")
     r.add_argument("--to", help="folder for results.json, report.md and the plots (default: OUT_DIR)")
     r.set_defaults(func=cmd_eval_report)
 
@@ -67,6 +69,11 @@ def cmd_eval_report(args, out: Console, err: Console) -> int:
     from dragon_dsl.eval.discover import EvalInputError
     from dragon_dsl.eval.harness import merge_shards, write_results
 
+    if bool(args.out_dir) == bool(args.results):
+        err.print("error: give either OUT_DIR (merge its shard files) or --results FILE", markup=False)
+        return 2
+    if args.results:
+        return _render_again(args, err)
     dest = Path(args.to or args.out_dir)
     command = ["dragon", "eval-report", args.out_dir] + (["--to", args.to] if args.to else [])
     try:
@@ -91,6 +98,47 @@ def cmd_eval_report(args, out: Console, err: Console) -> int:
         ([f"shard(s) {', '.join(map(str, results['missing_shards']))} missing"] if results["missing_shards"] else [])
     err.print(f"{n} measurement rows over {len(results['workloads'])} workloads from {len(results['merged_from'])} "
               f"shard files; report: {path}" + (f" (interim: {'; '.join(gaps)})" if gaps else ""), markup=False)
+    return 0
+
+
+def _render_again(args, err: Console) -> int:
+    """`eval-report --results FILE --to DIR`: the metrics of FILE's measurements computed again by
+    this code (a report written before a metric existed gets it), written with the report into DIR.
+    The measurements and the run's own command are kept; `rendered_by` records this command."""
+    from pathlib import Path
+
+    from dragon_dsl.eval import report
+    from dragon_dsl.eval.harness import write_results
+    from dragon_dsl.eval.metrics import summarize
+
+    if not args.to:
+        err.print("error: --results needs --to DIR (the folder for the new report)", markup=False)
+        return 2
+    src, dest = Path(args.results), Path(args.to)
+    try:
+        results = json.loads(src.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        err.print(f"error: {src}: {exc}", markup=False)
+        return 2
+    except json.JSONDecodeError as exc:
+        err.print(f"error: {src}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}", markup=False)
+        return 2
+    missing = [k for k in ("measurements", "workloads", "methods", "command") if k not in results] \
+        if isinstance(results, dict) else ["(not an object)"]
+    if missing:
+        err.print(f"error: {src}: not a `dragon eval` results file (missing {', '.join(missing)})", markup=False)
+        return 2
+    if dest.resolve() == src.resolve().parent:
+        err.print(f"error: --to {dest} holds {src.name} itself: give another folder", markup=False)
+        return 2
+    results["metrics"] = summarize(results)
+    results["rendered_by"] = ["dragon", "eval-report", "--results", str(src), "--to", str(dest)]
+    dest.mkdir(parents=True, exist_ok=True)
+    write_results(results, dest)
+    path = report.write(results, dest)
+    n = sum(r.get("status") == "measured" for r in results["measurements"])
+    err.print(f"{n} measurement rows over {len(results['workloads'])} workloads "
+              f"rendered again; report: {path}", markup=False)
     return 0
 
 

@@ -12,6 +12,11 @@ Conventions (the tests in tests/eval/test_metrics.py hold each one on hand-compu
     medians (which therefore say "over the tasks solved", with the count beside them).
   * Percentiles interpolate linearly between order statistics (numpy's default):
     p-th percentile of sorted x[0..n-1] sits at position (n - 1) * p / 100.
+  * Against search: the MetaSchedule method of the largest budget measured ("metaschedule-N")
+    is the search every other method is compared with, for latency (speed-up over it, as over
+    a baseline) and for time to a verified kernel: the ratio of the medians (search median /
+    method median, each over the tasks that method solved) and the median of the per-task
+    ratios over the tasks both solved. A ratio above 1 means the method answers sooner.
   * pass@k is the unbiased estimator 1 - C(n - c, k) / C(n, k) of Chen et al. (2021) for
     n samples of which c are correct, averaged over tasks.
   * The roofline bound of a kernel is max(FLOPs / peak FLOP/s, bytes / peak bytes/s); the
@@ -113,6 +118,27 @@ def speedup_summary(baseline: dict, method: dict, thresholds: Sequence[float] = 
     }
 
 
+def time_ratio(search_s: dict, method_s: dict) -> dict:
+    """How much sooner a method reaches a verified kernel than the search (module docstring).
+
+    Both map task -> wall seconds to the verified answer, for the tasks each solved."""
+    both = sorted(t for t in method_s if t in search_s)
+    per_task = {t: search_s[t] / method_s[t] for t in both if method_s[t] > 0}
+    m, s = median(method_s.values()), median(search_s.values())
+    return {"median_s": m, "search_median_s": s, "ratio_of_medians": (s / m if m and s is not None else None),
+            "per_task": per_task, "median_per_task": median(per_task.values()), "tasks_both": len(per_task)}
+
+
+def search_method(methods: Iterable[str]) -> Optional[str]:
+    """The MetaSchedule method of the largest budget among METHODS ("metaschedule-64"), or None."""
+    budgets = {}
+    for m in methods:
+        head, _, n = m.rpartition("-")
+        if head == "metaschedule" and n.isdigit():
+            budgets[int(n)] = m
+    return budgets[max(budgets)] if budgets else None
+
+
 def first_answer_correctness(first_ok: Iterable[bool]) -> Optional[float]:
     """Share of tasks whose first answer was verified."""
     data = [bool(x) for x in first_ok]
@@ -174,11 +200,16 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
     workloads = {w["name"]: w for w in results["workloads"]}
     methods = sorted({r["method"] for r in rows})
     latency = {m: {} for m in methods}                 # construction task latencies per method
+    solve_s = {m: {} for m in methods}                 # construction: seconds to a verified kernel
     for r in rows:
         if r["task"] == "construction":
             latency[r["method"]][r["workload"]] = best_latency(r["candidates"])
+            if r.get("time_s") is not None and latency[r["method"]][r["workload"]] is not None:
+                solve_s[r["method"]][r["workload"]] = r["time_s"]
+    search = search_method(m for m in methods if latency[m])
 
-    out: dict = {"methods": {}, "baselines": [b for b in ("unscheduled", "dlight") if b in latency]}
+    out: dict = {"methods": {}, "baselines": [b for b in ("unscheduled", "dlight") if b in latency],
+                 "search": search}
     for m in methods:
         mine = [r for r in rows if r["method"] == m]
         entry: dict = {"tasks": {}, "taxonomy": taxonomy(c["status"] for r in mine for c in r["candidates"])}
@@ -206,6 +237,9 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
         for base in out["baselines"]:
             if m in latency and latency[m]:
                 entry[f"over_{base}"] = speedup_summary(latency[base], latency[m], thresholds)
+        if search and m != search and latency[m]:
+            entry["over_search"] = speedup_summary(latency[search], latency[m], thresholds)
+            entry["time_vs_search"] = time_ratio(solve_s[search], solve_s[m])
         roof = {}
         for name, lat in latency.get(m, {}).items():
             w = workloads.get(name)

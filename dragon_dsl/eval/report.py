@@ -61,6 +61,13 @@ def markdown(results: dict) -> str:
               "with a baseline (an unsolved task reaches no threshold); geometric mean and median are over the "
               "solved tasks.", ""]
     for base in met["baselines"]:
+        own = met["methods"][base]["tasks"].get("construction") or {}
+        if not own.get("solved"):
+            tx = {c: n for c, n in met["methods"][base]["taxonomy"].items() if n}
+            lines += [f"Over **{base}**: no speed-up, since {base} has no verified kernel on any of its "
+                      f"{own.get('n', 0)} tasks (failed candidates: "
+                      + (", ".join(f"{c} {n}" for c, n in tx.items()) or "none") + ").", ""]
+            continue
         lines += [f"Over **{base}**:", "", "| method | tasks | solved | >= 1.0x | >= 1.2x | >= 1.5x | geomean | median |",
                   "|---|---|---|---|---|---|---|---|"]
         for name in methods:
@@ -73,6 +80,8 @@ def markdown(results: dict) -> str:
         lines.append("")
     if "dlight" not in met["baselines"]:
         lines += ["Over **dlight**: not applicable on this target (dlight schedules GPU targets only).", ""]
+
+    lines += _against_search(met, methods)
 
     lines += ["## Correctness and time to a verified kernel", "",
               "First-answer correctness: share of tasks whose first candidate was verified. Time: wall seconds from "
@@ -160,6 +169,28 @@ def markdown(results: dict) -> str:
             lines.append(f"| {method} | {len(names)}: {', '.join(sorted(names))} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _against_search(met: dict, methods: list) -> list:
+    """The section comparing every method with the largest MetaSchedule budget measured: the
+    latency it reaches and how much sooner it has a verified kernel (metrics.time_ratio)."""
+    search = met.get("search")
+    rows = [n for n in methods if n != search and "over_search" in met["methods"][n]]
+    if not search or not rows:
+        return []
+    lines = [f"## Against {search}", "",
+             f"Speed-up over **{search}** (its latency / the method's, construction tasks) and time to a "
+             f"verified kernel: *sooner* = {search}'s median time / the method's median time, each over the "
+             "tasks it solved; *per task* = the median of that ratio over the tasks both solved.", "",
+             "| method | tasks | solved | >= 1.0x | geomean | median | median time s | "
+             f"{search} median s | sooner | per task (n) |", "|---" * 10 + "|"]
+    for n in rows:
+        sp, tv = met["methods"][n]["over_search"], met["methods"][n]["time_vs_search"]
+        lines.append(f"| {n} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | "
+                     f"{_f(sp['geomean'])} | {_f(sp['median'])} | {_f(tv['median_s'])} | {_f(tv['search_median_s'])} | "
+                     f"{_f(tv['ratio_of_medians'], '{:.1f}x')} | {_f(tv['median_per_task'], '{:.1f}x')} "
+                     f"({tv['tasks_both']}) |")
+    return lines + [""]
 
 
 def _deferred_by_method(results: dict) -> dict:

@@ -117,6 +117,25 @@ def test_rerun_reuses_the_caches(runs):
     assert second["peaks"] == first["peaks"]
 
 
+def test_search_comparison_and_rendering_again(runs, tmp_path):
+    """The report compares every method with the largest MetaSchedule budget, and `eval-report
+    --results` computes the same metrics and writes the same report from results.json alone."""
+    out, first, report, _, second = runs       # out holds the second (cached) run's files
+    assert first["metrics"]["search"] == "metaschedule-2" and "## Against metaschedule-2" in report
+    rs = first["metrics"]["methods"]["ms-random"]
+    ms = {r["workload"]: r for r in first["measurements"] if r["method"] == "metaschedule-2"}
+    for r in (r for r in first["measurements"] if r["method"] == "ms-random"):
+        want = M.speedup(M.best_latency(ms[r["workload"]]["candidates"]), M.best_latency(r["candidates"]))
+        assert rs["over_search"]["per_task"][r["workload"]] == pytest.approx(want)
+    again = tmp_path / "again"
+    assert main(["eval-report", "--results", str(out / "results.json"), "--to", str(again)]) == 0
+    rendered = json.loads((again / "results.json").read_text())
+    assert rendered["metrics"] == second["metrics"] and rendered["measurements"] == second["measurements"]
+    assert rendered["rendered_by"][:3] == ["dragon", "eval-report", "--results"]
+    assert (again / "report.md").read_text() == (out / "report.md").read_text()
+    assert all((again / png).exists() for png in PLOTS)
+
+
 def test_shards_fill_the_caches_and_the_final_run_measures_nothing_new(tmp_path):
     wl = tmp_path / "workloads"
     wl.mkdir()

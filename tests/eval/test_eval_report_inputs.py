@@ -53,3 +53,26 @@ def test_generate_only_cannot_write_another_decoder_version(tmp_path, capsys):
                  "--generate-only", "--generation-version", older]) == 2
     assert f"--generation-version {older}: this code writes decoder version" in capsys.readouterr().err
     assert not (out / "model").exists()
+
+
+@pytest.mark.parametrize("body, to, message", [
+    ('{"measurements": [\n  oops', "out", "results.json:2:3: not JSON"),
+    (json.dumps({"measurements": [], "workloads": []}), "out", "not a `dragon eval` results file (missing methods, command)"),
+    (json.dumps([1, 2]), "out", "not a `dragon eval` results file (missing (not an object))"),
+    (json.dumps({"measurements": [], "workloads": [], "methods": {}, "command": []}), ".", "holds results.json itself"),
+    (json.dumps({"measurements": [], "workloads": [], "methods": {}, "command": []}), None, "--results needs --to"),
+], ids=["not-json", "missing-keys", "not-an-object", "same-folder", "no-to"])
+def test_bad_results_to_render_again(tmp_path, capsys, body, to, message):
+    src = tmp_path / "results.json"
+    src.write_text(body)
+    argv = ["eval-report", "--results", str(src)] + (["--to", str(tmp_path / to)] if to else [])
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert src.read_text() == body and not (tmp_path / "report.md").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("argv", [["eval-report"], ["eval-report", "somewhere", "--results", "r.json"]],
+                         ids=["neither", "both"])
+def test_eval_report_needs_one_source(capsys, argv):
+    assert main(argv) == 2
+    assert "give either OUT_DIR" in capsys.readouterr().err

@@ -130,3 +130,54 @@ def test_improvement_speedup_over_existing():
     t = M.summarize(results)["methods"]["model-first"]["tasks"]["improvement"]
     assert t["speedup_over_existing"]["per_task"] == {"w": pytest.approx(1.5)}
     assert t["first_answer_correct"] == 1.0
+
+
+@pytest.mark.parametrize("methods, want", [
+    (["dlight", "metaschedule-16", "metaschedule-64", "model-first"], "metaschedule-64"),
+    (["metaschedule-256", "metaschedule-64"], "metaschedule-256"),
+    (["metaschedule-x", "ms-random", "dlight"], None),
+    ([], None),
+])
+def test_search_method_is_the_largest_budget(methods, want):
+    assert M.search_method(methods) == want
+
+
+def test_time_ratio_by_hand():
+    # search: 100 s, 60 s, 80 s (median 80); method solved a and c in 4 s and 10 s (median 7)
+    t = M.time_ratio({"a": 100.0, "b": 60.0, "c": 80.0}, {"a": 4.0, "c": 10.0})
+    assert t["median_s"] == pytest.approx(7.0) and t["search_median_s"] == pytest.approx(80.0)
+    assert t["ratio_of_medians"] == pytest.approx(80.0 / 7.0)
+    assert t["per_task"] == {"a": pytest.approx(25.0), "c": pytest.approx(8.0)}
+    assert t["median_per_task"] == pytest.approx(16.5) and t["tasks_both"] == 2
+    empty = M.time_ratio({"a": 100.0}, {})
+    assert empty["ratio_of_medians"] is None and empty["median_per_task"] is None and empty["tasks_both"] == 0
+
+
+def test_summarize_compares_every_method_with_the_search():
+    results = {
+        "workloads": [{"name": "w1", "family": "mm", "roofline_us": None},
+                      {"name": "w2", "family": "mm", "roofline_us": None}],
+        "measurements": [
+            {"workload": "w1", "task": "construction", "method": "metaschedule-64", "status": "measured",
+             "candidates": [_cand("ok", 10.0)], "time_s": 90.0},
+            {"workload": "w2", "task": "construction", "method": "metaschedule-64", "status": "measured",
+             "candidates": [_cand("ok", 4.0)], "time_s": 30.0},
+            {"workload": "w1", "task": "construction", "method": "metaschedule-16", "status": "measured",
+             "candidates": [_cand("ok", 20.0)], "time_s": 45.0},
+            {"workload": "w1", "task": "construction", "method": "model-first", "status": "measured", "k": 1,
+             "candidates": [_cand("ok", 8.0)], "time_s": 3.0},
+            {"workload": "w2", "task": "construction", "method": "model-first", "status": "measured", "k": 1,
+             "candidates": [_cand("build_error")], "time_s": 2.0},      # unsolved: its time counts nowhere
+        ],
+    }
+    s = M.summarize(results)
+    assert s["search"] == "metaschedule-64"
+    mf = s["methods"]["model-first"]
+    assert mf["over_search"]["per_task"] == {"w1": pytest.approx(1.25), "w2": None}
+    assert mf["over_search"]["share_at_least"]["1"] == 0.5
+    assert mf["time_vs_search"]["median_s"] == pytest.approx(3.0)
+    assert mf["time_vs_search"]["search_median_s"] == pytest.approx(60.0)
+    assert mf["time_vs_search"]["ratio_of_medians"] == pytest.approx(20.0)
+    assert mf["time_vs_search"]["per_task"] == {"w1": pytest.approx(30.0)}
+    assert s["methods"]["metaschedule-16"]["over_search"]["per_task"] == {"w1": pytest.approx(0.5)}
+    assert "over_search" not in s["methods"]["metaschedule-64"]
