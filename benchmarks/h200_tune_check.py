@@ -45,6 +45,14 @@ def main() -> int:
     report_path = Path(args.json)
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
     report.setdefault("tune", {})
+    names = args.workloads.split(",")
+    # each run tunes from an empty database: a folder shared between runs (it was /tmp/dragon-tune-NAME)
+    # made the second of two runs on one machine continue the first one's search (128 records, not 64)
+    used = [n for n in names if any((out / "databases" / n).glob("database_tuning_record.json"))]
+    if used:
+        print(f"error: {out / 'databases'} already holds a database for {', '.join(used)}: give another --out",
+              file=sys.stderr)
+        return 2
     best_scripts = []
     import time
 
@@ -55,8 +63,8 @@ def main() -> int:
     report["build_group"] = args.build_group
     engine.baseline(str(ROOT / "tests" / "data" / "workloads" / "c2d_1.tvmscript"))  # workers up, CUDA context made
     report["engine_startup_s"] = time.perf_counter() - t0
-    for name in args.workloads.split(","):
-        work = Path("/tmp") / f"dragon-tune-{name}"
+    for name in names:
+        work = out / "databases" / name
         work.mkdir(parents=True, exist_ok=True)
         entry = report["tune"].setdefault(name, {})
         entry["trials"] = args.trials
@@ -66,6 +74,8 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "import", "--database", str(work),
                         "-o", str(dest), "--top", "1"], check=True)
         best_scripts += sorted(str(p) for p in dest.glob("*.dragon"))
+    report["engine_stats"] = engine.stats()
+    report_path.write_text(json.dumps(report, indent=2))
     engine.close()  # dragon-check starts its own workers: leave it the GPU and the cores
     if args.no_check:
         return 0
