@@ -1,0 +1,129 @@
+"""Where a CUDA candidate's build time goes, phase by phase, in one warm process (no GPU needed).
+
+    python benchmarks/profile_build_phases.py --database DIR --workload FILE.tvmscript [--limit N]
+
+DIR is a MetaSchedule database folder of one workload (e.g. one of the H200 evaluation's,
+unpacked by benchmarks/eval_state.sh). Each tuning record is built the way the engine's builder
+builds it (`engine/build.py`), with each step timed on its own:
+
+  schedule   the trace replayed on the workload (dragon_dsl.tvm.trace.apply)
+  bindings   `thread_binding_problems` (a stage left on the host, two extents of one axis)
+  limits     the default TIR pipeline + VerifyGPUCode, as `check_gpu` runs them
+  compile    `tvm.compile` (its own lowering again, then host codegen; no nvcc without a GPU)
+  nvcc       the CUDA source to a cubin (`compile_cubin`)
+  export     `export_library` (writes the host object and links the shared library)
+
+It prints each phase's total and share over the candidates that built, so that an optimisation of
+the builder is chosen by measurement. The figures are one core's; the engine runs one build per
+core at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PHASES = ("schedule", "bindings", "limits", "compile", "nvcc", "export")
+
+
+def profile_one(mod, trace, target, out_dir: Path) -> dict:
+    """Seconds per phase of one build (the phases done before a failure), and the failure if any."""
+    import tvm
+    import tvm_ffi
+
+    from dragon_dsl.engine import build as B
+    from dragon_dsl.engine.nvcc import compile_cubin
+
+    times: dict = {}
+
+    def step(name, fn):
+        t0 = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            times[name] = time.perf_counter() - t0
+
+    try:
+        scheduled = step("schedule", lambda: B.schedule(mod, {"trace": trace}, target))
+        problems = step("bindings", lambda: B.thread_binding_problems(scheduled))
+        if problems:
+            return {"times": times, "failed": problems[0][1][:100]}
+
+        def limits():
+            host = target.with_host(tvm.target.Target("llvm"))
+            pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+            with tvm.transform.PassContext():
+                lowered = pipeline(tvm.tirx.transform.BindTarget(host)(scheduled))
+            constraints = {"max_shared_memory_per_block": int(target.attrs["max_shared_memory_per_block"]),
+                           "max_threads_per_block": int(target.attrs["max_threads_per_block"]),
+                           "max_vthread": 8, "max_vector_bytes": 16}
+            tvm_ffi.get_global_func("s_tir.transform.VerifyGPUCode")(constraints)(lowered)
+
+        step("limits", limits)
+        executable = step("compile", lambda: tvm.compile(scheduled, target))
+        source = [m for m in executable.mod.imports if m.kind == "cuda"][0].inspect_source()
+        step("nvcc", lambda: compile_cubin(source, target))
+        step("export", lambda: executable.export_library(str(out_dir / "mod.so")))
+    except Exception as exc:  # noqa: BLE001 - a candidate that fails is reported, the profile goes on
+        return {"times": times, "failed": f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"}
+    return {"times": times, "failed": None}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--database", required=True, help="a MetaSchedule database folder of one workload")
+    ap.add_argument("--workload", required=True, help="the database's workload (TVMScript)")
+    ap.add_argument("--limit", type=int, default=16, help="profile the first N records (default 16)")
+    ap.add_argument("--target", default="nvidia/nvidia-h100")
+    args = ap.parse_args(argv)
+    import tvm
+
+    from dragon_dsl.tvm.workload import load_workload
+
+    records = Path(args.database) / "database_tuning_record.json"
+    try:
+        lines = records.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        print(f"error: {records}: {exc}", file=sys.stderr)
+        return 2
+    traces = []
+    for n, line in enumerate(lines[: args.limit], 1):
+        try:
+            traces.append(json.loads(line)[1][0])
+        except (json.JSONDecodeError, IndexError, TypeError) as exc:
+            print(f"error: {records}:{n}: not a tuning record ({exc})", file=sys.stderr)
+            return 2
+    target = tvm.target.Target(args.target)
+    mod = load_workload(args.workload)
+    profile_one(mod, traces[0], target, Path(tempfile.mkdtemp()))   # imports and first-use costs out of the figures
+    totals = {p: 0.0 for p in PHASES}
+    built, failed = 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, trace in enumerate(traces):
+            r = profile_one(mod, trace, target, Path(tmp))
+            if r["failed"]:
+                failed.append(r["failed"])
+                continue
+            built += 1
+            for p, s in r["times"].items():
+                totals[p] += s
+            print(f"candidate {i:3d}: " + "  ".join(f"{p} {r['times'][p]:6.2f}" for p in PHASES), flush=True)
+    whole = sum(totals.values())
+    print(f"\n{built} of {len(traces)} candidates built ({len(failed)} failed), {whole:.1f} s in all, "
+          f"{whole / max(built, 1):.2f} s per candidate:")
+    for p in PHASES:
+        print(f"  {p:9s} {totals[p]:8.2f} s  {100 * totals[p] / whole if whole else 0:5.1f}%")
+    for f in sorted(set(failed)):
+        print(f"  failed: {f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
