@@ -75,7 +75,12 @@ GPU_RETRIES = 4
 #: 6: the replay refuses a cache_read with consumer blocks that do not read the cached buffer or
 #:    that lie inside a blockized block (TVM 0.27 segfaults on both; version 4 died on the second
 #:    while writing an H200 improvement answer)
-GENERATION_VERSION = 6
+#: 7: a script the compiler rejects for stages left on the host is completed by MetaSchedule's
+#:    AutoBind rule (`dragon_model.complete`) and kept when the completion passes the compile check
+GENERATION_VERSION = 7
+
+#: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
+COMPLETE_HOST_BLOCKS = True
 
 
 def compile_problem(text: str, workload, target: Any) -> Optional[str]:
@@ -104,9 +109,11 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
                temperature: float = 0.8, seed: int = 0, max_seconds: float = GENERATION_SECONDS,
                retries: Optional[int] = None) -> list:
     """k generations (the first greedy, the others sampled), as (script text with header, Generation);
-    duplicates dropped. On a GPU target a script the compiler rejects (`compile_problem`) is replaced
-    by a further sample, up to `retries` (GPU_RETRIES) in all; the rejected ones fill the list only when
-    too few pass."""
+    duplicates dropped. On a GPU target a script the compiler rejects (`compile_problem`) for stages
+    left on the host is first completed by AutoBind (`dragon_model.complete`; the Generation keeps the
+    model's own body in `completed_from`); one still rejected is replaced by a further sample, up to
+    `retries` (GPU_RETRIES) in all; the rejected ones fill the list only when too few pass."""
+    from dragon_model.complete import bind_host_blocks
     from dragon_model.data import body_of_text
     from dragon_model.generate import header
     from dragon_model.grammar import GPU_KINDS
@@ -127,6 +134,13 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
             continue
         seen.add(g.body)
         problem = compile_problem(head + g.body, workload, target) if extra else None
+        if problem is not None and COMPLETE_HOST_BLOCKS:
+            completed = bind_host_blocks(head + g.body, workload, target)
+            if completed is not None and completed not in seen:
+                again = compile_problem(head + completed, workload, target)
+                if again is None:    # the model's statements, then AutoBind's for the stages it left on the host
+                    g.completed_from, g.body, problem = g.body, completed, None
+                    seen.add(completed)
         if problem is None:
             out.append((head + g.body, g))
         else:

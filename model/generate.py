@@ -40,6 +40,7 @@ class Generation:
     seconds: float = 0.0
     rejections: list = field(default_factory=list)  # (statement, why), the first few
     compile_problem: Optional[str] = None  # GPU targets: why the compiler rejected the finished script
+    completed_from: Optional[str] = None   # GPU targets: the model's own body, when `body` adds AutoBind's statements
 
 
 def load_model(path):

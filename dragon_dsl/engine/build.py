@@ -132,6 +132,17 @@ def thread_binding_problems(mod) -> list:
         one that is longer is LOOP_PAST_OUTER's. Seen in 7 of 9 model answers that compiled but
         failed on the H200; in none of the 784 verified corpus scripts.
     Only functions with at least one bound loop are looked at (none bound: `check_gpu`'s own message)."""
+    return [(kind, message) for kind, message, _, any_bound in _binding_findings(mod) if any_bound]
+
+
+def host_blocks(mod) -> list:
+    """The names of the blocks that would run on the host (HOST_BLOCK: the outermost block of each
+    nest under no bound loop), also in a function where no loop is bound at all."""
+    return [block for kind, _, block, _ in _binding_findings(mod) if kind == HOST_BLOCK]
+
+
+def _binding_findings(mod) -> list:
+    """(kind, message, block name or None, whether the function binds any loop) per finding."""
     import tvm
     from tvm.s_tir import SBlockRealize
 
@@ -154,12 +165,12 @@ def thread_binding_problems(mod) -> list:
                     if not under_binding:   # the outermost bound loop of a nest: a kernel of its own
                         kernel = {}
                         visit(stmt, axes, True, kernel)
-                        found.extend(_extent_mismatches(kernel))
+                        found.extend((kind, None, message) for kind, message in _extent_mismatches(kernel))
                         return
                     outer = axes.get(tag)
                     threads = extent is not None and not tag.startswith("vthread")
                     if threads and outer is not None and extent > outer:
-                        found.append((LOOP_PAST_OUTER, f"loop {stmt.loop_var.name} binds {tag} ({extent}) inside a loop "
+                        found.append((LOOP_PAST_OUTER, None, f"loop {stmt.loop_var.name} binds {tag} ({extent}) inside a loop "
                                       f"bound to {tag} ({outer}): both take the same thread index, so its iterations "
                                       f"from {outer} on never run"))
                     elif threads and extent > 1:
@@ -170,7 +181,7 @@ def thread_binding_problems(mod) -> list:
             elif isinstance(stmt, SBlockRealize):
                 block = stmt.block
                 if not under_binding and block.name_hint != "root" and (block.iter_vars or block.writes):
-                    found.append((HOST_BLOCK, f"block {block.name_hint!r} is under no loop bound to "
+                    found.append((HOST_BLOCK, block.name_hint, f"block {block.name_hint!r} is under no loop bound to "
                                   "blockIdx/threadIdx: TVM would run it on the host, which cannot read the GPU's buffers"))
                     return  # its inner blocks run on the host with it: one message for the nest
                 if block.init is not None:
@@ -187,8 +198,7 @@ def thread_binding_problems(mod) -> list:
                 visit(stmt.body, axes, under_binding, kernel)
 
         visit(func.body, {}, False)
-        if any_bound:
-            problems += found
+        problems += [(kind, message, block, any_bound) for kind, block, message in found]
     return problems
 
 

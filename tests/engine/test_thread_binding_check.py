@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dragon_dsl.engine.build import BuildError, check_gpu, schedule, thread_binding_problems
+from dragon_dsl.engine.build import BuildError, check_gpu, host_blocks, schedule, thread_binding_problems
 from dragon_dsl.tvm.workload import load_workload
 
 from .engine_helpers import DATA, H100, ROOT
@@ -43,6 +43,23 @@ def test_case(path):
         assert problems == []
     else:
         assert len(problems) == 1 and problems[0][1].startswith(expected), problems
+
+
+@pytest.mark.parametrize("case, names", [
+    ("unbound_pad", ["pad"]),
+    ("nothing_bound", None),            # every root-level nest: checked against the module below
+    ("cooperative_fetch", []),
+    ("two_extents", []),
+])
+def test_host_blocks_names_what_would_run_on_the_host(case, names):
+    """`host_blocks` (what dragon_model.complete binds): the HOST_BLOCK findings' blocks, also where
+    no loop is bound at all (which thread_binding_problems leaves to check_gpu's own message)."""
+    mod = load_workload(str(DATA / "binding" / f"{case}.tvmscript"))
+    found = host_blocks(mod)
+    if names is None:
+        assert found and thread_binding_problems(mod) == []
+    else:
+        assert found == names
 
 
 def test_check_gpu_reports_the_block_left_on_the_host():
