@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device call (after `. benchmarks/device_env.sh`): issue 7's evaluation on the H200, sharded.
-# Usage: bash benchmarks/h200_eval.sh SECONDS [METHODS]
+# Usage: [SHARDS=4] [K=4] [GENERATION_VERSION_MEASURED=4] bash benchmarks/h200_eval.sh SECONDS [METHODS]
+# (K: the model's best-of-k; K=1 measures its first answers only)
 #
 # SHARDS processes (default 4; workload j of the sorted names is shard j mod SHARDS) run `dragon eval --shard i/SHARDS` at once into one OUT folder
 # (/tmp/eval-h200): they share its caches and take turns on the GPU for every candidate (the
@@ -35,7 +36,7 @@ wl=/tmp/wle
 w=$(( $(nproc) / SHARDS - 1 )); [ $w -lt 1 ] && w=1
 # the model's answers measured are those of decoder version 4 in the state (GENERATION_VERSION 5, the
 # two-extents rule, came after they were generated; the device cannot generate: no xgrammar there)
-args=(eval --workloads $wl --target cuda --gpu-name H200 --methods $methods --budgets 16,64 --k 4 --workers $w
+args=(eval --workloads $wl --target cuda --gpu-name H200 --methods $methods --budgets 16,64 --k ${K:-4} --workers $w
       --generation-version ${GENERATION_VERSION_MEASURED:-4} --out $out)
 pids=()
 for i in $(seq 0 $((SHARDS - 1))); do
