@@ -1,14 +1,14 @@
 """Where a CUDA candidate's build time goes, phase by phase, in one warm process (no GPU needed).
 
-    python benchmarks/profile_build_phases.py --database DIR --workload FILE.tvmscript [--limit N]
+    python benchmarks/profile_build_phases.py DATABASE_DIR [--limit N]
 
-DIR is a MetaSchedule database folder of one workload (e.g. one of the H200 evaluation's,
-unpacked by benchmarks/eval_state.sh). Each tuning record is built the way the engine's builder
-builds it (`engine/build.py`), with each step timed on its own:
+DATABASE_DIR is a MetaSchedule database folder of one workload (e.g. one of the H200
+evaluation's, unpacked by benchmarks/eval_state.sh), read by `dragon_dsl.tvm.database`. Its
+first N tuning records (best first) are built the way the engine's builder builds them
+(`engine/build.py`), with each step timed on its own:
 
-  schedule   the trace replayed on the workload (dragon_dsl.tvm.trace.apply)
-  bindings   `thread_binding_problems` (a stage left on the host, two extents of one axis)
-  limits     the default TIR pipeline + VerifyGPUCode, as `check_gpu` runs them
+  schedule   the trace replayed on the workload (`build.schedule`)
+  checks     `build.check_gpu` (stages left on the host, thread extents, TVM's VerifyGPUCode limits)
   compile    `tvm.compile` (its own lowering again, then host codegen; no nvcc without a GPU)
   nvcc       the CUDA source to a cubin (`compile_cubin`)
   export     `export_library` (writes the host object and links the shared library)
@@ -21,7 +21,6 @@ core at once.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -30,13 +29,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-PHASES = ("schedule", "bindings", "limits", "compile", "nvcc", "export")
+PHASES = ("schedule", "checks", "compile", "nvcc", "export")
 
 
 def profile_one(mod, trace, target, out_dir: Path) -> dict:
     """Seconds per phase of one build (the phases done before a failure), and the failure if any."""
     import tvm
-    import tvm_ffi
 
     from dragon_dsl.engine import build as B
     from dragon_dsl.engine.nvcc import compile_cubin
@@ -52,21 +50,7 @@ def profile_one(mod, trace, target, out_dir: Path) -> dict:
 
     try:
         scheduled = step("schedule", lambda: B.schedule(mod, {"trace": trace}, target))
-        problems = step("bindings", lambda: B.thread_binding_problems(scheduled))
-        if problems:
-            return {"times": times, "failed": problems[0][1][:100]}
-
-        def limits():
-            host = target.with_host(tvm.target.Target("llvm"))
-            pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
-            with tvm.transform.PassContext():
-                lowered = pipeline(tvm.tirx.transform.BindTarget(host)(scheduled))
-            constraints = {"max_shared_memory_per_block": int(target.attrs["max_shared_memory_per_block"]),
-                           "max_threads_per_block": int(target.attrs["max_threads_per_block"]),
-                           "max_vthread": 8, "max_vector_bytes": 16}
-            tvm_ffi.get_global_func("s_tir.transform.VerifyGPUCode")(constraints)(lowered)
-
-        step("limits", limits)
+        step("checks", lambda: B.check_gpu(scheduled, target))
         executable = step("compile", lambda: tvm.compile(scheduled, target))
         source = [m for m in executable.mod.imports if m.kind == "cuda"][0].inspect_source()
         step("nvcc", lambda: compile_cubin(source, target))
@@ -78,34 +62,28 @@ def profile_one(mod, trace, target, out_dir: Path) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--database", required=True, help="a MetaSchedule database folder of one workload")
-    ap.add_argument("--workload", required=True, help="the database's workload (TVMScript)")
-    ap.add_argument("--limit", type=int, default=16, help="profile the first N records (default 16)")
+    ap.add_argument("database", help="a MetaSchedule database folder of one workload")
+    ap.add_argument("--limit", type=int, default=16, help="profile the first N records, best first (default 16)")
     ap.add_argument("--target", default="nvidia/nvidia-h100")
     args = ap.parse_args(argv)
     import tvm
 
-    from dragon_dsl.tvm.workload import load_workload
+    from dragon_dsl.tvm.database import DatabaseError, read_database
 
-    records = Path(args.database) / "database_tuning_record.json"
     try:
-        lines = records.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        print(f"error: {records}: {exc}", file=sys.stderr)
+        records = read_database(args.database)[: args.limit]
+    except DatabaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
-    traces = []
-    for n, line in enumerate(lines[: args.limit], 1):
-        try:
-            traces.append(json.loads(line)[1][0])
-        except (json.JSONDecodeError, IndexError, TypeError) as exc:
-            print(f"error: {records}:{n}: not a tuning record ({exc})", file=sys.stderr)
-            return 2
+    if not records:
+        print(f"error: {args.database}: no tuning records", file=sys.stderr)
+        return 2
     target = tvm.target.Target(args.target)
-    mod = load_workload(args.workload)
-    profile_one(mod, traces[0], target, Path(tempfile.mkdtemp()))   # imports and first-use costs out of the figures
+    mod, traces = records[0].module, [r.trace for r in records]
     totals = {p: 0.0 for p in PHASES}
     built, failed = 0, []
     with tempfile.TemporaryDirectory() as tmp:
+        profile_one(mod, traces[0], target, Path(tmp))   # imports and first-use costs out of the figures
         for i, trace in enumerate(traces):
             r = profile_one(mod, trace, target, Path(tmp))
             if r["failed"]:

@@ -47,14 +47,15 @@ def bind_host_blocks(text: str, workload, target: Any, seed: int = 1) -> Optiona
 
     from dragon_dsl import to_trace_json
     from dragon_dsl.engine.build import host_blocks
-    from dragon_dsl.engine.targets import GPU_KINDS, resolve_target
+    from dragon_dsl.engine.targets import resolve_target
     from dragon_dsl.tvm import trace as tr
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.data import script_body
 
-    tvm_target = tvm.target.Target(resolve_target(target).spec)
-    if str(tvm_target.kind.name) not in GPU_KINDS:
+    spec = resolve_target(target)
+    if not spec.is_gpu:
         return None
+    tvm_target = tvm.target.Target(spec.spec)
     try:
         sch = tr.apply(to_trace_json(text), load_workload(workload), seed=seed)
         names = host_blocks(sch.mod)
