@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 def small_specs(count: int, seed: int, families):
     """Specs whose dimensions are all at most 64, spread round-robin over the families."""
-    from dragon_dsl.corpus.workloads import generate
+    from dragon_dsl.corpus.generator import generate
 
     by_family: dict = {}
     for spec in generate(count * 200, seed=seed, families=families, max_draws=count * 20000):
@@ -58,8 +58,8 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
 
-    from dragon_dsl.corpus.search import SearchConfig, SearchRun
-    from dragon_dsl.corpus.workloads import generate, write
+    from dragon_dsl.corpus.search_run import SearchConfig, SearchRun
+    from dragon_dsl.corpus.generator import generate, write
     from dragon_dsl.engine import Engine
     from dragon_dsl.engine.targets import resolve_target
 

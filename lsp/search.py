@@ -111,7 +111,7 @@ def _tune_target(target):
 
 
 def _search(wl, target, device, trials, builder_kind, n, program, progress) -> list[str]:
-    from dragon_dsl.tvm.search import search_scripts
+    from dragon_dsl.tvm.tuning import search_scripts
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(Path(wl))

@@ -116,7 +116,7 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
     from dragon_model.complete import bind_host_blocks
     from dragon_model.data import body_of_text
     from dragon_model.generate import header
-    from dragon_model.grammar import GPU_KINDS
+    from dragon_model.decoder_grammar import GPU_KINDS
     from dragon_model.render import target_kind
 
     gen = generator(model_path, target)
@@ -365,7 +365,7 @@ def search(workload_text: str, target_spec, trials: int, n: int = 4, engine=None
 
     from dragon_dsl.engine import Engine
     from dragon_dsl.engine.metaschedule import builder_and_runner
-    from dragon_dsl.tvm.search import search_scripts
+    from dragon_dsl.tvm.tuning import search_scripts
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(workload_text)

@@ -3,7 +3,7 @@ rejects survives.
 
 For each statement:
 1. the grammar of the next statement is generated from the instruction table and the state of
-   the schedule replayed so far (`grammar.py`, `replay_state.py`) and compiled by xgrammar;
+   the schedule replayed so far (`decoder_grammar.py`, `replay_state.py`) and compiled by xgrammar;
 2. the model's logits are masked by it at every token (only live names of the right kind,
    decision lists of the right length made of divisors of the loop's extent, the canonical
    result names and counts, legal scopes and thread axes for the target);
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from dragon_model.data import CALL
-from dragon_model.grammar import statement_grammar
+from dragon_model.decoder_grammar import statement_grammar
 from dragon_model.render import target_kind
 from dragon_model.replay_state import replay_prefix
 

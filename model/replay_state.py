@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from dragon_model.grammar import MAX_VECTOR, Env
+from dragon_model.decoder_grammar import MAX_VECTOR, Env
 
 
 def _count(fn, rv) -> Optional[int]:

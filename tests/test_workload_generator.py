@@ -6,7 +6,7 @@ import json
 
 from dragon_dsl.cli.main import main as dragon_main
 from dragon_dsl.corpus.families import FAMILIES
-from dragon_dsl.corpus.workloads import generate, write
+from dragon_dsl.corpus.generator import generate, write
 from dragon_dsl.tvm.workload import load_workload
 
 

@@ -44,7 +44,7 @@ def _write_json(out: Console, data, path) -> None:
 
 # --- search -----------------------------------------------------------------------------------------
 def cmd_search(args, out: Console, err: Console) -> int:
-    from dragon_dsl.corpus.search import RunConfigError, SearchConfig, SearchRun, parse_shard
+    from dragon_dsl.corpus.search_run import RunConfigError, SearchConfig, SearchRun, parse_shard
     from dragon_dsl.engine.targets import resolve_target
 
     try:
@@ -102,7 +102,7 @@ def cmd_search(args, out: Console, err: Console) -> int:
 # --- corpus -----------------------------------------------------------------------------------------
 def cmd_build(args, out: Console, err: Console) -> int:
     from dragon_dsl.corpus.build import BuildConfig, build_corpus
-    from dragon_dsl.corpus.search import RunConfigError
+    from dragon_dsl.corpus.search_run import RunConfigError
 
     try:
         cfg = BuildConfig(improvements=args.improvements, slower=args.slower,
@@ -144,7 +144,7 @@ def cmd_build(args, out: Console, err: Console) -> int:
 
 
 def cmd_verify(args, out: Console, err: Console) -> int:
-    from dragon_dsl.corpus.search import RunConfigError
+    from dragon_dsl.corpus.search_run import RunConfigError
     from dragon_dsl.corpus.verify import verify_corpus
 
     t0 = time.perf_counter()
@@ -175,7 +175,7 @@ def cmd_verify(args, out: Console, err: Console) -> int:
 
 def cmd_card(args, out: Console, err: Console) -> int:
     from dragon_dsl.corpus.card import write_card
-    from dragon_dsl.corpus.search import RunConfigError
+    from dragon_dsl.corpus.search_run import RunConfigError
 
     try:
         path = write_card(args.corpus)

@@ -176,7 +176,7 @@ def command_of(args) -> list:
 def cmd_eval(args, out: Console, err: Console) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from dragon_dsl.corpus.search import parse_shard
+    from dragon_dsl.corpus.search_run import parse_shard
     from dragon_dsl.eval import report
     from dragon_dsl.eval.discover import EvalInputError
     from dragon_dsl.eval.harness import Settings, generate, parse_methods, run, write_results

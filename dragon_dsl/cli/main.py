@@ -186,7 +186,7 @@ def cmd_show(args, out: Console, err: Console) -> int:
 
 
 def cmd_workload(args, out: Console, err: Console) -> int:
-    from dragon_dsl.tvm.workloads import WorkloadSpecError, make_workload
+    from dragon_dsl.tvm.workload import WorkloadSpecError, make_workload
 
     try:
         mod = make_workload(args.spec)
@@ -201,7 +201,7 @@ def cmd_workload(args, out: Console, err: Console) -> int:
 def cmd_workloads(args, out: Console, err: Console) -> int:
     from rich.progress import Progress
 
-    from dragon_dsl.corpus.workloads import generate, write
+    from dragon_dsl.corpus.generator import generate, write
 
     for flag, value in (("--max-flops", args.max_flops), ("--max-bytes", args.max_bytes)):
         if value is not None and value <= 0:

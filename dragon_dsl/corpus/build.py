@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
-from dragon_dsl.corpus.search import RunConfigError, read_records, write_json_atomic
+from dragon_dsl.corpus.search_run import RunConfigError, read_records, write_json_atomic
 
 SPLITS = ("train", "valid", "test_family", "test_shape")
 TASKS = ("construction", "improvement")
@@ -334,7 +334,7 @@ class Partial:
 def _measure_chunk(engine, chunk, target, cfg, test_families, explain) -> dict:
     """{workload: {"rows": [...], "dropped": {reason: n}}} for a chunk of plans, measured in one
     engine call (the scripts and, at level "time", the baselines)."""
-    from dragon_dsl.corpus.search import baseline_kinds, baselines_of
+    from dragon_dsl.corpus.search_run import baseline_kinds, baselines_of
     from dragon_dsl.engine import Task
 
     # level "time" measures everything again; level "verify" re-verifies every script and

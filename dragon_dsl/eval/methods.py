@@ -227,7 +227,7 @@ def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict
     import tvm
 
     from dragon_dsl.engine.metaschedule import builder_and_runner
-    from dragon_dsl.tvm.search import tune
+    from dragon_dsl.tvm.tuning import tune
     from dragon_dsl.tvm.workload import load_workload
 
     shutil.rmtree(folder, ignore_errors=True)   # an interrupted run leaves a partial database

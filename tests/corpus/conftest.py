@@ -24,7 +24,7 @@ SPECS = [("matmul", {"n": 16, "m": 16, "k": 16, "in_dtype": "float32", "out_dtyp
 def search_command(workloads: Path, out: Path, *extra: str) -> list:
     """`dragon search` as a subprocess (through the corpus CLI module, so that unrelated `dragon`
     subcommands are not imported): one search round with the seeded random cost model, which
-    makes the candidates reproducible (see dragon_dsl/corpus/search.py)."""
+    makes the candidates reproducible (see dragon_dsl/corpus/search_run.py)."""
     return [sys.executable, "-m", "dragon_dsl.cli.corpus", "search", str(workloads), "--out", str(out),
             "--target", json.dumps(LLVM), "--budget", str(BUDGET), "--cost-model", "random", "--workers", "2",
             "--population", "32", "--json", "-", *extra]
@@ -58,7 +58,7 @@ def kill_when(cmd: list, ready, what: str) -> None:
 
 @pytest.fixture(scope="session")
 def tiny_workloads(tmp_path_factory) -> Path:
-    from dragon_dsl.corpus.workloads import WorkloadSpec, write
+    from dragon_dsl.corpus.generator import WorkloadSpec, write
 
     folder = tmp_path_factory.mktemp("workloads")
     write([WorkloadSpec(f, tuple(sorted(p.items()))) for f, p in SPECS], folder)

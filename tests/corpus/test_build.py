@@ -9,7 +9,7 @@ import datasets
 import pytest
 
 from dragon_dsl.corpus.build import SPLITS, BuildConfig, choose, choose_test_families, features, load_corpus, split_of
-from dragon_dsl.corpus.search import RunConfigError, candidate_entry, parse_shard, read_manifest, shard_of
+from dragon_dsl.corpus.search_run import RunConfigError, candidate_entry, parse_shard, read_manifest, shard_of
 
 from .conftest import SPECS, build_config
 
@@ -162,7 +162,7 @@ def test_bad_workload_folders_get_clear_errors(tmp_path):
 
 
 def test_open_removes_writes_cut_short_and_refuses_other_configs(tmp_path):
-    from dragon_dsl.corpus.search import SearchConfig, SearchRun
+    from dragon_dsl.corpus.search_run import SearchConfig, SearchRun
 
     cfg = SearchConfig(target={"kind": "llvm", "num-cores": 2}, budget=2)
     run = SearchRun(tmp_path / "run", tmp_path, cfg)

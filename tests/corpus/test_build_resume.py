@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from dragon_dsl.corpus.build import PARTIAL, Partial, load_corpus
-from dragon_dsl.corpus.search import RunConfigError
+from dragon_dsl.corpus.search_run import RunConfigError
 
 from .conftest import ROOT, SPECS, build_config, kill_when
 

@@ -9,7 +9,7 @@ def test_tune_tir_with_engine_builder_and_runner(llvm_engine, tmp_path):
     import tvm
 
     from dragon_dsl.engine.metaschedule import EngineBuilder, EngineRunner
-    from dragon_dsl.tvm.search import tune  # tune_tir, robust to pytest's unnamed log handlers
+    from dragon_dsl.tvm.tuning import tune  # tune_tir, robust to pytest's unnamed log handlers
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(workload("matmul_64"))
@@ -29,7 +29,7 @@ def test_paired_builder_measures_each_round_in_one_call(llvm_engine, tmp_path):
     import tvm
 
     from dragon_dsl.engine.metaschedule import builder_and_runner
-    from dragon_dsl.tvm.search import tune
+    from dragon_dsl.tvm.tuning import tune
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(workload("matmul_64"))

@@ -66,7 +66,7 @@ def test_statement_grammar_accepts_real_scripts():
 
     from dragon_dsl import from_trace_json
     from dragon_dsl.tvm.workload import load_workload
-    from dragon_model.grammar import statement_grammar
+    from dragon_model.decoder_grammar import statement_grammar
     from dragon_model.replay_state import replay_prefix
     from dragon_model.tokenizer import build_tokenizer, token_strings
 
@@ -91,7 +91,7 @@ def test_statement_grammar_accepts_real_scripts():
 
 def test_grammar_knows_live_names_and_shapes():
     from dragon_dsl.tvm.workload import load_workload
-    from dragon_model.grammar import statement_grammar
+    from dragon_model.decoder_grammar import statement_grammar
     from dragon_model.replay_state import replay_prefix
 
     mod = load_workload(DATA / "workloads" / "matmul_64.tvmscript")
@@ -108,7 +108,7 @@ def test_grammar_knows_live_names_and_shapes():
 
 def test_unsafe_keywords_are_not_in_the_grammar():
     from dragon_dsl.tvm.workload import load_workload
-    from dragon_model.grammar import statement_grammar
+    from dragon_model.decoder_grammar import statement_grammar
     from dragon_model.replay_state import replay_prefix
 
     env, _ = replay_prefix('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n',
@@ -123,7 +123,7 @@ def test_a_sampled_compute_location_goes_only_to_compute_at():
     import xgrammar as xgr
 
     from dragon_dsl.tvm.workload import load_workload
-    from dragon_model.grammar import statement_grammar
+    from dragon_model.decoder_grammar import statement_grammar
     from dragon_model.replay_state import replay_prefix
     from dragon_model.tokenizer import build_tokenizer, token_strings
 
@@ -148,7 +148,7 @@ def test_a_sampled_compute_location_goes_only_to_compute_at():
 def _matcher_for(env, **kw):
     import xgrammar as xgr
 
-    from dragon_model.grammar import statement_grammar
+    from dragon_model.decoder_grammar import statement_grammar
     from dragon_model.tokenizer import build_tokenizer, token_strings
 
     tok = build_tokenizer()

@@ -1,4 +1,4 @@
-"""dragon_dsl.tvm.search: tune_tir as every part of Little Dragon calls it."""
+"""dragon_dsl.tvm.tuning: tune_tir as every part of Little Dragon calls it."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def test_tune_survives_unnamed_log_handlers_and_restores_them(tmp_path, capfd):
     import tvm
     from tvm.s_tir import meta_schedule as ms
 
-    from dragon_dsl.tvm.search import MS_LOGGER, tune
+    from dragon_dsl.tvm.tuning import MS_LOGGER, tune
     from dragon_dsl.tvm.workload import load_workload
 
     logger = logging.getLogger(MS_LOGGER)

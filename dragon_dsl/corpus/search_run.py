@@ -354,7 +354,7 @@ class SearchRun:
         from tvm.s_tir import meta_schedule as ms
 
         from dragon_dsl.engine.metaschedule import builder_and_runner
-        from dragon_dsl.tvm.search import tune
+        from dragon_dsl.tvm.tuning import tune
         from dragon_dsl.tvm.workload import load_workload
 
         cfg = self.config
