@@ -13,12 +13,11 @@ test holds the two parsers equal on generated, real and mutated scripts.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Optional
 
 from dragon_dsl.diagnostics import Span
-from dragon_dsl.syntax import ast
+from dragon_dsl.syntax import ast, lexical
 
 _TOKEN = re.compile(
     r"""
@@ -26,10 +25,10 @@ _TOKEN = re.compile(
   | (?P<WS>[\t \f]+)
   | (?P<COMMENT>\#[^\n]*)
   | (?P<CONT>\\[\t \f]*\n)
-  | (?P<FLOAT>(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)
-  | (?P<INT>0|[1-9][0-9]*)
-  | (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
-  | (?P<STRING>"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")
+  | (?P<FLOAT>""" + lexical.FLOAT + r""")
+  | (?P<INT>""" + lexical.INT + r""")
+  | (?P<NAME>""" + lexical.NAME + r""")
+  | (?P<STRING>""" + lexical.STRING_RE + r""")
   | (?P<OP>//|[-+*%=:,()\[\]{}])
     """,
     re.VERBOSE,
@@ -179,7 +178,7 @@ class _Parser:
                 return ast.Name(sp, t[1])
             if kind == "INT":
                 return ast.Int(sp, int(t[1]))
-            return ast.Str(sp, json.loads(t[1]))
+            return ast.Str(sp, lexical.string_value(t[1]))
         if kind == "lambda":
             return self.lambda_()
         return self.sum()
@@ -266,7 +265,7 @@ class _Parser:
         k = t[0]
         if k == "STRING":
             self.i += 1
-            return ast.Str(self.span(t, t), json.loads(t[1]))
+            return ast.Str(self.span(t, t), lexical.string_value(t[1]))
         if k == "INT":
             self.i += 1
             return ast.Int(self.span(t, t), int(t[1]))
@@ -290,7 +289,7 @@ class _Parser:
             while self.peek() != "}":
                 kt = self.take("STRING")
                 self.take(":")
-                items.append((ast.Str(self.span(kt, kt), json.loads(kt[1])), self.expr()))
+                items.append((ast.Str(self.span(kt, kt), lexical.string_value(kt[1])), self.expr()))
                 if self.peek() == ",":
                     self.i += 1
                 elif self.peek() != "}":

@@ -11,7 +11,6 @@ lines are collected by a separate scan and attached to statements as trivia.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from importlib import resources
@@ -21,7 +20,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from dragon_dsl import diagnostics as dg
 from dragon_dsl.diagnostics import Diagnostic, Span
-from dragon_dsl.syntax import ast
+from dragon_dsl.syntax import ast, lexical
 from dragon_dsl.syntax.fastparse import fast_parse
 
 _OPEN = {"LPAR", "LSQB", "LBRACE"}
@@ -153,7 +152,7 @@ class _Builder(Transformer):
 
     def string(self, children):
         (tok,) = children
-        return ast.Str(_tspan(tok), json.loads(tok))
+        return ast.Str(_tspan(tok), lexical.string_value(tok))
 
     def int(self, children):
         (tok,) = children
@@ -174,7 +173,7 @@ class _Builder(Transformer):
 
     def pair(self, children):
         key, value = children[0], children[-1]
-        return (ast.Str(_tspan(key), json.loads(key)), value)
+        return (ast.Str(_tspan(key), lexical.string_value(key)), value)
 
 
 def grammar_text() -> str:
@@ -182,10 +181,22 @@ def grammar_text() -> str:
     return resources.files("dragon_grammar").joinpath("dragon.lark").read_text(encoding="utf-8")
 
 
+_TERMINAL_LINE = re.compile(r"^(NAME|INT|FLOAT|STRING): /.*/$", re.M)
+
+
+def lark_grammar_text() -> str:
+    """The grammar as Lark is built with it: the lexical rules in lexical.py's forms for
+    Python's `re` (the same languages as grammar/dragon.lark's, without per-character
+    backtracking state on long string literals)."""
+    return _TERMINAL_LINE.sub(
+        lambda m: f"{m.group(1)}: /" + lexical.LARK_TERMINALS_FAST[m.group(1)].replace("/", "\\/") + "/",
+        grammar_text())
+
+
 @lru_cache(maxsize=None)
 def _parser() -> Lark:
     return Lark(
-        grammar_text(),
+        lark_grammar_text(),
         parser="lalr",
         lexer="contextual",
         start=["start", "line"],
@@ -250,6 +261,11 @@ def _error_diag(exc: UnexpectedInput, text: str) -> Diagnostic:
         if ch == '"':
             msg = "unterminated or invalid string literal (strings use JSON escapes: \\\" \\\\ \\n \\t \\uXXXX)"
             return dg.make("DRG004", Span.point(exc.line, exc.column), msg)
+        if ch == "0" and text[exc.pos_in_stream + 1 : exc.pos_in_stream + 2].isdigit():
+            digits = re.match(r"[0-9]+", text[exc.pos_in_stream :]).group()
+            return dg.make("DRG001", Span(exc.line, exc.column, exc.line, exc.column + len(digits)),
+                           f"an integer cannot have a leading zero: write {digits.lstrip('0') or '0'}",
+                           suggestion=digits.lstrip("0") or "0")
         return dg.make("DRG001", Span.point(exc.line, exc.column), f"unexpected character {ch!r}")
     if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
         body = text.rstrip()  # point just after the last character, not at a trailing newline

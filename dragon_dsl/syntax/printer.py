@@ -6,27 +6,12 @@ write, how bools read) are made before, by `dragon_dsl.canonical`.
 
 from __future__ import annotations
 
-import json
-import math
-import re
-
 from dragon_dsl.syntax import ast
+from dragon_dsl.syntax.lexical import float_text, string_text
 
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def quote(s: str) -> str:
-    """A JSON string literal; lone surrogates are escaped so the text stays valid UTF-8."""
-    text = json.dumps(s, ensure_ascii=False)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def float_text(v: float) -> str:
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return repr(v)
+#: The canonical spelling of a string (kept under this name for callers of the printer).
+quote = string_text
+__all__ = ["arg", "expr", "float_text", "quote", "script", "statement"]
 
 
 _PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
