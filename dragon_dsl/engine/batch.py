@@ -1,11 +1,20 @@
 """One call of the engine (`Engine.run`) as a small state machine: results-cache hits,
 duplicates, the verifier's references, builds, then device runs; and the mapping of
 every worker reply (including timeouts and crashes) to a Result.
+
+Each result is settled once (`Batch._settle`): stored in the results cache, handed to the
+call's `on_result` callback at once (a caller can write it out before the call ends), and
+copied to the candidates whose lowered source turned out identical (with
+`Engine(dedupe_sources=True)`: the build worker that claims a source first builds it, the
+others reply "duplicate" and wait for its result; one whose first build never said its
+source, a timeout or a crash, is built again alone). Every reply's phase timings go into
+the engine's profile.
 """
 
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
@@ -30,13 +39,16 @@ class Item:
     build_s: Optional[float] = None
     artifact: Optional[str] = None
     entry: str = "main"            # the artifact's function for this item (a group's library has several)
+    source_key: str = ""           # its lowered source's claim key (dedupe_sources), once its build said it
+    dups: list = field(default_factory=list)   # items whose source is identical: they get a copy of the result
 
 
 class Batch:
     """The state of one `Engine.run`: cache hits, references, builds, runs."""
 
-    def __init__(self, engine, pairs):
+    def __init__(self, engine, pairs, on_result=None):
         self.e = engine
+        self.on_result = on_result
         self.results: list = [None] * len(pairs)
         self.items: list = []
         self.failed_refs: dict = {}
@@ -59,8 +71,15 @@ class Batch:
         self.pending_refs = 0
         self.held: list = []            # items built, waiting for a reference or for the builds to end
         self.overlap = engine.target.is_gpu or engine.device.is_remote
+        self.dedupe = bool(getattr(engine, "dedupe_sources", False))
+        self._owners: dict = {}         # source key -> the item that builds it
+        self._parked: dict = {}         # source key -> duplicates whose owner has not replied yet
 
     def run(self) -> list:
+        t0 = time.perf_counter()
+        for item in self.items:
+            if item.result is not None:     # a results-cache hit
+                self._settle(item, item.result)
         todo = [it for it in self.items if it.result is None]
         verify = [it for it in todo if level_rank(it.task.level) >= level_rank("verify")]
         dispatcher = Dispatcher([self.e._builders])
@@ -76,7 +95,14 @@ class Batch:
             else:
                 self._build_group(group)
         dispatcher.run()
+        while self._parked:             # duplicates of a source whose first build never said it
+            orphans = [it for items in self._parked.values() for it in items]
+            self._parked = {}
+            for item in orphans:
+                self._build(item, claim=False)
+            dispatcher.run()
         self._finish()
+        self.e._add_profile({"wall": time.perf_counter() - t0})
         if self.failed_refs:
             raise EngineError("; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}"
                                         for h, m in self.failed_refs.items()))
@@ -111,7 +137,13 @@ class Batch:
                 start += size
         return groups
 
-    def _build(self, item: Item) -> None:
+    def _claim(self, item: Item) -> dict:
+        """The job's claim ({"dir", "tag"}): the tag is the measurement's configuration, so that
+        only candidates measured alike share a result."""
+        tag = keys.trace_hash([item.task.level, item.task.seeds, sorted(item.task.timing_config().items())])[:12]
+        return {"dir": str(self.e._claim_dir()), "tag": tag}
+
+    def _build(self, item: Item, claim: bool = True) -> None:
         self.pending_builds += 1
         out = self.e._next_dir("build")
 
@@ -121,9 +153,11 @@ class Batch:
             self._release()
 
         self.e.build_jobs += 1
-        self.dispatcher.submit(self.e._builders, {"op": "build", "wkey": item.workload.hash,
-                                                  "workload": item.workload.text, "source": item.source,
-                                                  "out": str(out)}, self.e.timeout_s, done)
+        job = {"op": "build", "wkey": item.workload.hash, "workload": item.workload.text, "source": item.source,
+               "out": str(out)}
+        if self.dedupe and claim:
+            job["claim"] = self._claim(item)
+        self.dispatcher.submit(self.e._builders, job, self.e.timeout_s, done)
 
     def _build_group(self, items: list) -> None:
         """One build job for several candidates of one workload (build.build_group). A job that
@@ -138,8 +172,8 @@ class Batch:
             replies = reply.get("replies") if reply.get("status") == "ok" else None
             if replies is None or len(replies) != len(items):
                 shutil.rmtree(out, ignore_errors=True)
-                for item in items:
-                    self._build(item)
+                for item in items:   # alone, without a claim: the group's claims may be theirs already
+                    self._build(item, claim=False)
                 return
             for item, one in zip(items, replies):
                 if one.get("status") == "ok":
@@ -149,28 +183,77 @@ class Batch:
             self._release()
 
         self.e.build_jobs += 1
-        self.dispatcher.submit(self.e._builders, {"op": "build_group", "wkey": items[0].workload.hash,
-                                                  "workload": items[0].workload.text,
-                                                  "sources": [it.source for it in items], "out": str(out)},
-                               self.e.timeout_s * len(items), done)
+        job = {"op": "build_group", "wkey": items[0].workload.hash, "workload": items[0].workload.text,
+               "sources": [it.source for it in items], "out": str(out)}
+        if self.dedupe:
+            job["claim"] = self._claim(items[0])   # one workload; tags differ only across configurations
+            if len({self._claim(it)["tag"] for it in items}) > 1:
+                del job["claim"]
+        self.dispatcher.submit(self.e._builders, job, self.e.timeout_s * len(items), done)
 
     def _built(self, item: Item, reply: dict, out: Path, users: dict) -> None:
         """Record one build reply. USERS counts the items sharing an artifact (a group's); the
         artifact's folder goes when its last item is done with it."""
         item.build_s = reply.get("build_s")
+        self.e._add_profile(reply.get("phases"))
+        key = reply.get("source_key")
+        if reply.get("status") == "duplicate":
+            self._duplicate(item, key)
+            if not users:
+                shutil.rmtree(out, ignore_errors=True)
+            return
+        if key:
+            item.source_key = key
+            self._owners[key] = item
+            item.dups.extend(self._parked.pop(key, []))
         if reply.get("status") == "ok":
             item.artifact = reply["artifact"]
             item.entry = reply.get("entry", "main")
             self._users.setdefault(item.artifact, users.get(item.artifact, 1))   # set once per artifact
             if item.task.level == "build":
-                item.result = Result(Status.OK, "", build_s=item.build_s, level="build")
+                self._settle(item, Result(Status.OK, "", build_s=item.build_s, level="build"))
                 self._done_with(item.artifact)
             else:
                 self.held.append(item)
         else:
-            item.result = build_failure(reply)
+            self._settle(item, build_failure(reply))
             if not users:
                 shutil.rmtree(out, ignore_errors=True)
+
+    def _duplicate(self, item: Item, key: str) -> None:
+        """ITEM's source was claimed by another build: it gets that build's result, now or later."""
+        owner = self._owners.get(key)
+        done = self.e._sources.get(key)
+        if owner is not None and owner.result is None:
+            owner.dups.append(item)
+        elif owner is not None or done is not None:
+            first = owner.result if owner is not None else done
+            self._settle(item, self._copy(first))
+        else:
+            self._parked.setdefault(key, []).append(item)
+
+    @staticmethod
+    def _copy(result: Result) -> Result:
+        return replace(result, duplicate_of=result.duplicate_of or result.trace_hash, cached=False,
+                       latencies_us=list(result.latencies_us))
+
+    def _settle(self, item: Item, result: Result) -> None:
+        """ITEM's final result: stored in the cache, handed to `on_result`, copied to its duplicates."""
+        item.result = result
+        result.trace_hash = item.thash
+        fresh = not result.cached
+        if fresh and self.e.cache is not None and item.workload.hash not in self.failed_refs:
+            self.e.cache.store(item.workload.hash, item.thash, self.e.target.key, self.e.device.text,
+                               item.task, replace(result, duplicate_of=""), self.e.limits())
+        for n, index in enumerate(item.indices):
+            self.results[index] = result if n == 0 else replace(result, cached=True)
+            if self.on_result is not None:
+                self.on_result(index, self.results[index])
+        if item.source_key and not result.duplicate_of:
+            self.e._sources[item.source_key] = result
+        dups, item.dups = item.dups, []
+        for dup in dups:
+            self._settle(dup, self._copy(result))
 
     def _done_with(self, artifact: str) -> None:
         """One item no longer needs ARTIFACT: its folder goes with the last one."""
@@ -187,8 +270,8 @@ class Batch:
         for item in self.held:
             ref = self.e._references.get((item.workload.hash, config_key(item.task.seeds)))
             if ref is None and item.workload.hash in self.failed_refs:
-                item.result = Result(Status.BUILD_ERROR, "no reference: " + self.failed_refs[item.workload.hash],
-                                     build_s=item.build_s, level="build")
+                self._settle(item, Result(Status.BUILD_ERROR, "no reference: " + self.failed_refs[item.workload.hash],
+                                          build_s=item.build_s, level="build"))
             elif ref is None:
                 waiting.append(item)
             else:
@@ -204,8 +287,9 @@ class Batch:
                   if task.flush_l2 else 0}
 
         def done(reply):
-            item.result = run_result(reply, item)
+            self.e._add_profile(reply.get("phases"))
             self._done_with(item.artifact)
+            self._settle(item, run_result(reply, item))
 
         self.dispatcher.submit(self.devices, {"op": "run", "artifact": item.artifact, "entry": item.entry,
                                               "reference": ref, "level": task.level, "timing": timing},
@@ -214,14 +298,7 @@ class Batch:
     def _finish(self) -> None:
         for item in self.items:
             if item.result is None:  # cannot happen unless a reference failed after its builds
-                item.result = Result(Status.BUILD_ERROR, "not measured", level="build")
-            fresh = not item.result.cached
-            if fresh and self.e.cache is not None and item.workload.hash not in self.failed_refs:
-                self.e.cache.store(item.workload.hash, item.thash, self.e.target.key, self.e.device.text,
-                                   item.task, item.result, self.e.limits())
-            item.result.trace_hash = item.thash
-            for n, index in enumerate(item.indices):
-                self.results[index] = item.result if n == 0 else replace(item.result, cached=True)
+                self._settle(item, Result(Status.BUILD_ERROR, "not measured", level="build"))
 
 
 def group_sizes(n: int, workers: int, most: int) -> list:

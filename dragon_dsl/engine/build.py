@@ -214,8 +214,9 @@ def _extent_mismatches(kernel: dict) -> list:
     return out
 
 
-def check_gpu(mod, target) -> None:
-    """Raise BuildError when the module runs (partly) on the host or breaks the target's limits."""
+def check_gpu(mod, target):
+    """Raise BuildError when the module runs (partly) on the host or breaks the target's limits;
+    returns the module lowered by TVM's default TIR pipeline (what the limits were checked on)."""
     import tvm
     import tvm_ffi
 
@@ -243,6 +244,7 @@ def check_gpu(mod, target) -> None:
     if not kinds & {str(target.kind.name)}:
         raise BuildError("no GPU kernel was generated: no loop is bound to blockIdx/threadIdx, "
                          "so TVM compiled the whole function for the host")
+    return lowered
 
 
 _compiled_by_tvm: list = []
@@ -257,8 +259,9 @@ def install_compile_probe() -> None:
         return
 
     def probe(code, *rest):
+        t0 = time.perf_counter()
         binary = original(code, *rest)
-        _compiled_by_tvm.append(True)
+        _compiled_by_tvm.append(time.perf_counter() - t0)
         return binary
 
     tvm_ffi.register_global_func("tvm_callback_cuda_compile", probe, override=True)
@@ -269,45 +272,129 @@ def compile_checked(mod, source: dict, target):
     (which, on a machine without a GPU, stops at the CUDA source). Raises ReplayError, BuildError,
     or TVM's own error for a lowering or codegen failure. The builder and the model's compile check
     (`dragon_model.api.compile_problem`) both call this, so they reject the same scripts."""
-    import tvm
-
-    scheduled = checked_schedule(mod, source, target)
-    _compiled_by_tvm.clear()
-    return tvm.compile(scheduled, target)
+    return _compile(checked_schedule(mod, source, target), target)
 
 
-def checked_schedule(mod, source: dict, target):
-    """`schedule`, then for a GPU `check_gpu`: what every build compiles (alone or in a group)."""
+def checked_schedule(mod, source: dict, target, phases=None):
+    """`schedule`, then for a GPU `check_gpu`: what every build compiles (alone or in a group).
+    PHASES (a dict), when given, gets the seconds of "replay" and "checks" added, and "lowered":
+    the module `check_gpu` lowered (GPU targets only)."""
     from dragon_dsl.engine.targets import GPU_KINDS
 
-    scheduled = schedule(mod, source, target)
+    t0 = time.perf_counter()
+    try:
+        scheduled = schedule(mod, source, target)
+    finally:
+        _add(phases, "replay", time.perf_counter() - t0)
     if str(target.kind.name) in GPU_KINDS:
-        check_gpu(scheduled, target)  # before compiling: TVM's own words for a broken limit
+        t1 = time.perf_counter()
+        try:
+            lowered = check_gpu(scheduled, target)  # before compiling: TVM's own words for a broken limit
+        finally:
+            _add(phases, "checks", time.perf_counter() - t1)
+        if phases is not None:
+            phases["lowered"] = lowered
     return scheduled
 
 
-def _export(executable, target, out_dir: Path) -> Path:
-    """Write the library (and, where TVM did not compile the CUDA source, its cubin) to OUT_DIR."""
+def _add(phases, name: str, seconds: float) -> None:
+    if phases is not None:
+        phases[name] = phases.get(name, 0.0) + seconds
+
+
+def _timings(phases: dict) -> dict:
+    """The phases of a reply: seconds only (the lowered module stays in the worker)."""
+    return {k: v for k, v in phases.items() if isinstance(v, float)}
+
+
+def source_key(scheduled, target, phases: dict, tag: str) -> str:
+    """The identity of what a candidate compiles to: TVM's structural hash of the module lowered
+    by the default TIR pipeline (what codegen turns into CUDA or LLVM source), prefixed by TAG
+    (the measurement's configuration). Two traces with one key give one source: one is built and
+    measured, the other gets its result (`Engine(dedupe_sources=True)`). A GPU build reuses the
+    module `check_gpu` lowered; a CPU build lowers here (its cost counts as "checks")."""
+    import tvm
+    import tvm_ffi
+
+    lowered = phases.pop("lowered", None)
+    if lowered is None:
+        t0 = time.perf_counter()
+        host = target.host if target.host is not None else tvm.target.Target("llvm")
+        pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+        with tvm.transform.PassContext():
+            lowered = pipeline(tvm.tirx.transform.BindTarget(target.with_host(host))(scheduled))
+        _add(phases, "checks", time.perf_counter() - t0)
+    return f"{tag}-{tvm_ffi.structural_hash(lowered) & 0xFFFFFFFFFFFFFFFF:016x}"
+
+
+def claim(claim_dir: str, key: str) -> bool:
+    """True for the first build of KEY among every build worker of an engine (an exclusive create
+    in the engine's claim folder), False for the ones after."""
+    import os
+
+    try:
+        os.close(os.open(os.path.join(claim_dir, key), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        return False
+    return True
+
+
+def _export(executable, target, out_dir: Path, phases=None) -> Path:
+    """Write the library (and, where TVM did not compile the CUDA source, its cubin) to OUT_DIR.
+    PHASES gets the seconds of "compile" (nvcc, and the system compiler linking the library)."""
+    t0 = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     artifact = out_dir / "mod.so"
-    if str(target.kind.name) == "cuda" and not _compiled_by_tvm:
-        device_mods = [m for m in executable.mod.imports if m.kind == "cuda"]
-        source_text = device_mods[0].inspect_source()
-        cubin = compile_cubin(source_text, target)
-        (out_dir / "mod.cubin").write_bytes(cubin)
-        (out_dir / "mod.cuhash").write_text(hashlib.sha256(source_text.encode()).hexdigest())
-    executable.export_library(str(artifact))
+    try:
+        if str(target.kind.name) == "cuda" and not _compiled_by_tvm:
+            device_mods = [m for m in executable.mod.imports if m.kind == "cuda"]
+            source_text = device_mods[0].inspect_source()
+            cubin = compile_cubin(source_text, target)
+            (out_dir / "mod.cubin").write_bytes(cubin)
+            (out_dir / "mod.cuhash").write_text(hashlib.sha256(source_text.encode()).hexdigest())
+        executable.export_library(str(artifact))
+    finally:
+        _add(phases, "compile", time.perf_counter() - t0)
     return artifact
 
 
-def build(mod, source: dict, target, out_dir: Path) -> dict:
-    """Build one candidate into `out_dir`; returns the reply sent to the engine."""
+def _compile(scheduled, target, phases=None):
+    """`tvm.compile`, its seconds split into "codegen" and "compile" (the CUDA compiler TVM calls)."""
+    import tvm
+
+    _compiled_by_tvm.clear()
     t0 = time.perf_counter()
     try:
-        artifact = _export(compile_checked(mod, source, target), target, out_dir)
+        return tvm.compile(scheduled, target)
+    finally:
+        compiler = sum(_compiled_by_tvm)
+        _add(phases, "codegen", time.perf_counter() - t0 - compiler)
+        _add(phases, "compile", compiler)
+
+
+def build(mod, source: dict, target, out_dir: Path, claim_job=None) -> dict:
+    """Build one candidate into `out_dir`; returns the reply sent to the engine, with its phases
+    (seconds of replay, checks, codegen, compile). With CLAIM_JOB ({"dir", "tag"}) the candidate's
+    `source_key` is claimed first: a source another build claimed is not built again (status
+    "duplicate"; the engine gives it the first one's result)."""
+    t0 = time.perf_counter()
+    phases: dict = {}
+    key = None
+    try:
+        scheduled = checked_schedule(mod, source, target, phases)
+        if claim_job is not None:
+            key = source_key(scheduled, target, phases, claim_job["tag"])
+            if not claim(claim_job["dir"], key):
+                return {"status": "duplicate", "source_key": key, "build_s": time.perf_counter() - t0,
+                        "phases": _timings(phases)}
+        phases.pop("lowered", None)
+        artifact = _export(_compile(scheduled, target, phases), target, out_dir, phases)
     except Exception as exc:  # noqa: BLE001 - tvm.compile reports lowering and codegen failures as TVM errors
-        return _failure(exc, t0)
-    return {"status": "ok", "artifact": str(artifact), "build_s": time.perf_counter() - t0}
+        reply = _failure(exc, t0)
+        reply.update(phases=_timings(phases), source_key=key)
+        return reply
+    return {"status": "ok", "artifact": str(artifact), "build_s": time.perf_counter() - t0,
+            "phases": _timings(phases), "source_key": key}
 
 
 def _failure(exc: BaseException, t0: float) -> dict:
@@ -327,7 +414,7 @@ def entry_name(i: int) -> str:
     return f"main_c{i}"
 
 
-def build_group(mod, sources: list, target, out_dir: Path) -> list:
+def build_group(mod, sources: list, target, out_dir: Path, claim_job=None) -> list:
     """Build several candidates of one workload into one library, one reply per source (in order).
 
     Each source is scheduled and checked alone (`checked_schedule`, as in `compile_checked`); the
@@ -343,28 +430,43 @@ def build_group(mod, sources: list, target, out_dir: Path) -> list:
     replies: list = [None] * len(sources)
     scheduled: dict = {}
     own_s: dict = {}
+    keys: dict = {}
+    own_phases: dict = {}
     for i, source in enumerate(sources):
         t0 = time.perf_counter()
+        phases = own_phases[i] = {}
         try:
-            scheduled[i] = checked_schedule(mod, source, target)
+            one = checked_schedule(mod, source, target, phases)
+            if claim_job is not None:
+                keys[i] = source_key(one, target, phases, claim_job["tag"])
+                if not claim(claim_job["dir"], keys[i]):
+                    replies[i] = {"status": "duplicate", "source_key": keys[i],
+                                  "build_s": time.perf_counter() - t0, "phases": _timings(phases)}
+                    continue
+            phases.pop("lowered", None)
+            scheduled[i] = one
             own_s[i] = time.perf_counter() - t0
         except Exception as exc:  # noqa: BLE001 - TVM's own error types too
             replies[i] = _failure(exc, t0)
+            replies[i]["phases"] = _timings(phases)
     if not scheduled:
         return replies
     t0 = time.perf_counter()
+    shared: dict = {}
     try:
         funcs = {}
         for i, one in scheduled.items():
             name = entry_name(i)
             funcs[tvm.ir.GlobalVar(name)] = one["main"].with_attr("global_symbol", name)
-        _compiled_by_tvm.clear()
-        artifact = _export(tvm.compile(tvm.IRModule(funcs), target), target, out_dir)
+        artifact = _export(_compile(tvm.IRModule(funcs), target, shared), target, out_dir, shared)
     except Exception:  # noqa: BLE001 - one candidate's lowering or nvcc error: find whose, alone
         for i in scheduled:
             replies[i] = build(mod, sources[i], target, out_dir / f"c{i}")
+            replies[i]["source_key"] = keys.get(i)    # its claim stands: it was this candidate's
         return replies
     share = (time.perf_counter() - t0) / len(scheduled)
     for i in scheduled:
-        replies[i] = {"status": "ok", "artifact": str(artifact), "entry": entry_name(i), "build_s": own_s[i] + share}
+        phases = {**_timings(own_phases[i]), **{k: v / len(scheduled) for k, v in shared.items()}}
+        replies[i] = {"status": "ok", "artifact": str(artifact), "entry": entry_name(i), "build_s": own_s[i] + share,
+                      "phases": phases, "source_key": keys.get(i)}
     return replies

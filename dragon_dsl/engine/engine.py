@@ -12,6 +12,13 @@ for GPUs and remote devices builds and runs overlap. Every candidate gets a Resu
 whatever happens to it; only misuse (an unknown level, an unreadable workload, a
 verify on a machine without the device) raises.
 
+With `dedupe_sources=True`, candidates whose lowered source is identical are built and
+measured once and the others get a copy of the result (`Result.duplicate_of`); with
+`device_slots=2`, two device workers share each local GPU, so that one loads its next
+library while the other holds the GPU (runs stay one at a time: the GPU's lock). `profile()`
+sums the phase timings of every reply (replay, checks, codegen, compile, upload, wait,
+verify, time) and the wall time of the calls.
+
 Worker logs go to the engine's temporary work dir, or to $DRAGON_ENGINE_LOG_DIR when set
 (kept after the engine closes).
 """
@@ -40,7 +47,7 @@ __all__ = ["Engine", "EngineError"]
 class Engine:
     def __init__(self, target, device: str = "local", workers: Optional[int] = None,
                  timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None,
-                 build_group: int = 1):
+                 build_group: int = 1, dedupe_sources: bool = False, device_slots: int = 1):
         import tvm
 
         self.target = resolve_target(target)
@@ -61,6 +68,12 @@ class Engine:
         if not (isinstance(build_group, int) and build_group >= 1):
             raise ValueError(f"build_group must be a positive integer, got {build_group!r}")
         self.build_group = build_group
+        if not (isinstance(device_slots, int) and device_slots >= 1):
+            raise ValueError(f"device_slots must be a positive integer, got {device_slots!r}")
+        self.dedupe_sources = bool(dedupe_sources)
+        self.device_slots = device_slots
+        self._sources: dict = {}        # lowered-source claim key -> the Result of its first build
+        self._profile: dict = {}
         self.build_jobs = 0                            # candidate builds sent to the builders (a group: one)
         if cache is False:
             self.cache = None
@@ -131,12 +144,39 @@ class Engine:
         path = self._known_reference(self._workload(workload), seeds)
         return reference.from_bytes(Path(path).read_bytes())
 
-    def run(self, tasks, baselines=()) -> list:
+    def run(self, tasks, baselines=(), on_result=None) -> list:
         """One Result per Task, in order; then one per (workload, kind) of `baselines`, measured
         like `baseline(workload, kind)` in the same call, so that their builds run beside the
-        tasks' instead of one after another."""
+        tasks' instead of one after another. `on_result(index, result)` is called for each as
+        soon as it is decided (in the caller's thread), before the call returns."""
         return self._run([(t, {"trace": t.trace}) for t in tasks]
-                         + [self._baseline_pair(workload, kind) for workload, kind in baselines])
+                         + [self._baseline_pair(workload, kind) for workload, kind in baselines], on_result)
+
+    def profile(self, reset: bool = False) -> dict:
+        """Seconds summed over the replies since the engine started (or the last reset): build
+        phases (replay, checks, codegen, compile), device phases (upload, wait, verify, time),
+        `wall` (the calls' own time), `devices` (device workers) and `idle` (device-seconds
+        in which no candidate was verified or timed: devices x wall - verify - time)."""
+        out = dict(self._profile)
+        devices = len(self._devices.workers) if self._devices is not None else 0
+        if self._devices is not None and not self.device.is_remote and self.target.is_gpu:
+            devices = max(1, devices // self.device_slots)   # GPUs, not processes
+        out["devices"] = devices
+        out["idle"] = max(0.0, devices * out.get("wall", 0.0) - out.get("verify", 0.0) - out.get("time", 0.0))
+        if reset:
+            self._profile = {}
+        return out
+
+    def _add_profile(self, phases) -> None:
+        for name, seconds in (phases or {}).items():
+            if isinstance(seconds, (int, float)):
+                self._profile[name] = self._profile.get(name, 0.0) + float(seconds)
+
+    def _claim_dir(self) -> Path:
+        """The folder where build workers claim lowered sources (dedupe_sources)."""
+        folder = self._workdir / "claims"
+        folder.mkdir(exist_ok=True)
+        return folder
 
     def stats(self) -> dict:
         """Build jobs sent (a group of candidates is one), worker restarts, and how device workers
@@ -185,7 +225,8 @@ class Engine:
             if n == 0:
                 raise EngineError("this machine has no GPU: level 'build' works here; "
                                   "'verify' and 'time' need a GPU or an rpc:// device")
-            per_slot = [{**base, "index": slot} for slot in range(n)]  # one process owns each GPU
+            # one process owns each GPU, or device_slots processes share it (taking turns: its lock)
+            per_slot = [{**base, "index": slot % n} for slot in range(n * self.device_slots)]
         else:
             threads = str(self.target.num_cores or os.cpu_count() or 1)
             per_slot = [{**base, "env": {"TVM_NUM_THREADS": threads}}]  # one process: timings never overlap
@@ -220,9 +261,9 @@ class Engine:
             self._workloads[key] = wl
         return wl
 
-    def _run(self, pairs) -> list:
+    def _run(self, pairs, on_result=None) -> list:
         with self._lock:
-            return Batch(self, pairs).run()
+            return Batch(self, pairs, on_result).run()
 
     # --- references -----------------------------------------------------------------------
     def _known_reference(self, wl: keys.Workload, seeds: int) -> Optional[str]:

@@ -95,6 +95,9 @@ class Result:
     cached: bool = False
     level: str = "build"
     trace_hash: str = ""
+    # the trace hash of the candidate whose build and measurement this result copies: its lowered
+    # source is identical (Engine(dedupe_sources=True)); "" when measured itself
+    duplicate_of: str = ""
 
     @property
     def ok(self) -> bool:

@@ -85,7 +85,9 @@ def _tag_kind(tag: str) -> str:
 
 @lru_cache(maxsize=1)
 def local_gpus() -> tuple:
-    """Names of this machine's NVIDIA GPUs, in device order (empty without nvidia-smi or GPUs)."""
+    """Names of the NVIDIA GPUs this process may use, in device order (empty without nvidia-smi
+    or GPUs): nvidia-smi lists every GPU of the machine, CUDA_VISIBLE_DEVICES (indices or UUIDs)
+    picks and orders the ones CUDA shows this process."""
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return ()
@@ -93,7 +95,26 @@ def local_gpus() -> tuple:
         out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return ()
-    return tuple(m.group(1).strip() for m in re.finditer(r"^GPU \d+: (.+?) \(UUID", out, flags=re.M))
+    found = [(m.group(1).strip(), m.group(2).strip())
+             for m in re.finditer(r"^GPU \d+: (.+?) \(UUID: ([^)]+)\)", out, flags=re.M)]
+    return tuple(name for name, _ in visible(found, os.environ.get("CUDA_VISIBLE_DEVICES")))
+
+
+def visible(gpus: list, setting) -> list:
+    """The (name, uuid) entries of GPUS that CUDA_VISIBLE_DEVICES=SETTING shows, in its order
+    (unset: all; CUDA stops at the first entry it cannot match)."""
+    if setting is None:
+        return list(gpus)
+    out = []
+    for token in (t.strip() for t in setting.split(",")):
+        if token.isdigit() and int(token) < len(gpus):
+            match = gpus[int(token)]
+        else:
+            match = next((g for g in gpus if token and g[1].startswith(token)), None)
+        if match is None or match in out:
+            break
+        out.append(match)
+    return out
 
 
 def gpu_tag(name: str) -> str:

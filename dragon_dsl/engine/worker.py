@@ -124,7 +124,8 @@ class _State:
             from dragon_dsl.engine.build import build_group
 
             mod = self._workload(job) if job.get("wkey") else None
-            return {"status": "ok", "replies": build_group(mod, job["sources"], self.target, Path(job["out"]))}
+            return {"status": "ok", "replies": build_group(mod, job["sources"], self.target, Path(job["out"]),
+                                                           job.get("claim"))}
         if op == "run":
             return self._run(job)
         raise ValueError(f"unknown job {op!r}")
@@ -153,7 +154,7 @@ class _State:
         from dragon_dsl.engine.build import build
 
         mod = self._workload(job) if job.get("wkey") else None
-        return build(mod, job["source"], self.target, Path(job["out"]))
+        return build(mod, job["source"], self.target, Path(job["out"]), job.get("claim"))
 
     # --- device side ------------------------------------------------------------------------
     def _reference_for(self, path):
@@ -190,7 +191,12 @@ class _State:
         with self.device.exclusive():
             self.notify({"started": True})   # the timeout counts from here: not the wait for the lock
             # nor does run_s (the time waited for another process's candidate is not this one's)
-            return self._verify_and_time(job, module, dev, session, t0 + (time.perf_counter() - t_wait))
+            t_held = time.perf_counter()
+            reply = self._verify_and_time(job, module, dev, session, t0 + (t_held - t_wait))
+        phases = reply.setdefault("phases", {})
+        phases["upload"] = t_wait - t0       # loading the library (on a remote device: its upload too)
+        phases["wait"] = t_held - t_wait     # waiting for the device's lock (another process's candidate)
+        return reply
 
     def _load(self, artifact: str):
         """The loaded library: kept for the next job on a local device, since a group's candidates
@@ -207,6 +213,8 @@ class _State:
 
         reply: dict = {"status": "ok", "n_checked": 0}
         stage = "verify"
+        t_verify = time.perf_counter()
+        phases: dict = {}
         try:
             entry = job.get("entry", "main")
             func = module[entry]
@@ -215,23 +223,29 @@ class _State:
                                               lambda: self._staged_for(job["reference"], dev, fresh=True))
                 if reply["status"] != "ok":
                     reply["run_s"] = time.perf_counter() - t0
+                    reply["phases"] = {"verify": time.perf_counter() - t_verify}
                     return reply
                 tensors = staged.tensors(0)
             else:
                 tensors = random_tensors(dev, job["args_info"])
+            phases["verify"] = time.perf_counter() - t_verify
             if job["level"] == "time":
                 stage = "time"
                 t = job["timing"]
+                t_time = time.perf_counter()
                 reply["latencies_us"] = time_kernel(module, dev, tensors, entry=entry, repeat=t["repeat"], number=t["number"],
                                                     min_repeat_ms=t["min_repeat_ms"], flush_bytes=t["flush_bytes"])
+                phases["time"] = time.perf_counter() - t_time
         except Exception as exc:  # LaunchError, or the runtime failing to copy data to or from the device
             # a CUDA fault poisons the context: the pool restarts this worker before its next job
             message = str(exc) if isinstance(exc, LaunchError) else _last_line(exc)
+            phases.setdefault("verify" if stage == "verify" else "time", time.perf_counter() - t_verify)
             return {"status": "launch_error", "message": message, "stage": stage, "run_s": time.perf_counter() - t0,
-                    "restart": self.device.device_type != "cpu" or session is not None}
+                    "restart": self.device.device_type != "cpu" or session is not None, "phases": phases}
         finally:
             del session
         reply["run_s"] = time.perf_counter() - t0
+        reply["phases"] = phases
         return reply
 
 
