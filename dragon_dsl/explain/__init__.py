@@ -9,8 +9,8 @@ produced) and their expected effects. Deterministic; no language model; the
 formal part of the script is kept byte for byte, so the trace it encodes does
 not change. Fact and effect keys: docs/EXPLAIN.md.
 
-This package sits above the language core and imports TVM lazily (through
-`dragon_dsl.explain.analysis`).
+This package sits above the TVM bridge: what TVM knows comes from `dragon_dsl.tvm.inspect`
+as plain records; the rules are plain Python. It imports no TVM itself.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ __all__ = ["explain", "explain_entries"]
 
 def explain_entries(script_text: str, workload: Union[str, Path, Any, None], target: Any = None):
     """The explanation graph as data (`dragon_dsl.explain.graph.Entry` objects, named)."""
-    from dragon_dsl.explain import analysis
     from dragon_dsl.explain.render import assign_names
     from dragon_dsl.explain.rules import build
 
@@ -37,13 +36,15 @@ def explain_entries(script_text: str, workload: Union[str, Path, Any, None], tar
         raise DragonError(errors)
     target = target if target is not None else program.target
     wl_info = si = None
+    from dragon_dsl.tvm import inspect
+
     if workload is not None:
         from dragon_dsl.tvm.workload import load_workload
 
         mod = load_workload(workload)
-        wl_info = analysis.workload_info(mod)
-        si = analysis.schedule_info(program, mod)
-    entries = build(program, wl_info, si, analysis.target_info(target))
+        wl_info = inspect.workload_info(mod)
+        si = inspect.schedule_info(program, mod)
+    entries = build(program, wl_info, si, inspect.target_info(target))
     taken = set(program.definitions) | set(program.labels)
     assign_names(entries, taken)
     return entries

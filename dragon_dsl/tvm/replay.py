@@ -4,6 +4,10 @@ A failure is reported as a diagnostic on the span of the instruction TVM
 rejected, with TVM's own message. To find that instruction, prefixes of the
 trace are replayed on fresh schedules (binary search), which keeps TVM's
 replay exactly as TVM does it.
+
+`replay_steps` replays once more, one instruction at a time, for callers that read what each
+instruction used or bound (the explainer, the language server's hover facts): the script's names
+are mapped to TVM's objects here, once for everyone (`named_objects` maps trace JSON names).
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ from dragon_dsl import diagnostics as dg
 from dragon_dsl.check import Program
 from dragon_dsl.codec.encode import encode
 from dragon_dsl.diagnostics import Diagnostic, Span
-from dragon_dsl.tvm.trace import UnsafeInstruction, apply, prefix
+from dragon_dsl.tvm.errors import tvm_message
+from dragon_dsl.tvm.trace import UnsafeInstruction, apply, named_objects, prefix
 from dragon_dsl.tvm.workload import WorkloadError, load_workload
+
+__all__ = ["ReplayResult", "named_objects", "replay", "replay_steps", "tvm_message"]
 
 
 @dataclass
@@ -25,25 +32,11 @@ class ReplayResult:
     schedule: Any = None
     trace: Optional[list] = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    workload: Any = None  # the unscheduled IRModule the script was replayed on
 
     @property
     def ok(self) -> bool:
         return self.module is not None and not dg.has_errors(self.diagnostics)
-
-
-def tvm_message(exc: BaseException) -> str:
-    """TVM's message without the C++ backtrace and boilerplate."""
-    text = str(exc)
-    lines = [ln.rstrip() for ln in text.splitlines()]
-    keep = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith(("File \"", "Traceback", "  File"))
-            and not ln.strip().startswith(("0:", "1:", "2:", "3:", "4:", "5:", "6:", "7:", "8:", "9:"))]
-    msg = " ".join(ln.strip() for ln in keep)
-    if "Error message:" in msg:  # schedule errors print the whole IR first; keep the verdict
-        return msg.split("Error message:", 1)[1].strip()[:2000]
-    for marker in ("ScheduleError:", "TVMError:", "ValueError:", "TypeError:", "InternalError:"):
-        if marker in msg:
-            msg = msg.split(marker, 1)[1].strip()
-    return msg[:2000] or type(exc).__name__
 
 
 def replay(program: Program, workload, *, seed: int = 1) -> ReplayResult:
@@ -55,7 +48,7 @@ def replay(program: Program, workload, *, seed: int = 1) -> ReplayResult:
     trace = encode(program)
     try:
         sch = apply(trace, mod, seed=seed)
-        return ReplayResult(sch.mod, sch, trace, _repaired_decisions(program, trace, sch))
+        return ReplayResult(sch.mod, sch, trace, _repaired_decisions(program, trace, sch), mod)
     except UnsafeInstruction as exc:  # refused before TVM ran it: the position is known
         return _rejected(program, trace, exc.index + 1, exc)
     except Exception as exc:  # TVM raises its own error types from C++
@@ -77,13 +70,51 @@ def replay(program: Program, workload, *, seed: int = 1) -> ReplayResult:
     return _rejected(program, trace, hi, error)
 
 
+def replay_steps(program: Program, mod, *, before=None, after=None, seed: int = 1):
+    """Replay PROGRAM on a fresh schedule of MOD one instruction at a time, exactly as TVM replays
+    a trace, and return that schedule (raises TVM's errors, UnsafeInstruction).
+
+    `before(i, sch, inputs)` runs before instruction I with its inputs as [(script name or None, TVM
+    object)]; `after(i, sch, outputs)` once it ran, with its outputs as [(script name, TVM object)].
+    The callbacks read the schedule with `sch.get` only: queries such as `get_loops` are
+    instructions too and would be recorded in the replayed trace."""
+    from tvm import s_tir
+
+    trace_json = encode(program)
+    trace = apply(trace_json, mod, seed=seed).trace
+    # TVM's output names -> the script's names (positions agree: the encoder derives TVM's names)
+    script_name = {tvms: mine for inst, (_, _, _, outs) in zip(program.instructions, trace_json[0])
+                   for mine, tvms in zip(inst.outputs, outs)}
+    sch = s_tir.Schedule(mod, seed=seed)
+    applied = [0]
+
+    def finished(upto: int) -> None:
+        while applied[0] < upto:
+            i = applied[0]
+            applied[0] += 1
+            if after is not None and i < len(program.instructions):
+                after(i, sch, list(zip(program.instructions[i].outputs, sch.trace.insts[i].outputs)))
+
+    def provider(inst, inputs, attrs, decision):
+        i = len(sch.trace.insts)
+        finished(i)
+        if before is not None:
+            names = trace_json[0][i][1] if i < len(trace_json[0]) else []
+            before(i, sch, [(script_name.get(n) if isinstance(n, str) else None, rv) for rv, n in zip(inputs, names)])
+        return decision
+
+    trace.apply_to_schedule(sch, remove_postproc=False, decision_provider=provider)
+    finished(len(sch.trace.insts))
+    return sch
+
+
 def _rejected(program: Program, trace: list, hi: int, error: BaseException) -> ReplayResult:
     """The failed replay of TRACE, whose prefix of HI instructions is the first that fails."""
     inst = program.instructions[hi - 1] if 0 < hi <= len(program.instructions) else None
     span = inst.span if inst is not None else Span(1, 1, 1, 1)
     name = inst.entry.name if inst is not None else "replay"
     verdict = ("refused before TVM ran it: " + str(error) if isinstance(error, UnsafeInstruction)
-               else "TVM rejected this instruction: " + tvm_message(error))
+               else "TVM rejected this instruction: " + tvm_message(error, 2000, primitive=False))
     return ReplayResult(None, None, trace, [dg.make("DRG601", span, f"{name}: {verdict}")])
 
 

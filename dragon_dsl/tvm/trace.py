@@ -1,4 +1,5 @@
-"""TVM trace objects -> plain JSON, and replay of trace JSON on a fresh schedule."""
+"""TVM trace objects -> plain JSON, replay of trace JSON on a fresh schedule, and the trace helpers
+every caller shares (prefixes, the objects an instruction bound, tensor intrinsics)."""
 
 from __future__ import annotations
 
@@ -82,6 +83,19 @@ def _apply(trace, mod, seed: int):
     return sch
 
 
+def needs_tensor_intrin(trace) -> bool:
+    """Whether trace JSON tensorizes (its intrinsics must be registered before TVM reads or replays it)."""
+    try:
+        return any(inst[0] == "Tensorize" for inst in trace[0])
+    except (TypeError, IndexError, KeyError):
+        return False
+
+
+def register_tensor_intrinsics() -> None:
+    """Register TVM's tensor intrinsics (wmma, mma, dot products...: seconds, once per process)."""
+    import tvm.s_tir.tensor_intrin  # noqa: F401
+
+
 def prefix(trace: list, n: int) -> list:
     """The first n instructions of trace JSON, with their decisions."""
     insts, decisions = trace
@@ -99,7 +113,7 @@ def _guarded(trace) -> list:
 def _cache_read_consumer_problem(sch, before: list, inst) -> str:
     """Why the consumer blocks of this CacheRead (trace JSON) are not consumers of the buffer it
     caches, '' when they are. `sch` has replayed the JSON instructions BEFORE it."""
-    names = _rv_names(sch, before)
+    names = named_objects(before, sch)
     (block_name, consumers), (index, _scope) = inst[1][:2], inst[2][:2]
     if block_name not in names or any(c not in names for c in consumers):
         return ""  # TVM reports an undefined name itself
@@ -135,9 +149,10 @@ def _scope_block(sch, block_rv):
     return sref.stmt.name_hint
 
 
-def _rv_names(sch, insts: list) -> dict:
-    """{trace JSON name: random variable}: the outputs of the JSON instructions INSTS, which `sch`
-    replayed one to one (its trace records each instruction it applied, in order)."""
+def named_objects(insts: list, sch) -> dict:
+    """{trace JSON name: random variable}: the outputs of the JSON instructions INSTS (a trace's
+    first part), which `sch` replayed one to one (its trace records each instruction it applied,
+    with its output objects, in order)."""
     names = {}
     for json_inst, inst in zip(insts, sch.trace.insts):
         names.update(zip(json_inst[3], inst.outputs))

@@ -70,6 +70,23 @@ def workload_text(mod) -> str:
     return mod.script()
 
 
+def structural_hash(mod) -> str:
+    """TVM's structural hash of a module, as text (what MetaSchedule's databases key workloads by)."""
+    import tvm_ffi
+
+    return str(tvm_ffi.structural_hash(mod))
+
+
+def estimate_flops(mod) -> float:
+    """TVM's estimate of a module's floating-point operations; 0.0 where its estimator refuses one."""
+    from tvm.s_tir.analysis import estimate_tir_flops
+
+    try:
+        return float(estimate_tir_flops(mod))
+    except Exception:  # noqa: BLE001 - TVM's estimator rejects some kernels
+        return 0.0
+
+
 class WorkloadSpecError(ValueError):
     pass
 

@@ -1,36 +1,24 @@
-"""What TVM knows: the workload's blocks and buffers, and the schedule after replay.
+"""What TVM knows, as plain records (`dragon_dsl.tvm.facts`): a workload's blocks and buffers, a
+target's limits, and a schedule after replay.
 
-The only module of `dragon_dsl.explain` that imports TVM (lazily). The script is
-replayed twice on fresh schedules, exactly as TVM replays traces: once from its
-JSON to get TVM's trace object, and once more through that trace with a
-callback that TVM calls before each instruction, to read the loops and blocks
-the instruction is about to use (their extents at that moment). Buffer
-footprints come from TVM's own buffer compaction of the scheduled module.
+The script is replayed on fresh schedules exactly as TVM replays traces (`replay.replay_steps`),
+reading the loops and blocks each instruction is about to use (their extents at that moment) and
+what each instruction bound. Buffer footprints come from TVM's own buffer compaction of the
+scheduled module.
 """
 
 from __future__ import annotations
 
+import json
+
 from dragon_dsl.check import Program
-from dragon_dsl.codec.encode import encode
-from dragon_dsl.explain.info import (
+from dragon_dsl.tvm.blocks import children, walk
+from dragon_dsl.tvm.facts import (
     Access, Axis, BlockInfo, BufferInfo, Kernel, LoopState, ScheduleInfo, TargetInfo, WorkloadInfo,
 )
 
-_CHILDREN = ("seq", "body", "block", "init", "then_case", "else_case")
-
-
-def _walk(node, visit):
-    """Pre-order walk over TIR statements (the Python API offers no visitor)."""
-    visit(node)
-    for attr in _CHILDREN:
-        child = getattr(node, attr, None) if hasattr(node, attr) else None
-        if child is None:
-            continue
-        if attr == "seq":
-            for c in child:
-                _walk(c, visit)
-        elif not isinstance(child, (str, int)):
-            _walk(child, visit)
+_ITER_KIND = {0: "spatial", 2: "reduction"}
+_FOR_KIND = {0: "serial", 1: "parallel", 2: "vectorized", 3: "unrolled", 4: "thread"}
 
 
 def _int(e):
@@ -42,9 +30,6 @@ def _vars(expr) -> set[str]:
     from tvm.tirx.analysis import undefined_vars
 
     return {v.name for v in undefined_vars(expr, [])}
-
-
-_ITER_KIND = {0: "spatial", 2: "reduction"}
 
 
 def _block_info(block) -> BlockInfo:
@@ -72,7 +57,10 @@ def _buffer(buf, scope=None) -> BufferInfo:
 
 
 def workload_info(mod) -> WorkloadInfo:
+    """The blocks (program order), parameters, intermediate buffers and estimated FLOPs of `main`."""
     from tvm import s_tir
+
+    from dragon_dsl.tvm.workload import estimate_flops
 
     func = mod["main"]
     blocks: dict[str, BlockInfo] = {}
@@ -85,26 +73,21 @@ def workload_info(mod) -> WorkloadInfo:
             if node.name_hint != "root" and node.name_hint not in blocks:
                 blocks[node.name_hint] = _block_info(node)
 
-    _walk(func.body, visit)
+    walk(func.body, visit)
     params = [_buffer(p, "global") for p in func.params if hasattr(p, "shape")]
-    try:
-        flops = float(s_tir.analysis.estimate_tir_flops(mod))
-    except Exception:  # noqa: BLE001 - TVM's estimator rejects some kernels; the fact is then left out
-        flops = 0.0
-    return WorkloadInfo(blocks, params, intermediates, flops)
+    return WorkloadInfo(blocks, params, intermediates, estimate_flops(mod))
 
 
 def target_info(target) -> TargetInfo:
-    import json
-
-    import tvm
+    """A target's kind and limits; from its spelling alone when TVM does not know it."""
+    from dragon_dsl.tvm.target import TargetError, tvm_target
 
     text = target if isinstance(target, str) else json.dumps(target, sort_keys=True)
     if target is None:
         return TargetInfo("llvm", "llvm")
     try:
-        t = tvm.target.Target(target)
-    except Exception:  # noqa: BLE001 - an unknown target: reason from its spelling alone
+        t = tvm_target(target)
+    except TargetError:  # an unknown target: reason from its spelling alone
         kind = "cuda" if "nvidia" in text or "cuda" in text else "llvm"
         return TargetInfo(kind, text)
     attrs = {str(k): v for k, v in t.attrs.items()}
@@ -122,10 +105,8 @@ def target_info(target) -> TargetInfo:
                       warp_size=num("thread_warp_size"), registers_per_block=num("registers_per_block"))
 
 
-_FOR_KIND = {0: "serial", 1: "parallel", 2: "vectorized", 3: "unrolled", 4: "thread"}
-
-
-def _loop_state(sch, loop_rv) -> LoopState:
+def loop_state(sch, loop_rv) -> LoopState:
+    """A loop as the schedule holds it now: extent, kind, thread tag and the block axes it drives."""
     from tvm import s_tir
 
     f = sch.get(loop_rv)
@@ -142,75 +123,93 @@ def _loop_state(sch, loop_rv) -> LoopState:
                     axis_kinds.append(_ITER_KIND.get(int(iv.iter_type), "other"))
                     axis_names.append(iv.var.name)
 
-    _walk(f.body, visit)
+    walk(f.body, visit)
     return LoopState(var, _int(f.extent), kind, thread, tuple(axis_kinds), tuple(axis_names))
 
 
-def _describe(sch, rv):
+def describe(sch, rv):
+    """A LoopState for a loop, the block's name for a block, None for anything else."""
     from tvm.s_tir.schedule import LoopRV, SBlockRV
 
     if isinstance(rv, LoopRV):
-        return _loop_state(sch, rv)
+        return loop_state(sch, rv)
     if isinstance(rv, SBlockRV):
         return sch.get(rv).name_hint
     return None
 
 
+def _last_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[-1] if text else type(exc).__name__
+
+
 def schedule_info(program: Program, mod) -> ScheduleInfo:
     """Replay the program and read loops and blocks as each instruction sees them."""
-    from tvm import s_tir
+    from dragon_dsl.tvm.replay import replay_steps
 
-    from dragon_dsl.tvm.trace import apply
-
-    trace_json = encode(program)
-    try:
-        trace = apply(trace_json, mod).trace
-    except Exception as exc:  # noqa: BLE001 - TVM's own errors; facts then come from the script alone
-        return ScheduleInfo(ok=False, error=str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__)
-    # TVM's output names -> the script's names (positions agree; the encoder derives TVM's names)
-    script_name: dict[str, str] = {}
-    for inst, (_, _, _, outs) in zip(program.instructions, trace_json[0]):
-        for mine, tvms in zip(inst.outputs, outs):
-            script_name[tvms] = mine
     info = ScheduleInfo(ok=True)
-    sch = s_tir.Schedule(mod, seed=1)
-    counter = [0]
 
-    def provider(inst, inputs, attrs, decision):
-        i = counter[0]
-        counter[0] += 1
-        json_inputs = trace_json[0][i][1] if i < len(trace_json[0]) else []
-        for rv, name in zip(inputs, json_inputs):
-            mine = script_name.get(name) if isinstance(name, str) else None
+    def before(_i, sch, inputs):
+        for mine, rv in inputs:
             if mine is None or mine in info.first_seen:
                 continue
             try:
-                state = _describe(sch, rv)
+                state = describe(sch, rv)
             except Exception:  # noqa: BLE001 - an input TVM cannot resolve: nothing to record
                 state = None
             if state is not None:
                 info.first_seen[mine] = state
-        return decision
 
     try:
-        trace.apply_to_schedule(sch, False, provider)
-    except Exception as exc:  # noqa: BLE001
-        return ScheduleInfo(ok=False, error=str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__)
+        sch = replay_steps(program, mod, before=before)
+    except Exception as exc:  # noqa: BLE001 - TVM's own errors; facts then come from the script alone
+        return ScheduleInfo(ok=False, error=_last_line(exc))
     for inst, tinst in zip(program.instructions, sch.trace.insts):
         for mine, rv in zip(inst.outputs, tinst.outputs):
             try:
-                state = _describe(sch, rv)
+                state = describe(sch, rv)
             except Exception:  # noqa: BLE001 - removed by a later instruction (a split loop, an inlined block)
                 continue
             if state is not None:
                 info.final[mine] = state
-    func = sch.mod["main"]
-    info.kernels = _kernels(func)
+    info.kernels = _kernels(sch.mod["main"])
     info.allocations = _allocations(sch.mod)
     return info
 
 
+def script_variables(program: Program, result) -> tuple[dict, dict]:
+    """What a replayed script's variables denote right after the instruction that binds them, and
+    the decisions TVM kept: ({name: {"extent": n} | {"block": name} | {"value": n}}, {index: decision}).
+    RESULT is the program's successful `replay.replay` result."""
+    from tvm.s_tir.schedule import ExprRV, LoopRV, SBlockRV
+
+    from dragon_dsl.tvm.replay import replay_steps
+    from dragon_dsl.tvm.trace import trace_json
+
+    variables: dict[str, dict] = {}
+
+    def after(_i, sch, outputs):
+        for name, rv in outputs:
+            if name == "_":
+                continue
+            try:
+                node = sch.get(rv)
+                if isinstance(rv, LoopRV):
+                    variables[name] = {"extent": int(node.extent)}
+                elif isinstance(rv, SBlockRV):
+                    variables[name] = {"block": str(node.name_hint)}
+                elif isinstance(rv, ExprRV):
+                    variables[name] = {"value": int(node)}
+            except Exception:  # noqa: BLE001 - a symbolic extent or a removed object: no fact
+                continue
+
+    replay_steps(program, result.workload, after=after)
+    decisions = {int(i): d for i, d in trace_json(result.schedule)[1]}
+    return variables, decisions
+
+
 def _kernels(func) -> list[Kernel]:
+    """One Kernel per outermost thread-bound loop nest, with the largest extent of each thread axis."""
     from tvm import tirx
 
     kernels: list[Kernel] = []
@@ -219,9 +218,8 @@ def _kernels(func) -> list[Kernel]:
         def visit(n):
             if isinstance(n, tirx.For) and n.thread_binding is not None:
                 tag = n.thread_binding.thread_tag
-                ext = _int(n.extent) or 1
-                axes[tag] = max(axes.get(tag, 1), ext)
-        _walk(node, visit)
+                axes[tag] = max(axes.get(tag, 1), _int(n.extent) or 1)
+        walk(node, visit)
 
     def find(node):
         if isinstance(node, tirx.For) and node.thread_binding is not None:
@@ -229,15 +227,8 @@ def _kernels(func) -> list[Kernel]:
             collect(node, axes)
             kernels.append(Kernel(dict(sorted(axes.items()))))
             return
-        for attr in _CHILDREN:
-            child = getattr(node, attr, None) if hasattr(node, attr) else None
-            if child is None:
-                continue
-            if attr == "seq":
-                for c in child:
-                    find(c)
-            else:
-                find(child)
+        for child in children(node):
+            find(child)
 
     find(func.body)
     return kernels
@@ -246,7 +237,7 @@ def _kernels(func) -> list[Kernel]:
 def _allocations(mod) -> list[BufferInfo]:
     """Buffers allocated inside the scheduled function, with the shapes TVM compacts them to."""
     import tvm
-    from tvm import s_tir, tirx
+    from tvm import s_tir
 
     try:
         lowered = tvm.transform.Sequential([
@@ -262,5 +253,5 @@ def _allocations(mod) -> list[BufferInfo]:
             for b in n.alloc_buffers:
                 out.setdefault(b.name, _buffer(b))
 
-    _walk(lowered["main"].body, visit)
+    walk(lowered["main"].body, visit)
     return list(out.values())
