@@ -9,14 +9,16 @@ A program with error diagnostics must not be encoded.
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from dragon_dsl import diagnostics as dg
+from dragon_dsl import hints
 from dragon_dsl.codec import index_map as imap
 from dragon_dsl.diagnostics import Diagnostic, Related, Span
+from dragon_dsl.hints import NameIndex
+from dragon_dsl.limits import MAX_NESTING
 from dragon_dsl.syntax import ast
 from dragon_dsl.table import (
     BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, REF_KINDS, RESERVED, SCOPE_PREFIXES, SECTIONS, STORAGE_SCOPES,
@@ -77,8 +79,9 @@ class _Bad(Exception):
 
 def _closest(word: str, choices) -> Optional[str]:
     """The closest known word, for "did you mean" (the diagnostic carries it as its suggestion)."""
-    hint = difflib.get_close_matches(word, list(choices), n=1)
-    return hint[0] if hint else None
+    if isinstance(choices, NameIndex):
+        return choices.closest(word)
+    return hints.closest(word, choices)
 
 
 def _did_you_mean(hint: Optional[str], suffix: str = "") -> str:
@@ -107,6 +110,7 @@ class Checker:
         self.diags: list[Diagnostic] = []
         self.program = Program()
         self.kinds: dict[str, str] = {}  # variable -> kind
+        self.known = NameIndex()  # the variables, for "did you mean"
         self.def_span: dict[str, Span] = {}
         self.used: set[str] = set()
         self.extents = extents or {}
@@ -123,7 +127,7 @@ class Checker:
             raise _Bad("DRG102", e.span, f"{what} expects {' or '.join(_ARTICLE[k] for k in kinds)}, but got {_describe(e)}")
         kind = self.kinds.get(e.id)
         if kind is None:
-            hint = _closest(e.id, self.kinds)
+            hint = _closest(e.id, self.known)
             raise _Bad("DRG101", e.span, f"'{e.id}' is not defined before this use{_did_you_mean(hint)}", suggestion=hint)
         self.used.add(e.id)
         if kind == "unknown":  # bound by an instruction that did not check: do not cascade
@@ -411,6 +415,7 @@ class Checker:
                             [Related(self.def_span[n.id], f"'{n.id}' is first defined here")])
                 continue
             self.kinds[n.id] = kind
+            self.known.add(n.id)
             self.def_span[n.id] = n.span
             self.program.definitions[n.id] = (kind, n.span, index)
 
@@ -443,7 +448,10 @@ class Checker:
                 continue
             if mode == "header":
                 mode = "body"
-            self.instruction(stmt)
+            try:
+                self.instruction(stmt)
+            except RecursionError:  # a tree built by hand past MAX_NESTING (parse never makes one)
+                self.report("DRG005", stmt.span, f"expressions nest too deeply; the limit is {MAX_NESTING} levels")
         self.finish()
         return self.program
 

@@ -15,6 +15,7 @@ from dragon_dsl.canonical import canonical_call, value_ast
 from dragon_dsl.codec import index_map as imap
 from dragon_dsl.codec.encode import PREFIX
 from dragon_dsl.diagnostics import NOWHERE, Diagnostic
+from dragon_dsl.limits import MAX_NESTING
 from dragon_dsl.syntax import ast
 from dragon_dsl.table import BY_KIND, REF_KINDS, Instruction, Param
 from dragon_dsl.values import Buffer, Ref
@@ -27,6 +28,21 @@ class _Reject(Exception):
 
 def _is_int(x) -> bool:
     return type(x) is int
+
+
+def _deeper_than(raw, limit: int) -> bool:
+    """Whether JSON lists and dicts nest more than `limit` levels (the outer list counts as
+    the call, as in the script the instruction becomes); no recursion."""
+    stack = [(raw, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v)
+        elif isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values())
+    return False
 
 
 class Decoder:
@@ -158,6 +174,8 @@ class Decoder:
         for what, val in (("inputs", inputs), ("attrs", attrs), ("outputs", outputs)):
             if not isinstance(val, list):
                 raise _Reject("DRG501", f"{kind}: {what} must be a list, got {val!r}")
+        if _deeper_than(inputs, MAX_NESTING) or _deeper_than(attrs, MAX_NESTING):
+            raise _Reject("DRG005", f"{kind}: values nest more than {MAX_NESTING} levels deep, the limit")
         if entry.n_inputs is not None and len(inputs) != entry.n_inputs:
             raise _Reject("DRG501", f"{kind} has {entry.n_inputs} input(s), got {len(inputs)}")
         if len(attrs) != entry.n_attrs:
@@ -270,6 +288,9 @@ def decode(trace_json, *, workload=None, target=None) -> tuple[Optional[ast.Scri
             return None, [dg.make(r.code, NOWHERE, f"instruction {i}: {r.message}")]
         except (TypeError, IndexError, KeyError, AttributeError) as exc:
             return None, [dg.make("DRG501", NOWHERE, f"instruction {i}: malformed ({exc})")]
+        except RecursionError:
+            return None, [dg.make("DRG005", NOWHERE, f"instruction {i}: values nest more than "
+                                  f"{MAX_NESTING} levels deep, the limit")]
         if entry.section:
             statements.append(ast.Section(NOWHERE, ast.Name(NOWHERE, entry.section)))
             continue

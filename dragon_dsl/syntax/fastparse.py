@@ -17,6 +17,7 @@ import re
 from typing import Optional
 
 from dragon_dsl.diagnostics import Span
+from dragon_dsl.limits import MAX_INT_DIGITS, MAX_NESTING
 from dragon_dsl.syntax import ast, lexical
 
 _TOKEN = re.compile(
@@ -57,6 +58,8 @@ def _tokens(text: str):
         elif kind == "OP":
             if value in "([{":
                 depth += 1
+                if depth > MAX_NESTING:  # Lark builds it without recursion; the parser reports it
+                    raise _GiveUp
             elif value in ")]}":
                 depth = max(0, depth - 1)
             col = start - line_start + 1
@@ -72,6 +75,8 @@ def _tokens(text: str):
             line += 1
             line_start = expected
         else:
+            if kind == "INT" and len(value) > MAX_INT_DIGITS:
+                raise _GiveUp
             col = start - line_start + 1
             append((kind, value, line, col, col + len(value)))
     if expected != len(text):

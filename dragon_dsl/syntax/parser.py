@@ -20,6 +20,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from dragon_dsl import diagnostics as dg
 from dragon_dsl.diagnostics import Diagnostic, Span
+from dragon_dsl.limits import MAX_INT_DIGITS, MAX_NESTING, MAX_SCRIPT_CHARS
 from dragon_dsl.syntax import ast, lexical
 from dragon_dsl.syntax.fastparse import fast_parse
 
@@ -66,6 +67,17 @@ def _cover(children) -> Span:
 def _nodes(children):
     """Children without punctuation tokens and empty optionals."""
     return [c for c in children if c is not None and not (isinstance(c, Token) and c.type != "NAME")]
+
+
+class _LimitExceeded(Exception):
+    """Raised by the tree builder past a limit of dragon_dsl/limits.py; becomes DRG005."""
+
+    def __init__(self, span: Span, message: str):
+        self.span, self.message = span, message
+
+
+def _too_many_digits(n: int) -> str:
+    return f"an integer literal of {n} digits; the limit is {MAX_INT_DIGITS}"
 
 
 class _Builder(Transformer):
@@ -156,6 +168,8 @@ class _Builder(Transformer):
 
     def int(self, children):
         (tok,) = children
+        if len(tok) > MAX_INT_DIGITS:
+            raise _LimitExceeded(_tspan(tok), _too_many_digits(len(tok)))
         return ast.Int(_tspan(tok), int(tok))
 
     def float(self, children):
@@ -209,7 +223,7 @@ def _parser() -> Lark:
 
 # A scanner that knows strings, comments and brackets; used for comments,
 # blank lines and for cutting the text into logical lines on the slow path.
-_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[\[\](){}]|\n')
+_SCAN = re.compile(lexical.STRING_OPEN_RE + r'|#[^\n]*|[\[\](){}]|\n')
 
 
 def _scan(text: str):
@@ -255,7 +269,17 @@ def comments_of(text: str) -> list[tuple[int, int, str]]:
     return _scan(text)[0]
 
 
-def _error_diag(exc: UnexpectedInput, text: str) -> Diagnostic:
+def _error_diag(exc: UnexpectedInput, text: str, offset: int = 0) -> Diagnostic:
+    """The diagnostic for Lark's error on `text`, whose first line is line offset + 1."""
+    d = _chunk_error_diag(exc, text)
+    if not offset:
+        return d
+    s = d.span
+    return dg.make(d.code, Span(s.line + offset, s.column, s.end_line + offset, s.end_column), d.message,
+                   d.related, d.suggestion)
+
+
+def _chunk_error_diag(exc: UnexpectedInput, text: str) -> Diagnostic:
     if isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
         if ch == '"':
@@ -295,37 +319,134 @@ def _describe_expected(expected) -> str:
 
 
 def lark_parse(text: str, logical, diags: list) -> list:
-    """The parser of record: whole text first, then line by line to recover from errors."""
+    """The parser of record: whole text first, then statement by statement to recover from errors.
+
+    Each statement is parsed on its own text and its spans are moved to its line
+    afterwards, so recovery costs time in proportion to the text, whatever the
+    number of statements.
+    """
     try:
         return _parser().parse(text, start="start")
-    except (UnexpectedInput, VisitError):
+    except (UnexpectedInput, VisitError, _LimitExceeded):
         pass
     statements = []
     for first_line, start, end in logical:
         chunk = text[start:end]
         if not chunk.strip() or chunk.lstrip().startswith("#") and "\n" not in chunk.strip():
             continue
-        padded = "\n" * (first_line - 1) + chunk
+        offset = first_line - 1
         try:
-            statements.append(_parser().parse(padded, start="line"))
+            stmt = _parser().parse(chunk, start="line")
         except UnexpectedInput as exc:
-            diags.append(_error_diag(exc, padded))
+            diags.append(_error_diag(exc, chunk, offset))
+            continue
+        except _LimitExceeded as exc:
+            s = exc.span
+            diags.append(dg.make("DRG005", Span(s.line + offset, s.column, s.end_line + offset, s.end_column),
+                                 exc.message))
+            continue
+        if offset:
+            _shift_lines(stmt, offset)
+        statements.append(stmt)
     return statements
+
+
+def _children(node):
+    """The sub-nodes of a tree node (statements and expressions)."""
+    t = type(node)
+    if t is ast.CallStmt:
+        return ([node.label] if node.label is not None else []) + node.targets + [node.call]
+    if t is ast.Call:
+        return [node.func] + node.args
+    if t is ast.Arg:
+        return [node.value] if node.name is None else [node.name, node.value]
+    if t is ast.ListExpr or t is ast.TupleExpr:
+        return node.items
+    if t is ast.DictExpr:
+        return [x for pair in node.items for x in pair]
+    if t is ast.BinOp:
+        return [node.left, node.right]
+    if t is ast.Neg:
+        return [node.operand]
+    if t is ast.Lambda:
+        return node.params + [node.body]
+    if t is ast.Directive:
+        return [node.name, node.value]
+    if t is ast.Section:
+        return [node.name]
+    return []
+
+
+def _shift_lines(stmt, offset: int) -> None:
+    """Move every span of a statement parsed on its own down by `offset` lines (no recursion)."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        s = node.span
+        node.span = Span(s.line + offset, s.column, s.end_line + offset, s.end_column)
+        stack.extend(_children(node))
+
+
+def _depth_limit(stmt):
+    """The span of the first expression nested deeper than MAX_NESTING in a statement, or None.
+
+    An expression level takes at least one character, so a statement on one line
+    shorter than the limit needs no walk: the fast path pays nothing on real scripts.
+    """
+    s = stmt.span
+    if s.line == s.end_line and s.end_column - s.column <= MAX_NESTING:
+        return None
+    root = stmt.call if isinstance(stmt, ast.CallStmt) else getattr(stmt, "value", None)
+    if root is None:
+        return None
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return node.span
+        for c in _children(node):
+            if type(c) is ast.Arg:  # an argument is its value: no level of its own
+                stack.extend((v, depth + 1) for v in _children(c))
+            else:
+                stack.append((c, depth + 1))
+    return None
+
+
+def _within_limits(statements: list, diags: list) -> list:
+    """Statements nested past MAX_NESTING are left out of the tree, with a DRG005 each."""
+    out = []
+    for stmt in statements:
+        if stmt is None:
+            continue
+        span = _depth_limit(stmt)
+        if span is None:
+            out.append(stmt)
+            continue
+        diags.append(dg.make("DRG005", Span.point(span.line, span.column),
+                             f"expressions nest more than {MAX_NESTING} levels deep, the limit "
+                             "(brackets, calls, operators and lambdas each add a level)"))
+    return out
 
 
 def parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
     """Parse script text. Returns the tree (possibly partial) and syntax diagnostics."""
     if not isinstance(text, str):
         raise TypeError("parse() expects str")
+    if text.startswith("\ufeff"):  # a UTF-8 byte order mark, as some editors write
+        text = text[1:]
+    if len(text) > MAX_SCRIPT_CHARS:
+        return ast.Script([]), [dg.make("DRG005", Span.point(1, 1),
+                                        f"the script has {len(text):,} characters; the limit is "
+                                        f"{MAX_SCRIPT_CHARS:,} (16 MiB)")]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     comments, logical = _scan(text)
     diags: list[Diagnostic] = []
     statements = fast_parse(text)
     if statements is None:
         statements = lark_parse(text, logical, diags)
-    script = ast.Script([s for s in statements if s is not None])
+    script = ast.Script(_within_limits(statements, diags))
     _attach_trivia(script, text, comments)
-    return script, diags
+    return script, sorted(diags, key=lambda d: (d.span.line, d.span.column))
 
 
 def _attach_trivia(script: ast.Script, text: str, comments) -> None:
