@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Union
 
+from dragon_dsl.tvm.target import GPU_KINDS  # noqa: F401 - one list of GPU target kinds, in the TVM bridge
+
 DEFAULT_CUDA_TAG = "nvidia/nvidia-h100"
-GPU_KINDS = ("cuda", "rocm", "vulkan", "metal", "opencl", "webgpu")
 
 
 @dataclass(frozen=True)

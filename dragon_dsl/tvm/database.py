@@ -6,6 +6,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from dragon_dsl.tvm.errors import tvm_message
+from dragon_dsl.tvm.trace import needs_tensor_intrin, register_tensor_intrinsics
+
 
 class DatabaseError(ValueError):
     """A MetaSchedule database that cannot be read (missing file, bad JSON, TVM rejects a record)."""
@@ -56,11 +59,9 @@ def read_database(folder_or_records: str | Path, workload_file: str | Path | Non
     workloads_path = Path(workload_file) if workload_file else records_path.with_name("database_workload.json")
     raw = _json_lines(records_path)
     workloads = _json_lines(workloads_path)
-    from dragon_dsl.engine.build import needs_tensor_intrin, tvm_message
-
     if any(needs_tensor_intrin(body[0]) for _, body in raw if body):
         # TVM's reader needs the intrinsics a record tensorizes with registered (wmma, mma...: seconds)
-        import tvm.s_tir.tensor_intrin  # noqa: F401
+        register_tensor_intrinsics()
     try:
         db = ms.database.JSONDatabase(path_workload=str(workloads_path), path_tuning_record=str(records_path))
     except Exception as exc:  # TVM reports a record it cannot parse as its own error type

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 
+#: TVM target kinds that run on a GPU
+GPU_KINDS = ("cuda", "rocm", "vulkan", "metal", "opencl", "webgpu")
+
 
 class TargetError(ValueError):
     """A target TVM does not accept (an unknown tag or kind, an unknown option)."""

@@ -1,0 +1,264 @@
+"""The compile check: what a build compiles, and what TVM 0.27 compiles but cannot run on a GPU.
+
+`schedule` turns a build source into a scheduled IRModule: a trace (checked by the Dragon decoder,
+then replayed on a fresh schedule of the workload, exactly as TVM does), a scheduled IRModule
+(MetaSchedule's builder inputs), dlight's default GPU rules, or the workload as it is.
+`checked_schedule` adds, for GPU targets, the checks TVM 0.27's compile does not make
+(`check_gpu`: blocks left on the host, thread loops that cannot run as written, TVM's own
+VerifyGPUCode limits). The measurement engine's builder and the model's compile check
+(`compile_problem`) both go through `checked_schedule`, so they reject the same scripts.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+from dragon_dsl.tvm.errors import tvm_message
+from dragon_dsl.tvm.target import GPU_KINDS
+from dragon_dsl.tvm.trace import apply, needs_tensor_intrin, register_tensor_intrinsics
+
+
+class ReplayError(Exception):
+    pass
+
+
+class BuildError(Exception):
+    pass
+
+
+def schedule(mod, source: dict, target):
+    """The scheduled IRModule for a build source; raises ReplayError."""
+    import tvm
+
+    if "trace" in source:
+        trace = source["trace"]
+        _check_trace(trace)
+        if needs_tensor_intrin(trace):
+            register_tensor_intrinsics()
+        try:
+            return apply(trace, mod).mod
+        except Exception as exc:  # TVM reports replay failures through its own exception types
+            raise ReplayError(tvm_message(exc)) from None
+    if "module" in source:
+        from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
+
+        # what MetaSchedule's default_build does before building
+        return RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(tvm.ir.load_json(source["module"]))
+    if source.get("baseline") == "dlight":
+        from tvm.s_tir import dlight as dl
+
+        # dlight's module pass assigns the scheduled functions into the module it is given:
+        # hand it a copy, never the worker's cached workload
+        copy = tvm.IRModule({gv.name_hint: func for gv, func in mod.functions_items()}, attrs=mod.attrs)
+        with target:
+            return dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(),
+                                           dl.gpu.GeneralReduction(), dl.gpu.Fallback())(copy)
+    if source.get("baseline") == "unscheduled":
+        return mod
+    raise ValueError(f"unknown build source {sorted(source)}")
+
+
+def _check_trace(trace) -> None:
+    """Reject what TVM would mishandle (out-of-range decisions etc.) before replaying it."""
+    from dragon_dsl.codec.decode import decode
+
+    try:
+        script, diags = decode(trace)
+    except Exception as exc:  # the decoder promises diagnostics, but a bad trace must never kill a worker
+        raise ReplayError(f"trace rejected: {type(exc).__name__}: {exc}") from None
+    if script is None:
+        errors = [d.render("<trace>") for d in diags]
+        raise ReplayError("trace rejected: " + " | ".join(errors[:3]))
+
+
+#: kinds of `thread_binding_problems`
+HOST_BLOCK = "host_block"
+LOOP_PAST_OUTER = "thread_loop_past_outer"
+EXTENT_MISMATCH = "thread_extent_mismatch"
+
+
+def thread_binding_problems(mod) -> list:
+    """What TVM 0.27 compiles without complaint but cannot run correctly on a GPU, as (kind, message):
+      * HOST_BLOCK: a block (other than the root) under no loop bound to blockIdx/threadIdx/vthread:
+        SplitHostDevice leaves it in the host function, which then reads the GPU's buffers from the
+        CPU (a segfault, measured on the H200; neither VerifyMemory nor VerifyGPUCode objects);
+      * LOOP_PAST_OUTER: a thread axis bound by two nested loops, the inner one longer: both loop
+        variables become the same thread index (MetaSchedule's cooperative fetch relies on it), so
+        the inner loop's iterations past the outer extent never run (outputs unwritten or wrong);
+      * EXTENT_MISMATCH: one kernel (a nest under its outermost bound loop) binds a thread axis
+        with two extents (> 1): a kernel has one block shape and TVM launches it
+        with one of them (`__launch_bounds__(6)` for an rms_norm whose stages bound threadIdx.x to
+        6 and 16), so the other loop runs with the wrong number of threads. Nested loops of one axis
+        count too when the inner is shorter (a model's conv2d: threadIdx.x 4 inside threadIdx.x 32,
+        outputs unwritten; MetaSchedule's cooperative fetch always repeats the extent); an inner
+        one that is longer is LOOP_PAST_OUTER's. Seen in 7 of 9 model answers that compiled but
+        failed on the H200; in none of the 784 verified corpus scripts.
+    Only functions with at least one bound loop are looked at (none bound: `check_gpu`'s own message)."""
+    return [(kind, message) for kind, message, _, any_bound in _binding_findings(mod) if any_bound]
+
+
+def host_blocks(mod) -> list:
+    """The names of the blocks that would run on the host (HOST_BLOCK: the outermost block of each
+    nest under no bound loop), also in a function where no loop is bound at all."""
+    return [block for kind, _, block, _ in _binding_findings(mod) if kind == HOST_BLOCK]
+
+
+def _binding_findings(mod) -> list:
+    """(kind, message, block name or None, whether the function binds any loop) per finding."""
+    import tvm
+    from tvm.s_tir import SBlockRealize
+
+    problems = []
+    for _, func in mod.functions_items():
+        if not isinstance(func, tvm.tirx.PrimFunc):
+            continue
+        found, any_bound = [], False
+
+        def visit(stmt, axes: dict, under_binding: bool, kernel: dict = None) -> None:
+            """`axes`: thread tag -> extent of the bound loops around `stmt` (extent-1 loops left out:
+            they are simplified away before the threads are bound, and constrain nothing);
+            `kernel`: thread tag -> {extent: first loop's name} over the kernel `stmt` is in."""
+            nonlocal any_bound
+            if isinstance(stmt, tvm.tirx.For):
+                if stmt.kind == tvm.tirx.ForKind.THREAD_BINDING and stmt.thread_binding is not None:
+                    any_bound = True
+                    tag = str(stmt.thread_binding.thread_tag)
+                    extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
+                    if not under_binding:   # the outermost bound loop of a nest: a kernel of its own
+                        kernel = {}
+                        visit(stmt, axes, True, kernel)
+                        found.extend((kind, None, message) for kind, message in _extent_mismatches(kernel))
+                        return
+                    outer = axes.get(tag)
+                    threads = extent is not None and not tag.startswith("vthread")
+                    if threads and outer is not None and extent > outer:
+                        found.append((LOOP_PAST_OUTER, None, f"loop {stmt.loop_var.name} binds {tag} ({extent}) inside a loop "
+                                      f"bound to {tag} ({outer}): both take the same thread index, so its iterations "
+                                      f"from {outer} on never run"))
+                    elif threads and extent > 1:
+                        kernel.setdefault(tag, {}).setdefault(extent, stmt.loop_var.name)
+                    if extent != 1:
+                        axes = {**axes, tag: extent}
+                visit(stmt.body, axes, under_binding, kernel)
+            elif isinstance(stmt, SBlockRealize):
+                block = stmt.block
+                if not under_binding and block.name_hint != "root" and (block.iter_vars or block.writes):
+                    found.append((HOST_BLOCK, block.name_hint, f"block {block.name_hint!r} is under no loop bound to "
+                                  "blockIdx/threadIdx: TVM would run it on the host, which cannot read the GPU's buffers"))
+                    return  # its inner blocks run on the host with it: one message for the nest
+                if block.init is not None:
+                    visit(block.init, axes, under_binding, kernel)
+                visit(block.body, axes, under_binding, kernel)
+            elif isinstance(stmt, tvm.tirx.SeqStmt):
+                for inner in stmt.seq:
+                    visit(inner, axes, under_binding, kernel)
+            elif isinstance(stmt, tvm.tirx.IfThenElse):
+                visit(stmt.then_case, axes, under_binding, kernel)
+                if stmt.else_case is not None:
+                    visit(stmt.else_case, axes, under_binding, kernel)
+            elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
+                visit(stmt.body, axes, under_binding, kernel)
+
+        visit(func.body, {}, False)
+        problems += [(kind, message, block, any_bound) for kind, block, message in found]
+    return problems
+
+
+def _extent_mismatches(kernel: dict) -> list:
+    """EXTENT_MISMATCH problems of one kernel (thread tag -> {extent: first loop bound with it})."""
+    out = []
+    for tag, loops in kernel.items():
+        if len(loops) > 1:
+            (e1, n1), (e2, n2) = list(loops.items())[:2]
+            out.append((EXTENT_MISMATCH, f"{tag} is bound with extent {e1} (loop {n1}) and {e2} (loop {n2}) in one "
+                                         f"kernel: a kernel has one block shape, which TVM takes from one of them, so "
+                                         f"the other loop runs with the wrong number of threads"))
+    return out
+
+
+def check_gpu(mod, target):
+    """Raise BuildError when the module runs (partly) on the host or breaks the target's limits;
+    returns the module lowered by TVM's default TIR pipeline (what the limits were checked on)."""
+    import tvm
+    import tvm_ffi
+
+    problems = thread_binding_problems(mod)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise BuildError(problems[0][1] + more)
+
+    host = target.with_host(tvm.target.Target("llvm"))
+    pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+    with tvm.transform.PassContext():
+        lowered = pipeline(tvm.tirx.transform.BindTarget(host)(mod))
+    constraints = {
+        "max_shared_memory_per_block": int(target.attrs["max_shared_memory_per_block"]),
+        "max_threads_per_block": int(target.attrs["max_threads_per_block"]),
+        "max_vthread": 8,
+        "max_vector_bytes": 16,
+    }
+    verify = tvm_ffi.get_global_func("s_tir.transform.VerifyGPUCode")(constraints)
+    try:
+        verify(lowered)
+    except Exception as exc:  # TVM raises its own error type with the violated limits
+        raise BuildError(tvm_message(exc)) from None
+    kinds = {str(f.attrs["target"].kind.name) for f in lowered.functions.values() if f.attrs and "target" in f.attrs}
+    if not kinds & {str(target.kind.name)}:
+        raise BuildError("no GPU kernel was generated: no loop is bound to blockIdx/threadIdx, "
+                         "so TVM compiled the whole function for the host")
+    return lowered
+
+
+
+
+def checked_schedule(mod, source: dict, target, phases=None):
+    """`schedule`, then for a GPU `check_gpu`: what every build compiles (alone or in a group).
+    PHASES (a dict), when given, gets the seconds of "replay" and "checks" added, and "lowered":
+    the module `check_gpu` lowered (GPU targets only)."""
+    t0 = time.perf_counter()
+    try:
+        scheduled = schedule(mod, source, target)
+    finally:
+        add_seconds(phases, "replay", time.perf_counter() - t0)
+    if str(target.kind.name) in GPU_KINDS:
+        t1 = time.perf_counter()
+        try:
+            lowered = check_gpu(scheduled, target)  # before compiling: TVM's own words for a broken limit
+        finally:
+            add_seconds(phases, "checks", time.perf_counter() - t1)
+        if phases is not None:
+            phases["lowered"] = lowered
+    return scheduled
+
+
+def add_seconds(phases, name: str, seconds: float) -> None:
+    """Add SECONDS to phase NAME of PHASES (a dict of phase timings; None: nothing is timed)."""
+    if phases is not None:
+        phases[name] = phases.get(name, 0.0) + seconds
+
+
+def compile_checked(mod, source: dict, target):
+    """The executable of one build source: `checked_schedule`, then `tvm.compile` (which, on a
+    machine without a GPU, stops at the CUDA source). Raises ReplayError, BuildError, or TVM's own
+    error for a lowering or codegen failure."""
+    import tvm
+
+    return tvm.compile(checked_schedule(mod, source, target), target)
+
+
+def compile_problem(trace: list, workload, target: Any) -> Optional[str]:
+    """Why TVM's compiler rejects trace JSON on WORKLOAD (anything `load_workload` takes) for TARGET
+    (a tag, a target dict or a Target) before anything runs, or None: the replayed schedule is
+    checked (for a GPU: host stages, thread extents, the target's limits) and compiled (to CUDA
+    source for a GPU; no GPU, no nvcc). The engine's build does the same and then compiles the source."""
+    from dragon_dsl.tvm.target import tvm_target
+    from dragon_dsl.tvm.workload import load_workload
+
+    try:
+        compile_checked(load_workload(workload), {"trace": trace}, tvm_target(target))
+    except (ReplayError, BuildError) as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - TVM reports lowering and codegen failures as its own errors
+        return tvm_message(exc)
+    return None
