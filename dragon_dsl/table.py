@@ -104,14 +104,32 @@ class Results:
     kind:  block, loop, value or location.
     count: an int; "n" (the value of parameter n); "factors" (one per split factor);
            "*" (any number: known only when TVM replays, e.g. get_loops).
+    remainder: with "factors", one more result (the rest of the loop) when no factor
+           is None: TVM's loop_partition makes len(factors) + 1 parts then.
     kinds: for results of different kinds (cache_inplace binds two blocks), a tuple.
     """
 
     kind: Optional[str] = None
     count: Union[int, str] = 0
+    remainder: bool = False
 
     def fixed(self) -> Optional[int]:
         return self.count if isinstance(self.count, int) else None
+
+    def expected(self, args: dict) -> Optional[int]:
+        """How many results an instruction with these typed arguments binds (None: known at replay)."""
+        c = self.count
+        if isinstance(c, int):
+            return c
+        if c == "n":
+            n = args.get("n")
+            return n if isinstance(n, int) else None
+        if c == "factors":
+            factors = args.get("factors")
+            if not isinstance(factors, list) or not factors:
+                return None
+            return len(factors) + (1 if self.remainder and None not in factors else 0)
+        return None
 
 
 @dataclass(frozen=True)
@@ -331,7 +349,7 @@ INSTRUCTIONS: tuple[Instruction, ...] = (
          P("factors", "list[factor]", In(1, rest=True), doc="Sizes of the consecutive parts."),
          P("preserve_unit_iters", "bool", At(0), default=1, keyword=True, bool_json="int",
            doc="Keep iterators of extent 1.")),
-        Results("loop", "factors"), None, "Partition a loop into consecutive loops.", n_attrs=1),
+        Results("loop", "factors", remainder=True), None, "Partition a loop into consecutive loops.", n_attrs=1),
     Instruction(
         "merge", "Merge", False, (P("loops", "loop", In(0, rest=True), doc="Loops of equal extent to merge."),),
         Results("loop", 1), None, "Merge loops of the same extent into one."),
