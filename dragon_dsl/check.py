@@ -393,15 +393,7 @@ class Checker:
     # -- results ---------------------------------------------------------------------------
 
     def expected_results(self, entry: Instruction, args: dict) -> Optional[int]:
-        c = entry.results.count
-        if isinstance(c, int):
-            return c
-        if c == "n":
-            n = args.get("n")
-            return n if isinstance(n, int) else None
-        if c == "factors":
-            return len(args.get("factors", [])) or None
-        return None  # "*"
+        return entry.results.expected(args)
 
     def define(self, names: list[ast.Name], kind: str, index: int):
         for n in names:
@@ -508,6 +500,10 @@ class Checker:
         if want is not None and got != want:
             if want == 0:
                 msg = f"{entry.name} binds no result, but {got} name(s) are assigned"
+            elif entry.results.remainder:
+                rest = ("one per factor (a None factor takes the rest of the loop)" if None in args.get("factors", ())
+                        else "one per factor and one for the rest of the loop")
+                msg = f"{entry.name} binds {want} result(s) here, {rest}, but {got} name(s) are assigned"
             else:
                 msg = f"{entry.name} binds {want} result(s) here, but {got} name(s) are assigned"
             self.report("DRG206", stmt.targets[0].span.cover(stmt.targets[-1].span) if stmt.targets else stmt.call.span, msg)

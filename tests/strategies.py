@@ -96,12 +96,8 @@ def scripts(draw, max_instructions=25):
                 args[p.name] = v
         if not ok:
             continue
-        count = entry.results.count
-        if count == "n":
-            count = args["n"]
-        elif count == "factors":
-            count = len(args["factors"])
-        elif count == "*":
+        count = entry.results.expected(args)
+        if count is None:  # "*": known only at replay
             count = draw(st.integers(0, 3))
         emit(entry, args, bind(entry.results.kind, count) if count else [])
     text = printer.script(ast.Script(statements))

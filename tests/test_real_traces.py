@@ -101,3 +101,44 @@ def test_replay_of_decoded_trace_is_structurally_equal(rec):
     expected = apply(t, mod).mod
     got = apply(back, mod).mod
     tvm.ir.assert_structural_equal(got, expected)
+
+
+def _partitioned(make_factors):
+    """A trace that partitions the inner loop of ew_add_relu_128x64's `add` (extent 64) by real TVM."""
+    import tvm
+
+    from dragon_dsl.tvm.trace import trace_json
+
+    sch = tvm.s_tir.Schedule(workload_module("ew_add_relu_128x64"), seed=7)
+    _, j = sch.get_loops(sch.get_sblock("add"))
+    parts = sch.loop_partition(j, make_factors(sch, j))
+    return trace_json(sch), len(parts)
+
+
+@pytest.mark.parametrize("case,factors,parts", [
+    ("constants that leave a rest", lambda sch, j: [8, 16], 3),
+    ("one constant", lambda sch, j: [40], 2),
+    ("a None factor takes the rest", lambda sch, j: [8, None], 2),
+    ("sampled perfect tile", lambda sch, j: sch.sample_perfect_tile(j, n=2), 3),
+    ("sampled partitioned tile", lambda sch, j: sch.sample_partitioned_tile(j, n=3, partition_pos=1,
+                                                                            innerpart_factor=4), 4),
+])
+def test_loop_partition_with_a_rest_round_trips_and_replays(case, factors, parts):
+    """TVM makes one more part than factors when no factor is None (the rest of the loop)."""
+    import tvm
+
+    from dragon_dsl.tvm.trace import apply
+
+    t, made = _partitioned(factors)
+    assert made == parts and len(t[0][-1][3]) == parts
+    text = dragon_dsl.from_trace_json(t)
+    back = dragon_dsl.to_trace_json(text)
+    assert traces_equal(t, back) == []
+    mod = workload_module("ew_add_relu_128x64")
+    tvm.ir.assert_structural_equal(apply(back, mod).mod, apply(t, mod).mod)
+    # one name fewer (or more) than TVM binds is a checker error, not a TVM internal error
+    names = text.splitlines()[-1].split(" = ")[0].split(", ")
+    for wrong in (names[:-1], names + ["l99"]):
+        bad = text.replace(", ".join(names) + " =", ", ".join(wrong) + " =")
+        _, diags = dragon_dsl.check_text(bad)
+        assert "DRG206" in [d.code for d in diags], bad

@@ -208,11 +208,7 @@ class Decoder:
         if decision is not None:
             self.check_decision(entry, args, decision)
         # outputs
-        expected = entry.results.fixed()
-        if entry.results.count == "n":
-            expected = args.get("n")
-        elif entry.results.count == "factors":
-            expected = len(args["factors"])
+        expected = entry.results.expected(args)
         if expected is not None and len(outputs) != expected:
             raise _Reject("DRG501", f"{kind} binds {expected} result(s), but the trace lists {len(outputs)}")
         names = []
