@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 
+class NoKernel(RuntimeError):
+    """TVM generated no CUDA module: the schedule binds no loop to blockIdx/threadIdx."""
+
+
 def cuda_source(mod, target="nvidia/nvidia-h100") -> str:
-    """The CUDA C++ that TVM generates (no GPU needed: the device code is only compiled when loaded)."""
+    """The CUDA C++ that TVM generates (no GPU needed: the device code is only compiled when loaded);
+    NoKernel when TVM generated none."""
     import tvm
 
     exe = tvm.compile(mod, target=tvm.target.Target(target))
@@ -13,7 +18,7 @@ def cuda_source(mod, target="nvidia/nvidia-h100") -> str:
     for m in _modules(exe.mod):
         if m.kind == "cuda":
             return m.inspect_source()
-    raise RuntimeError("no CUDA module was generated")
+    raise NoKernel("no CUDA module was generated")
 
 
 def _modules(root):

@@ -91,3 +91,53 @@ def search_scripts(mod, target, trials: int, n: int, builder, runner, *, workloa
         if len(out) >= n:
             break
     return out
+
+
+def stock_builder_runner(kind: str = "local"):
+    """MetaSchedule's own builder and runner: "local" (TVM's LocalBuilder and LocalRunner, one process
+    per candidate) or "in-process" (TVM's build and run functions called in this process: for a
+    process that is a worker already)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    if kind == "in-process":
+        return _in_process()
+    if kind != "local":
+        raise ValueError(f"unknown builder {kind!r}: expected 'local' or 'in-process'")
+    return ms.builder.LocalBuilder(timeout_sec=300), ms.runner.LocalRunner(timeout_sec=120)
+
+
+def _in_process():
+    import tvm
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder, local_builder
+    from tvm.s_tir.meta_schedule.runner import EvaluatorConfig, PyRunner, local_runner
+
+    @derived_object
+    class InProcessBuilder(PyBuilder):
+        def build(self, build_inputs):
+            out = []
+            for inp in build_inputs:
+                try:
+                    out.append(BuilderResult(local_builder.default_export(local_builder.default_build(
+                        inp.mod, inp.target, None)), None))
+                except Exception as exc:  # noqa: BLE001 - a failed build is a result
+                    out.append(BuilderResult(None, f"build failed: {exc}"))
+            return out
+
+    @derived_object
+    class InProcessRunner(PyRunner):
+        def run(self, runner_inputs):
+            config = EvaluatorConfig._normalized(None)  # noqa: SLF001 - TVM's own defaults
+            futures = []
+            for inp in runner_inputs:
+                try:
+                    rt_mod = tvm.runtime.load_module(inp.artifact_path)
+                    dev = tvm.runtime.device(inp.device_type, 0)
+                    args = local_runner.default_alloc_argument(dev, tuple(a.as_json() for a in inp.args_info), 1)
+                    costs = local_runner.default_run_evaluator(rt_mod, dev, config, args)
+                    futures.append(local_runner.LocalRunnerFuture(res=costs, error_message=None))
+                except Exception as exc:  # noqa: BLE001
+                    futures.append(local_runner.LocalRunnerFuture(res=None, error_message=str(exc)))
+            return futures
+
+    return InProcessBuilder(), InProcessRunner()
