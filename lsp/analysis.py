@@ -1,14 +1,13 @@
 """One analysis per document version: parse, check and the indexes the features share.
 
-Parsing goes through the language core. A well-formed document takes the core's
-fast path on the whole text (the same tree `dragon_dsl.parse` builds). A
-document with a syntax error, the usual state while someone types, is parsed
-one logical statement at a time, the way the core recovers from errors, but
-every statement that the fast parser accepts skips Lark and well-formed
-statements are remembered across versions. Lark then only sees the broken
-statement, so an error costs what a keystroke should (Lark's LALR driver
-takes ~80 ms per 500 statements). A differential test holds the diagnostics
-equal to `dragon_dsl.parse`'s.
+Parsing and checking go through the language core. A document is parsed one
+logical statement at a time, the way the core recovers from errors (a
+well-formed first version on the core's fast path in one go): every statement
+that the fast parser accepts skips Lark, and Lark only sees a broken statement.
+A new version of a document reuses the previous version's statements and check
+results for everything its edit left alone (`incremental.py`), so a keystroke
+costs what it changed, not the document's size. A differential test holds the
+diagnostics equal to `dragon_dsl.parse` + `dragon_dsl.check`'s.
 """
 
 from __future__ import annotations
@@ -24,10 +23,12 @@ from dragon_dsl.check import BoundInst, ExplainEntry, check
 from dragon_dsl.diagnostics import Diagnostic, Span
 from dragon_dsl.syntax import ast
 from dragon_dsl.syntax.fastparse import fast_parse
-from dragon_dsl.syntax.parser import logical_lines, parse
+from dragon_dsl.syntax.parser import logical_lines
 from dragon_dsl.table import BY_NAME, DIRECTIVES, EXPLAIN_KINDS, SECTIONS
 
 from dragon_lsp.documents import normalize
+from dragon_lsp.incremental import parse_incremental, parse_statement
+from dragon_lsp.recheck import check_incremental
 
 CONSTANTS = frozenset({"None", "True", "False", "inf", "nan"})
 
@@ -65,13 +66,7 @@ def parse_document(text: str, cache: Optional[ParseCache] = None) -> tuple[ast.S
         key = (first_line, chunk)
         hit = cache.get(key) if cache is not None else None
         if hit is None:
-            padded = "\n" * (first_line - 1) + chunk
-            stmts = fast_parse(padded)
-            if stmts is not None:
-                hit = (stmts, [])
-            else:
-                script, ds = parse(padded)
-                hit = (script.statements, ds)
+            hit = parse_statement(chunk, first_line)
             if cache is not None:
                 cache.put(key, hit)
         out.extend(s for s in hit[0] if s is not None)
@@ -112,13 +107,25 @@ def walk_names(e, bound: frozenset = frozenset()) -> Iterator[ast.Name]:
 class Analysis:
     """A parsed and checked document version. Cheap indexes are built on first use."""
 
-    def __init__(self, text: str, version: Optional[int] = None, cache: Optional[ParseCache] = None):
+    def __init__(self, text: str, version: Optional[int] = None, cache: Optional[ParseCache] = None,
+                 previous: Optional["Analysis"] = None):
+        """`previous`: the analysis of the document's previous version, whose per-statement results
+        are reused for what the edit left alone (`incremental.py`); `cache`: a shared cache of parsed
+        statements, for analyses without a previous version."""
         self.version = version
         self.text = normalize(text)
         self.lines = self.text.split("\n")
+        self._parsed = self._memo = None
         with paused_gc():
-            self.script, syntax = parse_document(self.text, cache)
-            self.program, types = check(self.script)
+            if cache is not None and previous is None:
+                self.script, syntax = parse_document(self.text, cache)
+                self.program, types = check(self.script)
+            else:
+                prior = previous if previous is not None and previous._parsed is not None else None
+                stmts, syntax, self._parsed, keys = parse_incremental(
+                    self.text, prior._parsed if prior else None, prior.text if prior else None)
+                self.script = ast.Script(stmts)
+                self.program, types, self._memo = check_incremental(stmts, prior._memo if prior else None, keys)
         self.diagnostics: list[Diagnostic] = syntax + types
 
     @property

@@ -13,8 +13,8 @@ settings at the time of the request, empty meaning unset) and answers `null`, a 
 where `content` opens beside the script in `language`. Answers may carry more fields (the
 suggestions themselves, for clients that show their own picker); the extension ignores them.
 
-Everything here is plain data over the session; `server.py` registers the handlers,
-`convert.command_request` reads the argument.
+Everything here is plain data over the session and its background work (`background.Background`);
+`handlers/commands.py` registers the handlers, `convert.command_request` reads the argument.
 """
 
 from __future__ import annotations
@@ -86,15 +86,15 @@ def _target_text(target) -> str:
     return target if isinstance(target, str) else json.dumps(target)
 
 
-async def show_tensorir(session, req: Request) -> dict:
+async def show_tensorir(bg, req: Request) -> dict:
     """Replay the script in the analysis worker (its diagnostics and facts are published as a
     background replay's) and answer the scheduled module as TVMScript."""
-    an = session.analysis(req.uri)
+    an = bg.session.analysis(req.uri)
     if an is None:
         return _error("the document is not open")
     if an.has_errors:
         return _error(f"the script has errors: {_first_error(an.diagnostics)}")
-    r = await session.replay(req.uri, script=True)
+    r = await bg.replay(req.uri, script=True)
     if "error" in r:
         return _error(f"the replay failed: {r['error']}")
     if "skipped" in r:
@@ -106,21 +106,21 @@ async def show_tensorir(session, req: Request) -> dict:
     return {"content": head + r["script"], "language": "python"}
 
 
-async def show_cuda_source(session, req: Request) -> dict:
+async def show_cuda_source(bg, req: Request) -> dict:
     """The CUDA source TVM generates for the replayed script: for the requested or configured target,
     else the script's, else nvidia/nvidia-h100. Needs no GPU."""
     try:
-        s = session.settings_for(req.overrides)
+        s = bg.session.settings_for(req.overrides)
     except SettingsError as exc:
         return _error(str(exc))
-    an = session.analysis(req.uri)
+    an = bg.session.analysis(req.uri)
     if an is None:
         return _error("the document is not open")
     if an.has_errors:
         return _error(f"the script has errors: {_first_error(an.diagnostics)}")
     target = s.target if s.target is not None else an.program.target
     target = target if target is not None else DEFAULT_CUDA_TARGET
-    r = await session.cuda_source(req.uri, target)
+    r = await bg.cuda_source(req.uri, target)
     if "error" in r:
         failed = _first_error(r.get("diagnostics", []))
         return _error(f"{r['error']}: {failed}" if failed else r["error"])
@@ -128,18 +128,18 @@ async def show_cuda_source(session, req: Request) -> dict:
     return {"content": head + r["source"], "language": "cuda-cpp"}
 
 
-async def measure_latency(session, req: Request) -> dict:
+async def measure_latency(bg, req: Request) -> dict:
     """Build, verify and time the script through the measurement engine (the `time` check level): answer
     the latency and the speedups, and publish them as the DRG706 information check-on-save gives."""
     try:
-        s = session.settings_for(req.overrides)
+        s = bg.session.settings_for(req.overrides)
     except SettingsError as exc:
         return _error(str(exc))
-    r = await session.check(req.uri, "time", settings=s)
+    r = await bg.check(req.uri, "time", settings=s)
     if "error" in r:
         return _error(r["error"])
     if "skipped" in r:
-        an = session.analysis(req.uri)
+        an = bg.session.analysis(req.uri)
         failed = _first_error(an.diagnostics) if an is not None else None
         return _error(f"{r['skipped']}: {failed}" if failed else r["skipped"])
     failed = _first_error(r["diagnostics"])
@@ -153,18 +153,18 @@ async def measure_latency(session, req: Request) -> dict:
             "figures": r.get("figures", {})}
 
 
-async def suggest(session, req: Request, mode: str, report: Callable[[str, Optional[int]], None]) -> dict:
+async def suggest(bg, req: Request, mode: str, report: Callable[[str, Optional[int]], None]) -> dict:
     """Suggest ("suggest") or rewrite ("rewrite") the schedule; only validated candidates count: replayed,
     built, verified against the unscheduled workload and timed (a rewrite must also be faster than the
     current schedule). A suggestion opens beside the script; a rewrite replaces it (`workspace/applyEdit`,
     or beside it when the script changed meanwhile or the client declines). All of them stay offered as
     code actions on the version they were computed for."""
     try:
-        s = session.settings_for(req.overrides)
+        s = bg.session.settings_for(req.overrides)
     except SettingsError as exc:
         return _error(str(exc))
     lines = (req.span.line, req.span.end_line) if req.span is not None else None
-    r = await session.suggest(req.uri, mode, report, settings=s, prompt=req.prompt or None, lines=lines)
+    r = await bg.suggest(req.uri, mode, report, settings=s, prompt=req.prompt or None, lines=lines)
     if "error" in r:
         return _error(r["error"])
     found = r["suggestions"]
@@ -179,7 +179,7 @@ async def suggest(session, req: Request, mode: str, report: Callable[[str, Optio
               (" and beat the current schedule" if mode == "rewrite" else "")
         return {"message": f"{why} ({r.get('candidates', 0)} tried).{note}", **more}
     best = found[0]
-    if mode == "rewrite" and not r["stale"] and await session.replace_text(req.uri, r["version"], best.text):
+    if mode == "rewrite" and not r["stale"] and await bg.replace_text(req.uri, r["version"], best.text):
         return {"message": f"{best.title}: applied.{note}", "applied": True, **more}
     offered = "" if r["stale"] else \
         f" {len(found)} validated schedules are offered as code actions on the script." if len(found) > 1 else \
@@ -192,6 +192,6 @@ async def suggest(session, req: Request, mode: str, report: Callable[[str, Optio
     return {"content": best.text, "language": "dragon", "message": f"{best.title}.{offered}{note}", **more}
 
 
-async def list_targets(session) -> dict:
+async def list_targets(bg) -> dict:
     """`{targets, devices}` for the client's target and device pickers."""
-    return await session.list_targets()
+    return await bg.list_targets()

@@ -290,6 +290,45 @@ def code_action(a, uri, lines, encoding, lsp_diags) -> lsp.CodeAction:
                           command=command, is_preferred=a.preferred or None)
 
 
+def action_kind_in(kind: str, only) -> bool:
+    """Whether an action of `kind` is one of the kinds a client asked for (`context.only`, prefixes)."""
+    return any(str(_ACTION_KINDS.get(kind, kind)).startswith(str(k)) for k in only)
+
+
+# ---- what the server offers, what the client can ------------------------------------------------
+
+SAVE_OPTIONS = lsp.SaveOptions(include_text=False)
+COMPLETION_OPTIONS = lsp.CompletionOptions(trigger_characters=["(", ",", "=", '"', " "])
+SIGNATURE_OPTIONS = lsp.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=["="])
+CODE_ACTION_OPTIONS = lsp.CodeActionOptions(code_action_kinds=[
+    lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite, lsp.CodeActionKind.Source])
+
+
+def _get(obj, path: str):
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def client_capabilities(c) -> dict[str, bool]:
+    """What the server uses of the client's capabilities (`initialize`), as flags."""
+    md = lsp.MarkupKind.Markdown
+    return {
+        "snippets": bool(_get(c, "text_document.completion.completion_item.snippet_support")),
+        "progress": bool(_get(c, "window.work_done_progress")),
+        "inlay_refresh": bool(_get(c, "workspace.inlay_hint.refresh_support")),
+        "configuration": bool(_get(c, "workspace.configuration")),
+        "apply_edit": bool(_get(c, "workspace.apply_edit")),
+        "document_changes": bool(_get(c, "workspace.workspace_edit.document_changes")),
+        "md_hover": md in (_get(c, "text_document.hover.content_format") or ()),
+        "md_completion": md in (_get(c, "text_document.completion.completion_item.documentation_format") or ()),
+        "md_signature": md in (_get(c, "text_document.signature_help.signature_information.documentation_format")
+                               or ()),
+    }
+
+
 # ---- commands ----------------------------------------------------------------------------------
 
 

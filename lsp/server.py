@@ -1,9 +1,16 @@
-"""The Dragon language server: a pygls server made by `create_server()`, with thin handlers.
+"""The Dragon language server: the pygls side, and nothing else.
 
-Each handler converts the request's positions (`convert`), calls a feature
-function or the session, and converts the plain answer back. A handler never
-lets an exception reach pygls: a bug in a feature costs one empty answer and a
-log message, never the server.
+`create_server()` makes a pygls server whose handlers live in feature modules
+(`dragon_lsp.handlers`): each module registers thin handlers on a `Host`, which
+wraps them (a bug costs one empty answer and a log message, never the server) and
+gives them the client's services (publishing, messages, progress, edits). Only
+this module and `convert.py` know pygls and lsprotocol.
+
+What the server guarantees on bad input:
+- a request whose params do not fit the method (a missing field, a negative or a
+  string position...) is answered at once with JSON-RPC error -32602 (*invalid
+  params*); a notification with bad params is dropped with a log message;
+- a malformed message header costs that message only (`framing.FramedReader`).
 
     dragon-lsp                       # stdio (what editors start)
     dragon-lsp --tcp --port 2087     # TCP, for debugging
@@ -18,23 +25,24 @@ import functools
 import logging
 import sys
 import traceback
-from typing import Any, Optional
+from threading import Event
+from typing import Any, Callable, Optional
 
+import cattrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 
-from dragon_lsp import __version__, commands, config, convert
-from dragon_lsp.features import actions, completion, formatting, hover, inlay, navigation, signature, symbols, tokens
-from dragon_lsp.features.data import Action
+from dragon_lsp import __version__, convert, handlers
+from dragon_lsp.background import Background
+from dragon_lsp.framing import FramedReader
+from dragon_lsp.handlers import InvalidParams
 from dragon_lsp.session import Session, new_token
-from dragon_lsp.workers import WorkerError
 
 log = logging.getLogger("dragon_lsp")
 
-#: A custom request answering the server's state (tests, debugging): documents, workers, settings.
-STATUS = "dragon/status"
 _LEVELS = {"error": lsp.MessageType.Error, "warning": lsp.MessageType.Warning, "info": lsp.MessageType.Info,
            "log": lsp.MessageType.Log}
 #: The `workDoneToken` of the executeCommand request being handled (a context variable, so each
@@ -42,13 +50,72 @@ _LEVELS = {"error": lsp.MessageType.Error, "warning": lsp.MessageType.Warning, "
 _WORK_DONE_TOKEN: contextvars.ContextVar = contextvars.ContextVar("dragon_work_done_token", default=None)
 
 
+# ---- reading messages: params that do not fit, headers that do not parse ----------------------------
+
+
+def _strict(kind: type, also: tuple = ()) -> Callable:
+    ok = (kind,) + also
+
+    def structure(value, _type):
+        if isinstance(value, bool) and kind is not bool or not isinstance(value, ok):
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    return structure
+
+
+def strict_converter() -> cattrs.Converter:
+    """lsprotocol's converter, except that JSON values are not coerced: cattrs would read a line "3"
+    as 3 and a uri 5 as "5"; LSP says integer and string."""
+    conv = default_converter()
+    conv.register_structure_hook(int, _strict(int))
+    conv.register_structure_hook(str, _strict(str))
+    conv.register_structure_hook(bool, _strict(bool))
+    conv.register_structure_hook(float, _strict(float, (int,)))
+    return conv
+
+
+class _Refused:
+    """A message whose params do not fit its method: answered with an error, never handled."""
+
+    jsonrpc = "2.0"
+
+    def __init__(self, msg_id, method: str, message: str):
+        self.id, self.method, self.message = msg_id, method, message
+
+
+def _why(exc: BaseException) -> str:
+    cause = exc.__cause__ if exc.__cause__ is not None else exc
+    if isinstance(cause, cattrs.BaseValidationError):
+        return "; ".join(m.replace("$.", "") for m in cattrs.transform_error(cause)[:5])
+    return str(cause) or type(cause).__name__
+
+
 class DragonProtocol(LanguageServerProtocol):
-    """pygls' protocol, except that documents live in the session's store only.
+    """pygls' protocol, except that documents live in the session's store only, and a request whose
+    params do not fit is answered with *invalid params* instead of being dropped.
 
     pygls' own store splits lines as Python does (at U+2028, form feeds...), not as LSP
     does, and when it fails on an edit the server's handler never sees that edit; the
     session applies every edit itself (`documents.Document`).
     """
+
+    def structure_message(self, data: dict[str, Any]):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:  # pygls could not read the params (or the message)
+            if isinstance(data, dict) and isinstance(data.get("method"), str):
+                return _Refused(data.get("id"), data["method"], f"{data['method']}: {_why(exc)}")
+            raise
+
+    def handle_message(self, message):
+        if isinstance(message, _Refused):
+            if message.id is None:  # a notification cannot be answered
+                log.warning("dropped a notification with invalid params: %s", message.message)
+            else:
+                self._send_response(message.id, None, JsonRpcInvalidParams(message.message).to_response_error())
+            return None
+        return super().handle_message(message)
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params):
@@ -72,421 +139,189 @@ class DragonProtocol(LanguageServerProtocol):
         return (yield from super().lsp_workspace__execute_command(params))
 
 
-def create_server() -> LanguageServer:
-    server = LanguageServer("dragon-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
-                            protocol_cls=DragonProtocol)
-    caps: dict[str, Any] = {"snippets": False, "progress": False, "inlay_refresh": False, "configuration": False,
-                            "apply_edit": False, "document_changes": False}
+class DragonServer(LanguageServer):
+    """pygls' server reading its input through `FramedReader` (stdio and TCP)."""
 
-    def publish(uri, version, diags, lines):
-        server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=uri, version=version, diagnostics=convert.diagnostics(diags, lines, session.encoding, uri)))
+    def start_io(self, stdin=None, stdout=None):
+        self._stop_event = Event()
+        reader = FramedReader(StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool))
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol, logger=log,
+                                  error_handler=self.report_server_error))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost: shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
-    def notify(level: str, message: str):
-        server.window_log_message(lsp.LogMessageParams(_LEVELS.get(level, lsp.MessageType.Log), message))
+    def start_tcp(self, host: str, port: int) -> None:
+        self._stop_event = stop_event = Event()
 
-    def refresh():
-        if caps["inlay_refresh"]:
-            server.workspace_inlay_hint_refresh(None)
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await run_async(stop_event=stop_event, reader=FramedReader(reader), protocol=self.protocol, logger=log,
+                            error_handler=self.report_server_error)
+            self.shutdown()
 
-    async def apply_edit(uri, version, edits, lines) -> bool:
-        if not caps["apply_edit"]:
-            return False
-        edit = convert.workspace_edit(uri, edits, lines, session.encoding,
-                                      version if caps["document_changes"] else None)
-        answer = await server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="Dragon"))
-        return bool(answer and answer.applied)
+        async def serve():
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
 
-    session = Session(publish, notify, refresh, apply_edit)
-    server.session = session  # for tests and embedding
+        try:
+            asyncio.run(serve())
+        except asyncio.CancelledError:
+            pass
 
-    def guard(default=None):
-        """Answer `default` (and log) instead of failing; JSON-RPC errors meant for the client pass."""
 
+# ---- the host the feature modules register on ---------------------------------------------------------
+
+
+class Progress:
+    """Work-done progress of one long-running command (a no-op without a token)."""
+
+    def __init__(self, server: LanguageServer, token):
+        self.server, self.token = server, token
+
+    def report(self, message: str, percentage: Optional[int] = None) -> None:
+        if self.token is not None:
+            self.server.work_done_progress.report(self.token, lsp.WorkDoneProgressReport(
+                message=message, percentage=percentage, cancellable=True))
+
+    def end(self, outcome: str) -> None:
+        if self.token is not None:
+            self.server.work_done_progress.end(self.token, lsp.WorkDoneProgressEnd(message=outcome))
+            self.server.work_done_progress.tokens.pop(self.token, None)
+
+
+class Host:
+    """What a feature module sees of the server: the session, the client's capabilities, registration
+    (`feature`, `command`) and the client's services."""
+
+    def __init__(self, server: LanguageServer):
+        self.server = server
+        self.caps: dict[str, Any] = {"snippets": False, "progress": False, "inlay_refresh": False,
+                                     "configuration": False, "apply_edit": False, "document_changes": False}
+        self.session = Session(self.publish, self.notify)
+        self.background = Background(self.session, self.publish, self.notify, self.refresh, self.apply_edit)
+
+    # -- registration ------------------------------------------------------------------------------------
+
+    def feature(self, method: str, options: Any = None, default: Any = None) -> Callable:
+        """Register a handler for an LSP method (or a custom one); see `guard`."""
         def deco(fn):
-            if asyncio.iscoroutinefunction(fn):
-                @functools.wraps(fn)
-                async def awrapper(*a):
-                    try:
-                        return await fn(*a)
-                    except (JsonRpcException, asyncio.CancelledError):
-                        raise
-                    except Exception:  # noqa: BLE001 - see the module docstring
-                        session.internal_errors += 1
-                        notify("error", f"internal error in {fn.__name__}: {traceback.format_exc()}")
-                        return default
-                return awrapper
-
-            @functools.wraps(fn)
-            def wrapper(*a):
-                try:
-                    return fn(*a)
-                except JsonRpcException:
-                    raise
-                except Exception:  # noqa: BLE001
-                    session.internal_errors += 1
-                    notify("error", f"internal error in {fn.__name__}: {traceback.format_exc()}")
-                    return default
-            return wrapper
-
+            self.server.feature(method, options)(self.guard(fn, default))
+            return fn
         return deco
 
-    def doc_of(params):
-        uri = params.text_document.uri
-        an = session.analysis(uri)
-        return uri, an
+    def command(self, name: str, default: Any = None) -> Callable:
+        def deco(fn):
+            self.server.command(name)(self.guard(fn, default))
+            return fn
+        return deco
 
-    def pos(an, position):
-        return convert.from_position(an.lines, position, session.encoding)
+    def guard(self, fn: Callable, default: Any) -> Callable:
+        """Answer `default` (and log) instead of failing; `InvalidParams` becomes JSON-RPC error -32602;
+        JSON-RPC errors and cancellation pass."""
+        def failed():
+            self.session.internal_errors += 1
+            self.notify("error", f"internal error in {fn.__name__}: {traceback.format_exc()}")
+            return default
 
-    # -- lifecycle and configuration ------------------------------------------------------------
+        if asyncio.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def awrapper(*a):
+                try:
+                    return await fn(*a)
+                except InvalidParams as exc:
+                    raise JsonRpcInvalidParams(str(exc)) from None
+                except (JsonRpcException, asyncio.CancelledError):
+                    raise
+                except Exception:  # noqa: BLE001 - see the class docstring
+                    return failed()
+            return awrapper
 
-    @server.feature(lsp.INITIALIZE)
-    @guard()
-    def initialize(params: lsp.InitializeParams):
-        session.encoding = convert.encoding_name(server.workspace.position_encoding)
-        c = params.capabilities
-        caps["snippets"] = bool(_get(c, "text_document.completion.completion_item.snippet_support"))
-        caps["progress"] = bool(_get(c, "window.work_done_progress"))
-        caps["inlay_refresh"] = bool(_get(c, "workspace.inlay_hint.refresh_support"))
-        caps["configuration"] = bool(_get(c, "workspace.configuration"))
-        caps["apply_edit"] = bool(_get(c, "workspace.apply_edit"))
-        caps["document_changes"] = bool(_get(c, "workspace.workspace_edit.document_changes"))
-        md = lsp.MarkupKind.Markdown
-        caps["md_hover"] = md in (_get(c, "text_document.hover.content_format") or ())
-        caps["md_completion"] = md in (_get(c, "text_document.completion.completion_item.documentation_format") or ())
-        caps["md_signature"] = md in (_get(c, "text_document.signature_help.signature_information.documentation_format")
-                                      or ())
-        settings = config.initialization_settings(convert.plain(params.initialization_options))
-        if settings is not None:
-            session.configure(settings)
+        @functools.wraps(fn)
+        def wrapper(*a):
+            try:
+                return fn(*a)
+            except InvalidParams as exc:
+                raise JsonRpcInvalidParams(str(exc)) from None
+            except JsonRpcException:
+                raise
+            except Exception:  # noqa: BLE001
+                return failed()
+        return wrapper
 
-    @server.feature(lsp.INITIALIZED)
-    @guard()
-    async def initialized(params):
-        await pull_configuration()
+    # -- the client's services -----------------------------------------------------------------------------
 
-    async def pull_configuration():
-        if not caps["configuration"]:
-            return
-        try:
-            answer = await server.protocol.send_request_async(
-                lsp.WORKSPACE_CONFIGURATION, lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="dragon")]))
-        except Exception as exc:  # noqa: BLE001 - a client that cannot answer keeps the defaults
-            notify("warning", f"workspace/configuration failed: {exc}")
-            return
-        if answer and answer[0] is not None:
-            session.configure(convert.plain(answer[0]))
+    @property
+    def position_encoding(self) -> str:
+        return convert.encoding_name(self.server.workspace.position_encoding)
 
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    @guard()
-    async def did_change_configuration(params: lsp.DidChangeConfigurationParams):
-        settings = config.changed_settings(convert.plain(params.settings))
-        if settings is not None:
-            session.configure(settings)
-        else:
-            await pull_configuration()
+    def publish(self, uri, version, diags, lines) -> None:
+        self.server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=uri, version=version, diagnostics=convert.diagnostics(diags, lines, self.session.encoding, uri)))
 
-    @server.feature(lsp.SHUTDOWN)
-    @guard()
-    def shutdown(params):
-        session.shutdown()
+    def notify(self, level: str, message: str) -> None:
+        self.server.window_log_message(lsp.LogMessageParams(_LEVELS.get(level, lsp.MessageType.Log), message))
 
-    # -- documents ----------------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        if self.caps["inlay_refresh"]:
+            self.server.workspace_inlay_hint_refresh(None)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    @guard()
-    def did_open(params: lsp.DidOpenTextDocumentParams):
-        d = params.text_document
-        session.open(d.uri, d.text, d.version)
+    async def apply_edit(self, uri, version, edits, lines) -> bool:
+        if not self.caps["apply_edit"]:
+            return False
+        edit = convert.workspace_edit(uri, edits, lines, self.session.encoding,
+                                      version if self.caps["document_changes"] else None)
+        answer = await self.server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="Dragon"))
+        return bool(answer and answer.applied)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    @guard()
-    def did_change(params: lsp.DidChangeTextDocumentParams):
-        session.change(params.text_document.uri, params.content_changes, params.text_document.version)
+    async def configuration(self) -> Any:
+        """The client's `dragon` section (workspace/configuration), or None."""
+        answer = await self.server.protocol.send_request_async(
+            lsp.WORKSPACE_CONFIGURATION, lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="dragon")]))
+        return convert.plain(answer[0]) if answer and answer[0] is not None else None
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    @guard()
-    def did_close(params: lsp.DidCloseTextDocumentParams):
-        session.close(params.text_document.uri)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
-    @guard()
-    def did_save(params: lsp.DidSaveTextDocumentParams):
-        session.saved(params.text_document.uri)
-
-    # -- formatting --------------------------------------------------------------------------------------------
-
-    @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
-    @guard()
-    def format_document(params: lsp.DocumentFormattingParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        edits = formatting.format_document(an.text, session.eol(uri))
-        return None if edits is None else convert.text_edits(edits, an.lines, session.encoding)
-
-    @server.feature(lsp.TEXT_DOCUMENT_RANGE_FORMATTING)
-    @guard()
-    def format_range(params: lsp.DocumentRangeFormattingParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        span = convert.from_range(an.lines, params.range, session.encoding)
-        last = span.end_line - 1 if span.end_column == 1 and span.end_line > span.line else span.end_line
-        edits = formatting.format_range(an.text, span.line, last, session.eol(uri))
-        return None if edits is None else convert.text_edits(edits, an.lines, session.encoding)
-
-    # -- hover, navigation ---------------------------------------------------------------------------------------
-
-    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    @guard()
-    def on_hover(params: lsp.HoverParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        line, col = pos(an, params.position)
-        return convert.hover(hover.hover(an, line, col, session.facts(uri)), an.lines, session.encoding,
-                             caps.get("md_hover", False))
-
-    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-    @guard()
-    def on_definition(params: lsp.DefinitionParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        span = navigation.definition(an, *pos(an, params.position))
-        return None if span is None else convert.location(uri, span, an.lines, session.encoding)
-
-    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-    @guard([])
-    def on_references(params: lsp.ReferenceParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return []
-        spans = navigation.references(an, *pos(an, params.position), params.context.include_declaration)
-        return [convert.location(uri, s, an.lines, session.encoding) for s in spans]
-
-    @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
-    @guard()
-    def on_prepare_rename(params: lsp.PrepareRenameParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        found = navigation.prepare_rename(an, *pos(an, params.position))
-        if found is None:
-            return None
-        return convert.prepare_rename(*found, an.lines, session.encoding)
-
-    @server.feature(lsp.TEXT_DOCUMENT_RENAME)
-    @guard()
-    def on_rename(params: lsp.RenameParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        try:
-            edits = navigation.rename(an, *pos(an, params.position), params.new_name)
-        except navigation.RenameError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
-        return convert.workspace_edit(uri, edits, an.lines, session.encoding)
-
-    # -- completion, signature help ----------------------------------------------------------------------------------
-
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["(", ",", "=", '"', " "]))
-    @guard()
-    def on_completion(params: lsp.CompletionParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        line, col = pos(an, params.position)
-        items = completion.complete(an, line, col, blocks=session.known_blocks(uri),
-                                    workload_files=session.workload_files(uri))
-        return convert.completion_list(items, an.lines, session.encoding, caps["snippets"], caps.get("md_completion", False))
-
-    @server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP, lsp.SignatureHelpOptions(trigger_characters=["(", ","],
-                                                                                retrigger_characters=["="]))
-    @guard()
-    def on_signature_help(params: lsp.SignatureHelpParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        return convert.signature_help(signature.signature_help(an.lines, *pos(an, params.position)),
-                                      caps.get("md_signature", False))
-
-    # -- tokens, symbols, hints ------------------------------------------------------------------------------------------
-
-    @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, convert.LEGEND)
-    @guard()
-    def on_tokens(params: lsp.SemanticTokensParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        return convert.semantic_tokens(tokens.semantic_tokens(an), an.lines, session.encoding)
-
-    @server.feature(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, convert.LEGEND)
-    @guard()
-    def on_tokens_range(params: lsp.SemanticTokensRangeParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return None
-        span = convert.from_range(an.lines, params.range, session.encoding)
-        return convert.semantic_tokens(tokens.semantic_tokens(an, span.line, span.end_line), an.lines, session.encoding)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    @guard([])
-    def on_symbols(params: lsp.DocumentSymbolParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return []
-        return [convert.document_symbol(s, an.lines, session.encoding) for s in symbols.document_symbols(an)]
-
-    @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
-    @guard([])
-    def on_inlay_hints(params: lsp.InlayHintParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return []
-        span = convert.from_range(an.lines, params.range, session.encoding)
-        hints = inlay.inlay_hints(an, session.facts(uri), span.line, span.end_line)
-        return [convert.inlay_hint(h, an.lines, session.encoding) for h in hints]
-
-    # -- code actions and commands ----------------------------------------------------------------------------------------
-
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[
-        lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite, lsp.CodeActionKind.Source]))
-    @guard([])
-    def on_code_action(params: lsp.CodeActionParams):
-        uri, an = doc_of(params)
-        if an is None:
-            return []
-        span = convert.from_range(an.lines, params.range, session.encoding)
-        st = session.docs[uri]
-        current = list(an.diagnostics)
-        for ver, ds in (st.replay_diags, st.measure_diags):
-            if ver == st.doc.version:
-                current += ds
-        near = [d for d in current if actions.overlaps(d.span, span)]
-        found: list[Action] = actions.quick_fixes(an, near)
-        for s in session.suggestions(uri):
-            found.append(Action(s.title, "rewrite", session.replacement(uri, s.text)))
-        args = commands.arguments(uri, st.doc.version)
-        found.append(Action("Suggest a schedule (validated: replay, build, verify, time)", "rewrite",
-                            command=(commands.SUGGEST, args)))
-        found.append(Action("Rewrite this schedule (validated, must be faster)", "rewrite",
-                            command=(commands.REWRITE, args)))
-        found.append(Action("Measure the latency of this schedule", "source", command=(commands.MEASURE, args)))
-        only = params.context.only
-        if only:
-            found = [a for a in found if any(str(convert._ACTION_KINDS[a.kind]).startswith(str(k)) for k in only)]
-        lsp_diags = convert.diagnostics(near, an.lines, session.encoding, uri)
-        return [convert.code_action(a, uri, an.lines, session.encoding, lsp_diags) for a in found]
-
-    def request(args) -> commands.Request:
-        try:
-            return convert.command_request(args, session.lines, session.encoding)
-        except ValueError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
-
-    async def long_running(name: str, work) -> dict:
-        """Run `work(report)` with work-done progress (the request's token, else one the server creates when
-        the client takes them) that can cancel it, as can `$/cancelRequest`; a cancelled or failed worker
-        is an answer, never an exception (a CancelledError escaping a command leaves it unanswered)."""
-        task = asyncio.current_task()
-        _cancel_with_request(server, task)
-        token = await start_progress(commands.TITLES[name], task)
-
-        def report(message: str, percentage: Optional[int] = None):
-            if token is not None:
-                server.work_done_progress.report(token, lsp.WorkDoneProgressReport(
-                    message=message, percentage=percentage, cancellable=True))
-
-        outcome = "done"
-        try:
-            answer = await work(report)
-        except asyncio.CancelledError:
-            outcome, answer = "cancelled", {"message": f"{commands.TITLES[name]}: cancelled", "cancelled": True}
-        except WorkerError as exc:
-            outcome, answer = "failed", {"error": str(exc)}
-        finally:
-            if token is not None:
-                server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=outcome))
-                server.work_done_progress.tokens.pop(token, None)
-        return answer
-
-    async def start_progress(title: str, task: asyncio.Task):
+    async def progress(self, title: str, task: asyncio.Task) -> Progress:
+        """Progress on the request's token, else on one the server creates when the client takes them;
+        the client's cancel button (window/workDoneProgress/cancel) and `$/cancelRequest` cancel `task`."""
+        self._cancel_with_request(task)
         token = _WORK_DONE_TOKEN.get()
-        if token is None and caps["progress"]:
+        if token is None and self.caps["progress"]:
             token = new_token()
             try:
-                await server.work_done_progress.create_async(token)
+                await self.server.work_done_progress.create_async(token)
             except Exception:  # noqa: BLE001 - no progress UI then
-                return None
+                return Progress(self.server, None)
         if token is None:
-            return None
-        server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True,
-                                                                          message="starting", percentage=0))
-        # The client's cancel button (window/workDoneProgress/cancel) cancels the future pygls keeps.
-        server.work_done_progress.tokens[token].add_done_callback(
+            return Progress(self.server, None)
+        self.server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True,
+                                                                               message="starting", percentage=0))
+        self.server.work_done_progress.tokens[token].add_done_callback(
             lambda f: task.cancel() if f.cancelled() and not task.done() else None)
-        return token
+        return Progress(self.server, token)
 
-    @server.command(commands.SUGGEST)
-    @guard({"error": "internal error in the language server (see its log)"})
-    async def suggest_schedule(*args):
-        req = request(args)
-        return await long_running(commands.SUGGEST, lambda report: commands.suggest(session, req, "suggest", report))
+    def _cancel_with_request(self, task: asyncio.Task) -> None:
+        """`$/cancelRequest` for workspace/executeCommand cancels pygls' outer future; pass it on."""
+        protocol = self.server.protocol
+        msg_id = protocol.msg_id
+        outer = getattr(protocol, "_request_futures", {}).get(msg_id) if msg_id is not None else None
+        if outer is not None:
+            outer.add_done_callback(lambda f: task.cancel() if f.cancelled() and not task.done() else None)
 
-    @server.command(commands.REWRITE)
-    @guard({"error": "internal error in the language server (see its log)"})
-    async def rewrite_schedule(*args):
-        req = request(args)
-        return await long_running(commands.REWRITE, lambda report: commands.suggest(session, req, "rewrite", report))
 
-    @server.command(commands.TENSORIR)
-    @guard({"error": "internal error in the language server (see its log)"})
-    async def show_tensorir(*args):
-        req = request(args)
-        return await long_running(commands.TENSORIR, lambda report: commands.show_tensorir(session, req))
-
-    @server.command(commands.CUDA)
-    @guard({"error": "internal error in the language server (see its log)"})
-    async def show_cuda_source(*args):
-        req = request(args)
-        return await long_running(commands.CUDA, lambda report: commands.show_cuda_source(session, req))
-
-    @server.command(commands.MEASURE)
-    @guard({"error": "internal error in the language server (see its log)"})
-    async def measure_latency(*args):
-        req = request(args)
-        return await long_running(commands.MEASURE, lambda report: commands.measure_latency(session, req))
-
-    @server.command(commands.LIST_TARGETS)
-    @guard({})
-    async def list_targets(*args):
-        return await commands.list_targets(session)
-
-    @server.feature(STATUS)
-    @guard({})
-    def status(params):
-        return session.status()
-
+def create_server() -> LanguageServer:
+    server = DragonServer("dragon-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                          protocol_cls=DragonProtocol, converter_factory=strict_converter)
+    host = Host(server)
+    server.session = host.session  # for tests and embedding
+    server.background = host.background
+    handlers.register_all(host)
     return server
-
-
-def _cancel_with_request(server: LanguageServer, task: asyncio.Task) -> None:
-    """`$/cancelRequest` for workspace/executeCommand cancels pygls' outer future; pass it on."""
-    msg_id = server.protocol.msg_id
-    outer = getattr(server.protocol, "_request_futures", {}).get(msg_id) if msg_id is not None else None
-    if outer is not None:
-        outer.add_done_callback(lambda f: task.cancel() if f.cancelled() and not task.done() else None)
-
-
-def _get(obj, path: str):
-    for part in path.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None
-    return obj
 
 
 def main(argv=None) -> int:
@@ -509,5 +344,5 @@ def main(argv=None) -> int:
         else:
             server.start_io()
     finally:
-        server.session.shutdown()
+        server.background.shutdown()
     return 0
