@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from dragon_dsl.corpus.families import FAMILIES
+from dragon_dsl.corpus.families import ALL_FAMILIES, FAMILIES
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class WorkloadSpec:
 
         from dragon_dsl.tvm.workload import load_workload
 
-        tensors = FAMILIES[self.family].build(**dict(self.params))
+        tensors = ALL_FAMILIES[self.family].build(**dict(self.params))
         func = te.create_prim_func(tensors)
         return load_workload(tvm.IRModule({"main": func}).script())
 
@@ -46,9 +46,9 @@ class WorkloadSpec:
 def generate(count: int, seed: int = 0, families: Iterable[str] | None = None, max_draws: int | None = None) -> list:
     """`count` distinct specs, spread round-robin over the families (deterministic for a seed)."""
     names = sorted(families or FAMILIES)
-    unknown = [n for n in names if n not in FAMILIES]
+    unknown = [n for n in names if n not in ALL_FAMILIES]
     if unknown:
-        raise ValueError(f"unknown families: {', '.join(unknown)}; known: {', '.join(sorted(FAMILIES))}")
+        raise ValueError(f"unknown families: {', '.join(unknown)}; known: {', '.join(sorted(ALL_FAMILIES))}")
     rng = random.Random(seed)
     seen: set = set()
     out: list = []
@@ -57,7 +57,7 @@ def generate(count: int, seed: int = 0, families: Iterable[str] | None = None, m
     while len(out) < count and draws < limit:
         family = names[draws % len(names)]
         draws += 1
-        spec = WorkloadSpec(family, tuple(sorted(FAMILIES[family].sample(rng).items())))
+        spec = WorkloadSpec(family, tuple(sorted(ALL_FAMILIES[family].sample(rng).items())))
         if spec not in seen:
             seen.add(spec)
             out.append(spec)

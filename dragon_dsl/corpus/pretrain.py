@@ -1,0 +1,241 @@
+"""The pretraining set: valid, complete scripts sampled from MetaSchedule's design spaces.
+
+    dragon corpus pretrain --out PRE --target cuda --count 5000 --per-space 16 [--shard 0/4]
+
+No script here is measured: each teaches validity. For every workload (the generator's
+classic families and today's operators, fp16 and fp32, the held-out real operators and the
+CUDA corpus' test families left out) the target's design spaces are sampled
+(`dragon_dsl.tvm.design_space`: MetaSchedule's rules, post-processors and, for fp16/bf16/int8
+GEMM-like operators on CUDA, its tensor-core space), each distinct trace is turned into a
+Dragon script that must encode back to the same trace, and the script is kept only when it
+passes the compile check every shown script passes (replay, the GPU checks, `tvm.compile`).
+
+Resumable and sharded like the corpus search: a workload is done exactly when its record
+`PRE/records/NAME.json` exists (written atomically), so a killed run continues where it
+stopped with nothing lost or done twice; `PRE/config.json` fixes the configuration, and a
+restart with another one is refused. Shards split workloads by a stable hash of their name.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from dragon_dsl.corpus.families import ALL_FAMILIES, HELD_OUT_OPERATORS
+from dragon_dsl.corpus.generator import WorkloadSpec, generate
+from dragon_dsl.corpus.search_run import RunConfigError, shard_of
+from dragon_dsl.files import write_json
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class PretrainConfig:
+    target: str = "cuda"
+    count: int = 5000
+    seed: int = 0
+    per_space: int = 16
+    #: families never sampled (the test families of the shipped corpora)
+    exclude_families: tuple = ()
+    families: tuple = field(default_factory=lambda: tuple(sorted(ALL_FAMILIES)))
+
+    def to_json(self) -> dict:
+        d = json.loads(json.dumps(asdict(self)))  # tuples as the lists a re-read config.json holds
+        d["format"] = FORMAT
+        return d
+
+
+def workload_specs(cfg: PretrainConfig) -> list:
+    """The workloads of a configuration, in a fixed order; held-out real operators never appear."""
+    held = {WorkloadSpec(f, p) for f, p in HELD_OUT_OPERATORS}
+    families = [f for f in cfg.families if f not in cfg.exclude_families]
+    return [s for s in generate(cfg.count + len(held), seed=cfg.seed, families=families) if s not in held][:cfg.count]
+
+
+def held_out_hashes() -> set:
+    """Structural hashes of the held-out operators (another family can build the same module)."""
+    from dragon_dsl.tvm.workload import structural_hash
+
+    return {structural_hash(WorkloadSpec(f, p).build()) for f, p in HELD_OUT_OPERATORS}
+
+
+class PretrainRun:
+    def __init__(self, out_dir, config: PretrainConfig):
+        self.out = Path(out_dir)
+        self.config = config
+        self.records = self.out / "records"
+
+    def open(self) -> None:
+        self.records.mkdir(parents=True, exist_ok=True)
+        path = self.out / "config.json"
+        want = self.config.to_json()
+        if path.exists():
+            have = json.loads(path.read_text(encoding="utf-8"))
+            if have != want:
+                diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+                raise RunConfigError(f"{path} holds another configuration (differs in {', '.join(diff)}); "
+                                     f"use another --out or the same settings")
+        else:
+            write_json(path, want)
+
+    def pending(self, shard=(0, 1), limit: Optional[int] = None) -> list:
+        i, n = shard
+        todo = [s for s in workload_specs(self.config)
+                if shard_of(s.name, n) == i and not (self.records / f"{s.name}.json").exists()]
+        return todo[:limit] if limit is not None else todo
+
+    def run(self, shard=(0, 1), limit: Optional[int] = None, progress=None) -> Counter:
+        """Samples every pending workload of the shard; returns counts over this call."""
+        from dragon_dsl.engine.targets import resolve_target  # public once the bridge lands
+        from dragon_dsl.tvm.design_space import SpaceSampler
+        from dragon_dsl.tvm.target import tune_target
+
+        self.open()
+        todo = self.pending(shard, limit)
+        totals: Counter = Counter()
+        if not todo:
+            return totals
+        header = resolve_target(self.config.target).spec  # "cuda" -> the tag the CUDA corpus uses
+        sampler = SpaceSampler(tune_target(header))
+        held = held_out_hashes()
+        for k, spec in enumerate(todo):
+            record = sample_workload(spec, sampler, self.config, held, header)
+            write_json(self.records / f"{spec.name}.json", record)
+            totals["workloads"] += 1
+            totals["scripts"] += len(record["scripts"])
+            totals.update({f"rejected:{r}": c for r, c in record["rejected"].items()})
+            if progress:
+                progress(k + 1, len(todo), spec.name, record)
+        return totals
+
+
+def workload_seed(cfg: PretrainConfig, name: str, space: str) -> int:
+    return shard_of(f"{cfg.seed}:{name}:{space}", 2**31 - 1)
+
+
+def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set, header) -> dict:
+    """The record of one workload: every distinct sampled script that round-trips and compiles."""
+    from dragon_dsl.corpus.build import make_script
+    from dragon_dsl.tvm.compile import compile_checked
+    from dragon_dsl.tvm.errors import tvm_message
+    from dragon_dsl.tvm.workload import structural_hash, workload_text
+
+    t0 = time.monotonic()
+    mod = spec.build()
+    h = structural_hash(mod)
+    record = {"name": spec.name, "family": spec.family, "params": dict(spec.params), "hash": h,
+              "target": header, "workload": workload_text(mod), "scripts": [], "rejected": {}}
+    rejected: Counter = Counter()
+    if h in held:
+        rejected["held_out"] += 1
+        record.update(rejected=dict(rejected), seconds=round(time.monotonic() - t0, 2))
+        return record
+    seen: set = set()
+    workload_file = f"{spec.name}.tvmscript"
+    for space in sampler.spaces(mod):
+        try:
+            traces = sampler.sample(mod, space, cfg.per_space, workload_seed(cfg, spec.name, space))
+        except Exception as exc:  # a rule TVM cannot apply to this workload: the space is empty here
+            rejected[f"space:{space}"] += 1
+            record.setdefault("space_errors", {})[space] = tvm_message(exc, 300)
+            continue
+        for trace in traces:
+            key = json.dumps(trace, sort_keys=True)
+            if key in seen:
+                rejected["duplicate"] += 1
+                continue
+            seen.add(key)
+            try:
+                text, encoded = make_script(trace, workload_file, header)
+            except Exception:  # noqa: BLE001  (a trace the codec cannot write exactly is not a training example)
+                rejected["codec"] += 1
+                continue
+            try:
+                compile_checked(mod, {"trace": encoded}, sampler.target)
+            except Exception as exc:  # noqa: BLE001  (TVM's, ReplayError or BuildError: the verdict is the point)
+                rejected[_reason(exc)] += 1
+                continue
+            record["scripts"].append({"space": space, "text": text, "statements": len(encoded[0])})
+    record.update(rejected=dict(rejected), seconds=round(time.monotonic() - t0, 2))
+    return record
+
+
+def _reason(exc: BaseException) -> str:
+    name = type(exc).__name__
+    return {"ReplayError": "replay", "BuildError": "gpu_check"}.get(name, "compile")
+
+
+def read_records(out_dir) -> list:
+    """Every finished record of a run (any shard), sorted by name."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((Path(out_dir) / "records").glob("*.json"))]
+
+
+def summary(out_dir) -> dict:
+    recs = read_records(out_dir)
+    scripts = [s for r in recs for s in r["scripts"]]
+    rejected: Counter = Counter()
+    for r in recs:
+        rejected.update(r["rejected"])
+    return {"workloads": len(recs), "with_scripts": sum(1 for r in recs if r["scripts"]), "scripts": len(scripts),
+            "tensor_core_scripts": sum(1 for s in scripts if s["space"] == "cuda-tensorcore"),
+            "families": len({r["family"] for r in recs}), "rejected": dict(rejected),
+            "seconds": round(sum(r["seconds"] for r in recs), 1)}
+
+
+def main(argv=None) -> int:
+    """`python -m dragon_dsl.corpus.pretrain` (also `dragon corpus pretrain`)."""
+    import argparse
+
+    from dragon_dsl.corpus.search_run import parse_shard
+
+    ap = argparse.ArgumentParser(prog="dragon corpus pretrain", description=__doc__.split("\n\n")[0])
+    add_arguments(ap)
+    args = ap.parse_args(argv)
+    return run_command(args)
+
+
+def add_arguments(ap) -> None:
+    ap.add_argument("--out", required=True, help="run folder (created; resumed when it exists)")
+    ap.add_argument("--target", default="cuda", help="llvm, cuda or a TVM target tag (default cuda)")
+    ap.add_argument("--count", type=int, default=5000, help="workloads in the run (default 5000)")
+    ap.add_argument("--seed", type=int, default=0, help="workload generator seed (default 0)")
+    ap.add_argument("--per-space", type=int, default=16, help="samples per design space and workload (default 16)")
+    ap.add_argument("--exclude-families", default="", help="comma-separated families never sampled")
+    ap.add_argument("--shard", default="0/1", help="i/n: this process takes the workloads of shard i of n")
+    ap.add_argument("--limit", type=int, default=None, help="stop after this many workloads")
+    ap.add_argument("--summary", action="store_true", help="print the run's counts and exit")
+
+
+def run_command(args) -> int:
+    import sys
+
+    from dragon_dsl.corpus.search_run import parse_shard
+
+    if args.summary:
+        print(json.dumps(summary(args.out), indent=1))
+        return 0
+    try:
+        shard = parse_shard(args.shard)
+        cfg = PretrainConfig(target=args.target, count=args.count, seed=args.seed, per_space=args.per_space,
+                             exclude_families=tuple(sorted(f for f in args.exclude_families.split(",") if f)))
+        run = PretrainRun(args.out, cfg)
+        run.open()
+    except (RunConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    def progress(k, n, name, record):
+        print(f"[{k}/{n}] {name}: {len(record['scripts'])} scripts in {record['seconds']} s "
+              f"(rejected {record['rejected']})", flush=True)
+
+    totals = run.run(shard, args.limit, progress)
+    print(json.dumps(dict(totals)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
