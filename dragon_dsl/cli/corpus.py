@@ -33,11 +33,11 @@ def _plain(err: Console, line: str) -> None:
 
 
 def _write_json(out: Console, data, path) -> None:
-    from dragon_dsl.cli.files import write_atomic
+    from dragon_dsl.files import write_text
 
     text = json.dumps(data, indent=1) + "\n"
     if path and path != "-":
-        write_atomic(path, text)
+        write_text(path, text)
     else:
         out.print(text, markup=False, highlight=False, soft_wrap=True, end="")
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dragon_dsl import DragonError, check_text
 from dragon_dsl.cli.check import parse_target
-from dragon_dsl.cli.files import read_source, write_atomic
+from dragon_dsl.cli.files import read_source
+from dragon_dsl.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.diagnostics import Severity
 
@@ -52,7 +53,7 @@ def cmd_explain(args, out, err) -> int:
         return 1
     path = args.script if args.in_place else args.output
     if path:
-        write_atomic(path, result)
+        write_text(path, result)
     else:
         out.print(result, markup=False, highlight=False, soft_wrap=True, end="")
     return 0

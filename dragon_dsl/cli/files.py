@@ -1,10 +1,10 @@
-"""Reading and writing script files safely: UTF-8, atomic replacement, clear errors."""
+"""Reading the command line's input files: UTF-8, folders expanded, clear errors.
+
+Writing goes through `dragon_dsl.files` (the one atomic write)."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 
@@ -25,26 +25,6 @@ def read_source(path: str) -> str:
         line = data[: exc.start].count(b"\n") + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise FileProblem(f"{path}:{line}:{col}: not UTF-8 text ({exc.reason})") from None
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Replace a file's content without a window in which it is truncated or lost."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        try:
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def expand(paths: list[str]) -> list[str]:

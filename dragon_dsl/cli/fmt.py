@@ -12,7 +12,8 @@ import sys
 
 from rich.console import Console
 
-from dragon_dsl.cli.files import FileProblem, expand, read_source, write_atomic
+from dragon_dsl.cli.files import FileProblem, expand, read_source
+from dragon_dsl.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.diagnostics import DragonError
 from dragon_dsl.format import format_text
@@ -61,7 +62,7 @@ def main(argv=None) -> int:
                 err.print(f"would reformat {path}", markup=False, highlight=False)
         else:
             try:
-                write_atomic(path, new)
+                write_text(path, new)
             except OSError as exc:
                 err.print(f"error: {path}: cannot write: {exc.strerror}", markup=False, highlight=False)
                 failed += 1

@@ -24,7 +24,8 @@ from rich.console import Console
 
 from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
 from dragon_dsl.cli.check import parse_target
-from dragon_dsl.cli.files import FileProblem, read_source, write_atomic
+from dragon_dsl.cli.files import FileProblem, read_source
+from dragon_dsl.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.diagnostics import Severity
 
@@ -44,7 +45,7 @@ def _code(out: Console, text: str, **kw) -> None:
 def _emit(out: Console, text: str, path) -> None:
     """Write text to a file (atomically) when a path is given, else to standard output."""
     if path:
-        write_atomic(path, text)
+        write_text(path, text)
     else:
         _code(out, text, end="")
 
@@ -123,7 +124,7 @@ def _import_database(args, out: Console, err: Console) -> int:
             continue
         wl_name = args.workload or f"{rec.workload_key}.tvmscript"
         if n == 0 and not args.workload:
-            write_atomic(str(outdir / wl_name), rec.module.script())
+            write_text(str(outdir / wl_name), rec.module.script())
         try:
             text = from_trace_json(rec.trace, workload=wl_name, target=rec.target)
         except DragonError as exc:
@@ -134,7 +135,7 @@ def _import_database(args, out: Console, err: Console) -> int:
             text = "# MetaSchedule's build or run of this record failed\n" + text
         elif rec.mean_latency_us is not None:
             text = f"# MetaSchedule measured {rec.mean_latency_us:.3f} us (mean of its runs)\n" + text
-        write_atomic(str(outdir / f"{rec.workload_key}_{n:03d}.dragon"), text)
+        write_text(str(outdir / f"{rec.workload_key}_{n:03d}.dragon"), text)
         written[rec.workload_key] = n + 1
     total = sum(written.values())
     err.print(f"imported {total} script(s) for {len(written)} workload(s) into {outdir}"

@@ -19,7 +19,8 @@ import json
 from pathlib import Path
 
 from dragon_dsl.cli.check import parse_target
-from dragon_dsl.cli.files import read_source, write_atomic
+from dragon_dsl.cli.files import read_source
+from dragon_dsl.files import write_text
 
 EXAMPLE_WORKLOAD = Path(__file__).resolve().parent.parent / "examples" / "matmul_256.tvmscript"
 
@@ -64,7 +65,7 @@ def cmd_suggest(args, out, err) -> int:
                     search_trials=args.search_trials, use_model=not args.no_model, seed=args.seed,
                     log=lambda m: err.print(m, markup=False))
     if args.output and rec.script:
-        write_atomic(args.output, rec.script)
+        write_text(args.output, rec.script)
     if args.json:
         data = rec.to_json()
         out.print(json.dumps(data, indent=2, default=str), markup=False, highlight=False, soft_wrap=True)

@@ -43,7 +43,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
-from dragon_dsl.corpus.search_run import RunConfigError, read_records, write_json_atomic
+from dragon_dsl.corpus.search_run import RunConfigError, read_records
+from dragon_dsl.files import write_json
 
 SPLITS = ("train", "valid", "test_family", "test_shape")
 TASKS = ("construction", "improvement")
@@ -280,7 +281,7 @@ def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=Non
         "wall_s": sum(part.get("wall_s", 0.0) for part in done.values()),
         "row_keys": list(ROW_KEYS),
     }
-    write_json_atomic(out / "manifest.json", manifest)
+    write_json(out / "manifest.json", manifest)
     partial.remove()
     return manifest
 
@@ -314,7 +315,7 @@ class Partial:
                                      f"{self.folder}")
         else:
             self.folder.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(ident, self.identity)
+            write_json(ident, self.identity)
         names = set(self.identity["workloads"])
         parts = {}
         for path in self.folder.glob("*.json"):
@@ -323,7 +324,7 @@ class Partial:
         return parts
 
     def write(self, workload: str, part: dict) -> None:
-        write_json_atomic(self.folder / f"{workload}.json", part)
+        write_json(self.folder / f"{workload}.json", part)
 
     def remove(self) -> None:
         import shutil

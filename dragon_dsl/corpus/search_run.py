@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
+
+from dragon_dsl.files import create_text, stray_temporaries, write_json
 
 RUN_FORMAT = 1
 STATUSES = ("ok", "replay_error", "build_error", "launch_error", "timeout", "numeric_mismatch",
@@ -132,24 +133,6 @@ def read_manifest(workloads_dir) -> list:
         seen.add(name)
         rows.append(row)
     return rows
-
-
-# --- files --------------------------------------------------------------------------------------
-def write_json_atomic(path: Path, data) -> None:
-    """Write JSON so that a reader (or a restart after SIGKILL) sees the old file or the whole new one."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _tvm_version() -> str:
@@ -257,21 +240,13 @@ class SearchRun:
         """Create run.json, or check that the existing one has this configuration."""
         self.dir.mkdir(parents=True, exist_ok=True)
         self.records_dir.mkdir(exist_ok=True)
-        for stray in self.records_dir.glob(".*.tmp"):  # a write cut short by a kill; its record is redone
-            if _pid_of(stray) != os.getpid() and not _alive(_pid_of(stray)):
-                stray.unlink(missing_ok=True)
+        for stray in stray_temporaries(self.records_dir):  # a write cut short by a kill; its record is redone
+            stray.unlink(missing_ok=True)
         path = self.dir / "run.json"
         mine = self._identity()
         if not path.exists():
             data = {**mine, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-            tmp = self.dir / f".run.json.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-            try:
-                os.link(tmp, path)  # atomic create: two shards starting at once agree on one file
-            except FileExistsError:
-                pass
-            finally:
-                tmp.unlink()
+            create_text(path, json.dumps(data, indent=1))  # two shards starting at once agree on one file
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
@@ -332,7 +307,7 @@ class SearchRun:
             for row in todo:
                 t1 = time.perf_counter()
                 record = self.search_one(engine, row, progress)
-                write_json_atomic(self.record_path(row["name"]), record)
+                write_json(self.record_path(row["name"]), record)
                 shutil.rmtree(self.work_root / row["name"], ignore_errors=True)
                 summary.done += 1
                 summary.failed += record["status"] != "ok"
@@ -441,27 +416,6 @@ def _differences(stored: dict, mine: dict, prefix: str = "") -> list:
         elif a != b:
             out.append(f"{prefix}{key}: was {json.dumps(a)}, now {json.dumps(b)}")
     return out
-
-
-def _pid_of(tmp: Path) -> int:
-    try:
-        return int(tmp.name.rsplit(".", 2)[-2])
-    except (ValueError, IndexError):
-        return -1
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process of this machine still writes that file (another shard); a file of another
-    machine's shard on a shared folder is only left alone while a local pid of that number lives."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _last_line(exc: BaseException) -> str:

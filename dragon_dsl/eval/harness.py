@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from dragon_dsl.eval import methods as m
+from dragon_dsl.files import write_json
 from dragon_dsl.eval.discover import discover
 from dragon_dsl.eval.metrics import roofline_bound_us, summarize
 
@@ -377,9 +378,5 @@ def _methods_info(rows: list) -> dict:
 
 
 def write_results(results: dict, out_dir, name: str = "results.json") -> Path:
-    path = Path(out_dir) / name
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_json(Path(out_dir) / name, results, default=str)
 

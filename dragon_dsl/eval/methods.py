@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Optional
 
 from dragon_dsl.eval.metrics import best_latency
+from dragon_dsl.files import write_json
 
 
 # --- shared state --------------------------------------------------------------------------------
@@ -47,9 +48,7 @@ def update_json(path: Path, updates: dict) -> dict:
         fcntl.flock(lock, fcntl.LOCK_EX)
         data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         data.update(updates)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(path)
+        write_json(path, data, sort_keys=True)
     return data
 
 
@@ -484,9 +483,7 @@ def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Option
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"scripts": texts, "generation_s": gen_s, "key": json.loads(_suggestions_key(ctx, entry, n, task, script)),
             "host": host()}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    tmp.replace(path)   # whole or absent: a killed generation is done again
+    write_json(path, data)   # whole or absent: a killed generation is done again
     return texts, gen_s, data["host"]
 
 
