@@ -136,6 +136,8 @@ def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set,
         return record
     seen: set = set()
     workload_file = f"{spec.name}.tvmscript"
+    if str(sampler.target.kind.name) == "cuda":
+        record["dlight"] = dlight_script(mod, sampler.target, workload_file, header, rejected)
     for space in sampler.spaces(mod):
         try:
             traces = sampler.sample(mod, space, cfg.per_space, workload_seed(cfg, spec.name, space))
@@ -164,6 +166,26 @@ def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set,
     return record
 
 
+def dlight_script(mod, target, workload_file: str, header, rejected: Counter) -> Optional[dict]:
+    """dlight's schedule of the workload as a checked script (a label that needs no search), or None."""
+    from dragon_dsl.corpus.build import make_script
+    from dragon_dsl.tvm.compile import compile_checked
+    from dragon_dsl.tvm.dlight import dlight_trace
+
+    try:
+        found = dlight_trace(mod, target)
+        if found is None:
+            rejected["dlight:none"] += 1
+            return None
+        rule, trace = found
+        text, encoded = make_script(trace, workload_file, header)
+        compile_checked(mod, {"trace": encoded}, target)
+    except Exception:  # noqa: BLE001  (dlight or the check refused this workload: no label from it)
+        rejected["dlight:error"] += 1
+        return None
+    return {"rule": rule, "text": text, "statements": len(encoded[0])}
+
+
 def _reason(exc: BaseException) -> str:
     name = type(exc).__name__
     return {"ReplayError": "replay", "BuildError": "gpu_check"}.get(name, "compile")
@@ -181,6 +203,7 @@ def summary(out_dir) -> dict:
     for r in recs:
         rejected.update(r["rejected"])
     return {"workloads": len(recs), "with_scripts": sum(1 for r in recs if r["scripts"]), "scripts": len(scripts),
+            "dlight_scripts": sum(1 for r in recs if r.get("dlight")),
             "tensor_core_scripts": sum(1 for s in scripts if s["space"] == "cuda-tensorcore"),
             "families": len({r["family"] for r in recs}), "rejected": dict(rejected),
             "seconds": round(sum(r["seconds"] for r in recs), 1)}
