@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from dragon_dsl.diagnostics import CODES
-from dragon_dsl.table import EXPLAIN_KINDS, INSTRUCTIONS, TRACE_SCHEMA, literal_text
+from dragon_dsl.table import ANNOTATION_KEYS, EXPLAIN_KINDS, FAMILIES, INSTRUCTIONS, TRACE_SCHEMA, literal_text
 
 
 def _slot(p) -> str:
@@ -54,6 +54,18 @@ def render() -> str:
                 kw = " keyword" if p.keyword else ""
                 out.append(f"| `{p.name}`{kw} | `{p.type}` | {default} | {_slot(p)}{extra} | {p.doc} |")
             out.append("")
+    out += ["## Instruction families", "", "Every instruction belongs to one family (`table.FAMILIES`); the explanation",
+            "rules are written per family.", "", "| family | instructions |", "|---|---|"]
+    for fam, names in FAMILIES.items():
+        out.append(f"| {fam} | {', '.join(f'`{n}`' for n in names)} |")
+    out += ["", "## MetaSchedule annotation keys", "",
+            "The keys MetaSchedule writes (or removes) with `annotate`/`unannotate` (`table.ANNOTATION_KEYS`).",
+            "decoded: the schedule model may write it; token: one word of the model's vocabulary.", "",
+            "| key | value | written by | family | decoded | token |", "|---|---|---|---|---|---|"]
+    for a in ANNOTATION_KEYS:
+        out.append(f"| `{a.key}` | {a.value} | {a.writer} | {a.family} | {'yes' if a.decoded else 'no'} "
+                   f"| {'yes' if a.vocabulary else 'no'} |")
+    out.append("")
     out += ["## Explanation entries", "", "| entry | links | free data | |", "|---|---|---|---|"]
     for k in EXPLAIN_KINDS.values():
         links = ", ".join(f"`{key}` -> {' or '.join(v)}" for key, v in k.links.items())

@@ -524,6 +524,175 @@ BY_KIND: dict[str, Instruction] = {i.kind: i for i in INSTRUCTIONS}
 SECTIONS: dict[str, Instruction] = {i.section: i for i in INSTRUCTIONS if i.section}
 
 
+class _ByName:
+    """The instructions as attributes (`INST.split`): code that needs one instruction asks the
+    table for it, and a name the table does not hold fails at import instead of never matching."""
+
+    def __init__(self, by_name: dict[str, Instruction]):
+        self.__dict__.update(by_name)
+
+    def __getattr__(self, name: str) -> Instruction:
+        raise AttributeError(f"the instruction table has no instruction {name!r}")
+
+
+INST = _ByName(BY_NAME)
+
+
+# ---- instruction groups ------------------------------------------------------------
+#: Every instruction belongs to exactly one family: what it does to which block or loop. The
+#: explanation rules are written per family (dragon_dsl/explain/rules/), the reference lists them.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "lookup": ("get_sblock", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
+               "get_output_blocks"),
+    "sampling": ("sample_categorical", "sample_perfect_tile", "sample_partitioned_tile", "sample_compute_location"),
+    "loop_structure": ("split", "loop_partition", "merge", "fuse", "reorder", "add_unit_loop"),
+    "loop_kind": ("parallel", "vectorize", "unroll"),
+    "thread_binding": ("bind",),
+    "cache": ("cache_read", "cache_write", "cache_inplace", "cache_index", "read_at", "write_at"),
+    "compute_location": ("compute_at", "reverse_compute_at", "compute_inline", "reverse_compute_inline",
+                         "fuse_reduction_epilogue"),
+    "reduction": ("decompose_reduction", "rfactor"),
+    "layout": ("transform_layout", "transform_block_layout", "storage_align", "set_scope", "reindex", "pad_einsum",
+               "reindex_cache_read", "reindex_cache_write", "reorder_block_iter_var", "rolling_buffer",
+               "unsafe_set_dtype", "annotate_buffer_access", "unsafe_hide_buffer_access", "decompose_padding"),
+    "tensorize": ("blockize", "tensorize"),
+    "annotation": ("annotate", "unannotate"),
+    "section": ("enter_postproc",),
+}
+FAMILY_OF: dict[str, str] = {name: fam for fam, names in FAMILIES.items() for name in names}
+
+#: Groups that cut across families, named by what their readers ask.
+GROUPS: dict[str, frozenset[str]] = {
+    # samplers of tile factors (a split takes their values)
+    "tile_sampling": frozenset({"sample_perfect_tile", "sample_partitioned_tile"}),
+    # make loops out of loops: a result loop belongs to the block of the loop it was made from
+    "loop_making": frozenset({"split", "fuse", "loop_partition", "merge", "add_unit_loop"}),
+    # caches of a buffer the block reads (the others cache a buffer it writes)
+    "read_cache": frozenset({"cache_read", "read_at", "cache_inplace"}),
+    "write_cache": frozenset({"cache_write", "write_at"}),
+    # instructions on a cache stage's own block and loops that shape its copy (cooperative fetch)
+    "cache_stage": frozenset({"compute_at", "reverse_compute_at", "fuse", "split", "bind", "vectorize", "annotate",
+                              "unannotate", "storage_align"}),
+    # compute a block where another reads its output (the others where it reads its input)
+    "producer_side": frozenset({"compute_inline", "compute_at"}),
+    "inline": frozenset({"compute_inline", "reverse_compute_inline"}),
+    # the schedule model never writes these: they can change results (unsafe_*), need registered
+    # intrinsics (tensorize), or MetaSchedule never writes them on the targets it is trained for
+    "not_decoded": frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "tensorize", "cache_index",
+                              "enter_postproc", "sample_partitioned_tile", "loop_partition", "merge"}),
+}
+
+
+def in_group(inst: Instruction, group: str) -> bool:
+    """Whether an instruction is in a family or a group of the table (KeyError: no such group)."""
+    if group in FAMILIES:
+        return FAMILY_OF[inst.name] == group
+    return inst.name in GROUPS[group]
+
+
+# ---- MetaSchedule's annotation keys ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnnotationKey:
+    """An annotation key MetaSchedule (TVM 0.27) writes or removes in the traces it makes.
+
+    value:      "int" (an integer, or a sampled categorical's value), "str", "list" (of ints), "bool".
+    family:     what it is about, in the words of the instruction families (explain groups by it).
+    role:       within the family, what the value means when it matters ("max_step", ...).
+    decoded:    the schedule model may write it (MetaSchedule writes it on CPUs and on GPUs
+                without tensor cores, the targets the model is trained on).
+    vocabulary: one token of the model's tokenizer. Fixed with the shipped weights: changing it
+                changes every later token id.
+    """
+
+    key: str
+    value: str
+    writer: str
+    family: str
+    role: str = ""
+    decoded: bool = True
+    vocabulary: bool = True
+
+
+_MS_UNROLL = "ParallelizeVectorizeUnroll"
+_MS_TILING = "MultiLevelTiling"
+ANNOTATION_KEYS: tuple[AnnotationKey, ...] = (
+    AnnotationKey("meta_schedule.unroll_explicit", "int", _MS_UNROLL, "unroll", "max_step_explicit"),
+    AnnotationKey("meta_schedule.unroll_implicit", "int", _MS_UNROLL, "unroll", "max_step_implicit"),
+    AnnotationKey("meta_schedule.vectorize", "int", _MS_UNROLL, "vectorize", "max_extent"),
+    AnnotationKey("meta_schedule.parallel", "int", _MS_UNROLL, "parallel", "max_extent"),
+    AnnotationKey("meta_schedule.cooperative_fetch", "int", _MS_TILING + " (GPU shared-memory reuse)", "cache",
+                  "vector_lanes"),
+    AnnotationKey("meta_schedule.random_compute_producer", "int", "AddRFactor", "compute_location"),
+    AnnotationKey("meta_schedule.thread_extent_low_inclusive", "int", _MS_TILING + " (GPU)", "thread_binding",
+                  "thread_extent"),
+    AnnotationKey("meta_schedule.thread_extent_high_inclusive", "int", _MS_TILING + " (GPU)", "thread_binding",
+                  "thread_extent"),
+    AnnotationKey("pragma_auto_unroll_max_step", "int", "RewriteParallelVectorizeUnroll (postprocessor)", "unroll",
+                  "max_step"),
+    AnnotationKey("pragma_unroll_explicit", "int", "RewriteParallelVectorizeUnroll (postprocessor)", "unroll",
+                  "explicit"),
+    AnnotationKey("meta_schedule.tiling_structure", "str", _MS_TILING, "tiling", "structure"),
+    AnnotationKey("schedule_rule", "str", "the space generator (removes a workload's own rule marker)", "rule",
+                  vocabulary=False),
+    AnnotationKey("software_pipeline_stage", "list", _MS_TILING + " (GPU software pipeline)", "pipeline",
+                  vocabulary=False),
+    AnnotationKey("software_pipeline_order", "list", _MS_TILING + " (GPU software pipeline)", "pipeline",
+                  vocabulary=False),
+    AnnotationKey("software_pipeline_async_stages", "list", _MS_TILING + " (GPU software pipeline)", "pipeline",
+                  vocabulary=False),
+    AnnotationKey("meta_schedule.auto_tensorize", "str", "MultiLevelTilingTensorCore", "tensorize", decoded=False),
+    AnnotationKey("meta_schedule.auto_tensorize_init", "str", "MultiLevelTilingTensorCore", "tensorize",
+                  decoded=False, vocabulary=False),
+    AnnotationKey("meta_schedule.layout_rewrite_preproc", "bool", "RewriteLayout (postprocessor)", "layout",
+                  decoded=False),
+)
+ANNOTATION: dict[str, AnnotationKey] = {a.key: a for a in ANNOTATION_KEYS}
+
+
+def annotation_keys(family: Optional[str] = None, role: Optional[str] = None) -> tuple[str, ...]:
+    """The keys of one family (and role), in table order."""
+    return tuple(a.key for a in ANNOTATION_KEYS
+                 if (family is None or a.family == family) and (role is None or a.role == role))
+
+
+# ---- positions in trace JSON ---------------------------------------------------------------
+#: One instruction of trace JSON: [ /* 0 */ kind, /* 1 */ inputs, /* 2 */ attrs, /* 3 */ outputs ].
+JSON_KIND, JSON_INPUTS, JSON_ATTRS, JSON_OUTPUTS = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    """One instruction of trace JSON read by the table: the only reader of JSON positions outside
+    the codec. `entry` is None for a kind the table does not know."""
+
+    entry: Optional[Instruction]
+    kind: str
+    inputs: list
+    attrs: list
+    outputs: list
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        """The raw JSON of parameter `name` (a flattened rest parameter: the list from its slot on)."""
+        p = self.entry.param(name) if self.entry is not None else None
+        if p is None or p.slot.section == "decision":
+            return default
+        values = self.inputs if p.slot.section == "inputs" else self.attrs
+        idx = p.slot.index
+        if isinstance(idx, tuple):
+            return [values[i] for i in idx] if max(idx) < len(values) else default
+        if p.slot.rest:
+            return list(values[idx:])
+        return values[idx] if idx < len(values) else default
+
+
+def trace_row(js: list) -> TraceRow:
+    """Read one instruction of trace JSON (`[kind, inputs, attrs, outputs]`)."""
+    kind = js[JSON_KIND]
+    return TraceRow(BY_KIND.get(kind), kind, list(js[JSON_INPUTS]), list(js[JSON_ATTRS]), list(js[JSON_OUTPUTS]))
+
+
 # ---- the explanation graph ---------------------------------------------------------
 # Entries of the `explain:` section. They never affect the trace a script encodes.
 

@@ -116,24 +116,25 @@ def instructions_of(rows: Iterable[dict]) -> list[str]:
 
 def literals_of(rows: Iterable[dict]) -> dict:
     """The constants the scripts of these rows write where MetaSchedule writes constants, for the
-    decoding grammar (`grammar.Literals`): `sample_categorical`'s candidate lists, the integer
+    decoding grammar (`decoder_grammar`): `sample_categorical`'s candidate lists, the integer
     factors of constant splits, and per annotation key its integer, string and list values (and
     "sampled" where it takes a sample_categorical's value). A model
     trained on these rows has seen nothing else there; an untrained guess (a split of 2222 x 2222,
     a categorical of [0, 164, 512510]) builds a kernel that runs for minutes."""
     from dragon_dsl import check_text
+    from dragon_dsl.table import INST
     from dragon_dsl.values import Ref
 
     cats, factors, ann = set(), set(), {}
     for body in _bodies(rows):
         program, _ = check_text(body)
         for bi in program.instructions:
-            name, args = bi.entry.name, bi.args
-            if name == "sample_categorical" and isinstance(args.get("candidates"), list):
+            entry, args = bi.entry, bi.args
+            if entry is INST.sample_categorical and isinstance(args.get("candidates"), list):
                 cats.add(tuple(args["candidates"]))
-            elif name == "split" and isinstance(args.get("factors"), list):
+            elif entry is INST.split and isinstance(args.get("factors"), list):
                 factors |= {f for f in args["factors"] if type(f) is int}
-            elif name == "annotate" and isinstance(args.get("key"), str):
+            elif entry is INST.annotate and isinstance(args.get("key"), str):
                 value = args.get("value")
                 kind = "sampled" if isinstance(value, Ref) else "list" if isinstance(value, list) else \
                     "str" if isinstance(value, str) else "int" if type(value) is int else None

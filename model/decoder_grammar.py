@@ -43,33 +43,30 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from dragon_dsl import table
+from dragon_dsl.table import INST
 from dragon_dsl.engine.targets import GPU_KINDS as _GPU_KINDS
 
 GPU_KINDS = frozenset(_GPU_KINDS)   # targets whose schedules bind threads, not CPU loops (the engine's list)
 
-#: instructions the model never writes: they can change results or need registered intrinsics
-EXCLUDED = frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "tensorize", "cache_index",
-                      "enter_postproc", "sample_partitioned_tile", "loop_partition", "merge"})
+#: instructions the model never writes: the table's group (they can change results or need registered intrinsics)
+EXCLUDED = table.GROUPS["not_decoded"]
 #: keyword parameters the model never sets: split's disable_predication lets factors whose product
 #: exceeds the extent run out of bounds (a crash or wrong results that replay cannot see)
-UNSAFE_KEYWORDS = frozenset({("split", "disable_predication")})
+UNSAFE_KEYWORDS = frozenset({(INST.split.name, "disable_predication")})
 #: keyword parameters left at their default: a workload's function is always `main`, and a free
 #: string there only gave an untrained model room to write junk until the statement was too long
-DEFAULT_KEYWORDS = frozenset({("get_sblock", "func_name")})
+DEFAULT_KEYWORDS = frozenset({(INST.get_sblock.name, "func_name")})
 CPU_SCOPES = ("global", "local")
 MAX_TILE_N = 5
 MAX_VECTOR = 64  # the longest loop the model may vectorize (MetaSchedule's llvm limit: 64)
-#: the annotation keys MetaSchedule writes, with the kind of their values ("int": an integer or a
-#: sampled categorical value)
-ANNOTATIONS = {
-    "meta_schedule.unroll_explicit": "int", "meta_schedule.unroll_implicit": "int",
-    "meta_schedule.vectorize": "int", "meta_schedule.parallel": "int", "meta_schedule.cooperative_fetch": "int",
-    "meta_schedule.random_compute_producer": "int", "meta_schedule.thread_extent_low_inclusive": "int",
-    "meta_schedule.thread_extent_high_inclusive": "int", "pragma_auto_unroll_max_step": "int",
-    "pragma_unroll_explicit": "int", "meta_schedule.tiling_structure": "str", "schedule_rule": "str",
-    "software_pipeline_stage": "list", "software_pipeline_order": "list", "software_pipeline_async_stages": "list",
-}
+#: the annotation keys MetaSchedule writes on the model's targets, with the kind of their values
+#: ("int": an integer or a sampled categorical value): the table's
+ANNOTATIONS = {a.key: a.value for a in table.ANNOTATION_KEYS if a.decoded}
 MAX_FACTORS = 6
+#: the schedule fact (of `Env.blocks` / `Env.loop_children`) that counts a lookup's results
+_COUNT_FACTS = {INST.get_loops.name: "loops", INST.get_child_blocks.name: "children",
+                INST.get_producers.name: "producers", INST.get_consumers.name: "consumers",
+                INST.get_output_blocks.name: "outputs"}
 PREFIX = table.RESULT_PREFIX
 
 MAX_CATEGORIES = 8  # sample_categorical's candidates (MetaSchedule's unroll steps: 4)
@@ -338,11 +335,11 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
     """Alternatives of one instruction in this state (none when it cannot be written here)."""
     res = inst.results
     out: list[str] = []
-    if inst.name == "vectorize":  # innermost loops of 2..MAX_VECTOR iterations (Env.innermost)
+    if inst is INST.vectorize:  # innermost loops of 2..MAX_VECTOR iterations (Env.innermost)
         call = _call(env, inst, {"loop": _alts(lit(lp) for lp in env.innermost)}) if env.innermost else None
         return [call] if call else []
-    if inst.name in ("annotate", "unannotate"):  # MetaSchedule's keys, each with its kind of value
-        if inst.name == "unannotate":
+    if table.in_group(inst, "annotation"):  # MetaSchedule's keys, each with its kind of value
+        if inst is INST.unannotate:
             call = _call(env, inst, {"key": _alts(lit(json.dumps(k)) for k in ANNOTATIONS)})
             return [call] if call else []
         for key, value in _annotation_values(env, literals):
@@ -350,11 +347,11 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
             if call:
                 out.append(call)
         return out
-    if inst.name == "get_sblock" and env.sblock_names:  # only blocks that exist in the module
+    if inst is INST.get_sblock and env.sblock_names:  # only blocks that exist in the module
         names = "(" + " | ".join(lit(json.dumps(n)) for n in env.sblock_names) + ")"
         call = _call(env, inst, {"name": names})
         return [_outputs(env, res.kind, res.count) + call] if call else []
-    if inst.name == "sample_categorical":  # as many probabilities as candidates; the decision indexes them
+    if inst is INST.sample_categorical:  # as many probabilities as candidates; the decision indexes them
         seen = literals.get("categorical") if literals is not None else None
         lists = [(lit(json.dumps(c)), len(c)) for c in seen] if seen is not None else \
             [('"[" ' + ' ", " '.join(["int"] * k) + ' "]"', k) for k in range(1, MAX_CATEGORIES + 1)]
@@ -371,7 +368,7 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
     if res.count == 0:
         call = _call(env, inst)
         return [call] if call else []
-    if inst.name == "fuse" and env.loops:  # consecutive loops, outermost first: names in increasing order
+    if inst is INST.fuse and env.loops:  # consecutive loops, outermost first: names in increasing order
         call = _call(env, inst, {"loops": _increasing_loops(env, extra)})
         return [_outputs(env, res.kind, res.count) + call] if call else []
     if isinstance(res.count, int):
@@ -400,8 +397,7 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
         return out
     if res.count == "*":  # the count is a fact of the schedule: one alternative per argument
         arg = inst.params[0]
-        fact = {"get_loops": "loops", "get_child_blocks": "children", "get_producers": "producers",
-                "get_consumers": "consumers", "get_output_blocks": "outputs"}.get(inst.name)
+        fact = _COUNT_FACTS.get(inst.name)
         if fact is None:
             return []
         candidates = []

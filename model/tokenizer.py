@@ -29,14 +29,6 @@ PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 WORKLOAD, IMPROVE, SCRIPT = "<workload>", "<improve>", "<script>"
 SPECIAL = (PAD, BOS, EOS, UNK, WORKLOAD, IMPROVE, SCRIPT)
 
-#: Annotation keys MetaSchedule writes (TVM's attr names); tokens, not meaning.
-ANNOTATION_KEYS = (
-    "meta_schedule.unroll_explicit", "meta_schedule.unroll_implicit", "meta_schedule.vectorize",
-    "meta_schedule.parallel", "meta_schedule.cooperative_fetch", "meta_schedule.tiling_structure",
-    "meta_schedule.random_compute_producer", "meta_schedule.thread_extent_low_inclusive",
-    "meta_schedule.thread_extent_high_inclusive", "meta_schedule.auto_tensorize",
-    "meta_schedule.layout_rewrite_preproc", "pragma_auto_unroll_max_step", "pragma_unroll_explicit",
-)
 #: Words of the workload rendering (render.py).
 RENDER_WORDS = ("target", "buffer", "block", "iters", "reads", "writes", "init", "param", "alloc",
                 "llvm", "cuda", "root", "main")
@@ -62,7 +54,8 @@ def vocabulary_words() -> list[str]:
     words |= set(table.EXPLAIN_KINDS)
     words |= set(table.RESERVED)
     words |= set(table.STORAGE_SCOPES) | set(table.THREAD_AXES) | set(table.DTYPES)
-    words |= set(ANNOTATION_KEYS) | set(RENDER_WORDS)
+    # the annotation keys that are one token (the table marks them: the vocabulary is fixed with the weights)
+    words |= {a.key for a in table.ANNOTATION_KEYS if a.vocabulary} | set(RENDER_WORDS)
     words |= {"True", "False", "None", "decision="}
     words |= {p for p in PUNCTUATION if len(p) > 1}
     return sorted(w for w in words if len(w) > 1)
