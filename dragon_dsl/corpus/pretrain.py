@@ -41,6 +41,9 @@ class PretrainConfig:
     per_space: int = 16
     #: families never sampled (the test families of the shipped corpora)
     exclude_families: tuple = ()
+    #: what to sample: "dlight" and/or design spaces ("llvm", "cuda", "cuda-tensorcore"); empty:
+    #: dlight (GPU targets) and every design space of the target
+    spaces: tuple = ()
     families: tuple = field(default_factory=lambda: tuple(sorted(ALL_FAMILIES)))
 
     def to_json(self) -> dict:
@@ -136,9 +139,12 @@ def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set,
         return record
     seen: set = set()
     workload_file = f"{spec.name}.tvmscript"
-    if str(sampler.target.kind.name) == "cuda":
+    wanted = set(cfg.spaces)
+    if str(sampler.target.kind.name) == "cuda" and (not wanted or "dlight" in wanted):
         record["dlight"] = dlight_script(mod, sampler.target, workload_file, header, rejected)
     for space in sampler.spaces(mod):
+        if wanted and space not in wanted:
+            continue
         try:
             traces = sampler.sample(mod, space, cfg.per_space, workload_seed(cfg, spec.name, space))
         except Exception as exc:  # a rule TVM cannot apply to this workload: the space is empty here
@@ -228,6 +234,8 @@ def add_arguments(ap) -> None:
     ap.add_argument("--seed", type=int, default=0, help="workload generator seed (default 0)")
     ap.add_argument("--per-space", type=int, default=16, help="samples per design space and workload (default 16)")
     ap.add_argument("--exclude-families", default="", help="comma-separated families never sampled")
+    ap.add_argument("--spaces", default="", help="comma-separated: dlight and/or design spaces (llvm, cuda, "
+                    "cuda-tensorcore); default: dlight on GPUs and every design space of the target")
     ap.add_argument("--shard", default="0/1", help="i/n: this process takes the workloads of shard i of n")
     ap.add_argument("--limit", type=int, default=None, help="stop after this many workloads")
     ap.add_argument("--summary", action="store_true", help="print the run's counts and exit")
@@ -244,7 +252,8 @@ def run_command(args) -> int:
     try:
         shard = parse_shard(args.shard)
         cfg = PretrainConfig(target=args.target, count=args.count, seed=args.seed, per_space=args.per_space,
-                             exclude_families=tuple(sorted(f for f in args.exclude_families.split(",") if f)))
+                             exclude_families=tuple(sorted(f for f in args.exclude_families.split(",") if f)),
+                             spaces=tuple(sorted(x for x in args.spaces.split(",") if x)))
         run = PretrainRun(args.out, cfg)
         run.open()
     except (RunConfigError, ValueError) as exc:
