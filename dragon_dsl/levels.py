@@ -1,10 +1,15 @@
 """Check levels: syntax < types < replay < build < verify < time.
 
 One implementation of "how good is this script", shared by `dragon-check`, the
-language server and the model's validation loop. Each level runs only when the
+language server, the model's reward and the evaluation. Each level runs only when the
 levels below it found no error. Build, verify and time go through the
 measurement engine (`dragon_dsl.engine`), whose worker processes isolate
 crashes and hangs; their results become diagnostics with spans.
+
+    report = check_text_at_level(text, level="replay", workload=wl)   # no engine below build
+    report.passed    # the highest level passed (None: not even syntax)
+    report.failed    # the level whose check found an error (None: every level run passed)
+    report.trace     # the trace JSON, once the script replayed
 """
 
 from __future__ import annotations
@@ -19,7 +24,20 @@ from dragon_dsl.diagnostics import Diagnostic, Severity, Span
 from dragon_dsl.syntax import ast
 from dragon_dsl.syntax.parser import parse
 
+#: the one check-level ladder
 LEVELS = ("syntax", "types", "replay", "build", "verify", "time")
+#: the levels the language decides alone, without TVM's compiler or a device
+STATIC_LEVELS = LEVELS[:LEVELS.index("build")]
+#: the levels the measurement engine decides (`Engine.measure(level=...)`)
+MEASURE_LEVELS = LEVELS[LEVELS.index("build"):]
+
+
+def level_rank(level: str) -> int:
+    """The position of LEVEL on the ladder; ValueError for an unknown level."""
+    try:
+        return LEVELS.index(level)
+    except ValueError:
+        raise ValueError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}") from None
 
 # Engine statuses -> diagnostic codes.
 STATUS_CODES = {
@@ -39,7 +57,8 @@ class Report:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)  # latency and speedups at level "time"
-    level_reached: str = "syntax"
+    level_reached: str = "syntax"  # the last level that ran
+    trace: Optional[list] = None  # the trace JSON, once the script replayed
 
     @property
     def errors(self) -> int:
@@ -49,9 +68,25 @@ class Report:
     def warnings(self) -> int:
         return sum(d.severity is Severity.WARNING for d in self.diagnostics)
 
+    @property
+    def failed(self) -> Optional[str]:
+        """The level whose check found an error (the last that ran), None when every level run passed."""
+        return self.level_reached if self.errors else None
 
-def resolve_workload(program: Program, script_path: Optional[str], override: Optional[str]):
-    """The workload file: the flag wins; a header path is relative to the script's folder."""
+    @property
+    def passed(self) -> Optional[str]:
+        """The highest level passed; None when not even the syntax is right."""
+        if not self.errors:
+            return self.level_reached
+        rank = LEVELS.index(self.level_reached)
+        return LEVELS[rank - 1] if rank else None
+
+
+def resolve_workload(program: Program, script_path: Optional[str], override):
+    """The workload: the override wins (a path; TVMScript text or an IRModule pass through); a
+    header path is relative to the script's folder."""
+    if (override is not None and not isinstance(override, (str, Path))) or (isinstance(override, str) and "\n" in override):
+        return override
     if override:
         return Path(override)
     if program.workload:
@@ -77,8 +112,7 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     workload/target override the script's header. `engine_for(target)` returns a
     measurement engine for the build, verify and time levels.
     """
-    if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}")
+    level_rank(level)
     report = Report(path)
     script, diags = parse(text)
     report.diagnostics += diags
@@ -90,6 +124,7 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     if dg.has_errors(more) or level == "types":
         return report
     wl = resolve_workload(program, path, workload)
+    report.level_reached = "replay"
     if wl is None:
         report.diagnostics.append(dg.make("DRG603", Span.point(1, 1),
                                           "no workload: add `workload \"file.tvmscript\"` to the header or pass --workload"))
@@ -98,7 +133,7 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
 
     result = replay(program, wl)
     report.diagnostics += result.diagnostics
-    report.level_reached = "replay"
+    report.trace = result.trace if result.ok else None
     if not result.ok or level == "replay":
         return report
     tgt = target if target is not None else program.target
@@ -106,7 +141,7 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
         tgt = "llvm"
     engine = engine_for(tgt)
     measured = engine.measure(wl, [result.trace], level=level, seeds=seeds)[0]
-    report.level_reached = level
+    report.level_reached = level if measured.status == "ok" else measured.level
     span = target_span(script, program)
     if measured.status != "ok":
         code = STATUS_CODES.get(measured.status, "DRG701")

@@ -11,7 +11,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
-LEVELS = ("build", "verify", "time")
+from dragon_dsl.levels import MEASURE_LEVELS  # the engine's part of the one check-level ladder
 
 
 class EngineError(RuntimeError):
@@ -21,9 +21,9 @@ class EngineError(RuntimeError):
 def level_rank(level: str) -> int:
     """build < verify < time; raises ValueError on an unknown level."""
     try:
-        return LEVELS.index(level)
+        return MEASURE_LEVELS.index(level)
     except ValueError:
-        raise ValueError(f"unknown level {level!r}: expected one of {', '.join(LEVELS)}") from None
+        raise ValueError(f"unknown level {level!r}: expected one of {', '.join(MEASURE_LEVELS)}") from None
 
 
 class Status(str, enum.Enum):
