@@ -270,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     from dragon_dsl.cli import explain as explain_cli
 
     explain_cli.add_parser(sub)
+    from dragon_dsl.cli import measure as measure_cli  # dragon measure: batches of candidates (issue 23)
+
+    measure_cli.add_parser(sub)
     from dragon_dsl.cli.corpus import add_parsers as add_corpus_parsers
 
     add_corpus_parsers(sub)  # dragon search, dragon corpus build|verify|card

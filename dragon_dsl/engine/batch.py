@@ -222,6 +222,7 @@ class Batch:
 
     def _duplicate(self, item: Item, key: str) -> None:
         """ITEM's source was claimed by another build: it gets that build's result, now or later."""
+        self.e.duplicate_sources += 1
         owner = self._owners.get(key)
         done = self.e._sources.get(key)
         if owner is not None and owner.result is None:

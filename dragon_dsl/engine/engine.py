@@ -75,6 +75,7 @@ class Engine:
         self._sources: dict = {}        # lowered-source claim key -> the Result of its first build
         self._profile: dict = {}
         self.build_jobs = 0                            # candidate builds sent to the builders (a group: one)
+        self.duplicate_sources = 0                     # candidates not compiled: their lowered source was
         if cache is False:
             self.cache = None
         elif isinstance(cache, ResultsCache):
@@ -181,7 +182,8 @@ class Engine:
     def stats(self) -> dict:
         """Build jobs sent (a group of candidates is one), worker restarts, and how device workers
         got CUDA binaries (cubins from the build vs compiled again at load time)."""
-        out = {"build_jobs": self.build_jobs, "build_restarts": self._builders.restarts,
+        out = {"build_jobs": self.build_jobs, "duplicate_sources": self.duplicate_sources,
+               "build_restarts": self._builders.restarts,
                "device_restarts": self._devices.restarts if self._devices else 0}
         if self._devices is not None and not self.device.is_remote:
             replies = []

@@ -1,0 +1,165 @@
+"""`dragon measure BATCH.jsonl --target T --out RESULTS.jsonl`: build, verify and time a batch of
+candidates, resumably (dragon_dsl/engine/batchfile.py holds the batch logic; docs/MEASURE.md the
+user's guide).
+
+Exit codes: 0 the batch ran (whatever the candidates' verdicts), 2 the command could not run
+(usage, an unreadable batch file, a results file of another configuration, no device).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+PHASES = ("replay", "checks", "codegen", "compile", "upload", "wait", "verify", "time", "idle")
+
+
+def add_parser(sub) -> None:
+    from dragon_dsl.cli.check import parse_target
+
+    p = sub.add_parser("measure", help="build, verify and time a JSON-lines batch of candidates (resumable)",
+                       description="Measure every candidate of BATCH.jsonl (one JSON object a line: 'workload' or "
+                                   "'workload_text', 'script' or 'trace', optional 'id') and append one JSON row "
+                                   "per candidate to --out. A rerun measures only the ids --out does not hold yet.")
+    p.add_argument("batch", help="the batch file (JSON lines)")
+    p.add_argument("--target", required=True, type=parse_target, help="llvm, cuda, a target tag or a target JSON object")
+    p.add_argument("--out", required=True, help="the results file (JSON lines, appended; resumed when it exists)")
+    p.add_argument("--level", choices=("verify", "time"), default="time",
+                   help="verify: build and compare with the reference; time: verify, then time (default)")
+    p.add_argument("--device", default="local",
+                   help="local (default: one worker per GPU CUDA_VISIBLE_DEVICES shows), cuda:0,1 (these GPUs), "
+                        "or rpc://HOST:PORT/KEY (the GPUs of a TVM RPC tracker)")
+    p.add_argument("--workers", type=int, help="build workers (default: one per core)")
+    p.add_argument("--json", action="store_true", help="no progress; print the summary as JSON on standard output")
+    p.add_argument("--profile", action="store_true", help="print the phase profile (seconds per phase)")
+    p.add_argument("--seeds", type=int, default=3, help="the verifier's random input sets (default 3)")
+    p.add_argument("--repeat", type=int, default=5, help="timing repeats (default 5)")
+    p.add_argument("--min-repeat-ms", type=float, default=5.0, help="grow calls per repeat to this long (default 5)")
+    p.add_argument("--flush-l2", action="store_true", help="flush the cache before every timed call")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per build (default 60)")
+    p.add_argument("--run-timeout", type=float, default=30.0,
+                   help="seconds for a candidate's verify and time once it holds the device (default 30)")
+    p.add_argument("--chunk", type=int, help="candidates per engine call (default: 1024 on GPUs, 4 x workers on a CPU)")
+    p.add_argument("--no-dedupe", action="store_true",
+                   help="build and measure candidates with identical lowered source each on its own")
+    p.add_argument("--cache", help="answer from (and fill) this results cache file; by default everything is measured")
+    p.set_defaults(func=cmd_measure)
+
+
+def _device(text: str):
+    """(engine device string, CUDA_VISIBLE_DEVICES or None) for --device; raises ValueError."""
+    if text.startswith("cuda:"):
+        ids = [t.strip() for t in text[5:].split(",")]
+        if not ids or not all(ids):
+            raise ValueError(f"--device {text!r}: expected cuda:INDEX[,INDEX...]")
+        return "local", ",".join(ids)
+    from dragon_dsl.engine.targets import parse_device
+
+    parse_device(text)
+    return text, None
+
+
+def cmd_measure(args, out: Console, err: Console) -> int:
+    from dragon_dsl.engine.batchfile import BatchError, engine_options, measure_batch
+
+    for name in ("workers", "seeds", "repeat", "chunk"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            err.print(f"error: --{name} must be at least 1", markup=False)
+            return 2
+    if not os.path.isfile(args.batch):
+        err.print(f"error: {args.batch}: no such batch file", markup=False)
+        return 2
+    try:
+        device, visible = _device(args.device)
+    except ValueError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    if visible is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = visible     # the device workers inherit it
+    from dragon_dsl.engine import Engine, EngineError
+
+    options = engine_options(args.target, device)
+    if args.no_dedupe:
+        options["dedupe_sources"] = False
+    try:
+        engine = Engine(args.target, device=device, workers=args.workers, timeout_s=args.timeout,
+                        run_timeout_s=args.run_timeout, cache=args.cache if args.cache else False, **options)
+    except (ValueError, EngineError) as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    quiet = args.json or not err.is_terminal
+    progress = None
+    try:
+        kw = dict(seeds=args.seeds, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms, flush_l2=args.flush_l2,
+                  use_cache=bool(args.cache), chunk=args.chunk)
+        if quiet:
+            summary = measure_batch(args.batch, args.out, engine, args.level, **kw)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            progress = Progress(TextColumn("[bold]measure"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), console=err, transient=False)
+            tally: dict = {}
+            state = {}
+
+            def on_start(total, todo):
+                state["task"] = progress.add_task("measure", total=todo, tally="")
+                progress.start()
+
+            def on_row(row):
+                tally[row["status"]] = tally.get(row["status"], 0) + 1
+                progress.update(state["task"], advance=1,
+                                tally=" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+
+            summary = measure_batch(args.batch, args.out, engine, args.level, on_row=on_row, on_start=on_start, **kw)
+    except BatchError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    except EngineError as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    finally:
+        if progress is not None:
+            progress.stop()
+        engine.close()
+    if args.json:
+        data = summary.to_json()
+        if not args.profile:
+            data.pop("profile")
+        sys.stdout.write(json.dumps(data, indent=1) + "\n")
+        return 0
+    _print_summary(err if quiet else out, summary, args)
+    if args.profile:
+        _print_profile(err if quiet else out, summary.profile)
+    return 0
+
+
+def _print_summary(console: Console, summary, args) -> None:
+    table = Table(title=f"dragon measure: {args.batch} -> {args.out}", show_edge=False)
+    table.add_column("status")
+    table.add_column("candidates", justify="right")
+    for status, n in sorted(summary.counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        table.add_row(status, str(n))
+    table.add_row("[dim]already in the results[/dim]", str(summary.skipped))
+    console.print(table)
+    dup = f", {summary.duplicates} copied from an identical candidate" if summary.duplicates else ""
+    torn = "; a cut last line of the results file was dropped and measured again" if summary.dropped_torn else ""
+    console.print(f"{summary.written} row(s) written in {summary.wall_s:.1f} s: "
+                  f"{summary.per_minute:.1f} candidates per minute{dup}{torn}", markup=False)
+
+
+def _print_profile(console: Console, profile: dict) -> None:
+    table = Table(title="phase profile (seconds summed over workers)", show_edge=False)
+    table.add_column("phase")
+    table.add_column("seconds", justify="right")
+    for name in PHASES:
+        if name in profile:
+            table.add_row(name, f"{profile[name]:.2f}")
+    table.add_row("wall", f"{profile.get('wall', 0.0):.2f}")
+    table.add_row("devices", str(profile.get("devices", 0)))
+    console.print(table)
