@@ -172,6 +172,9 @@ def prompt_text(workload, target, slower_body: Optional[str] = None) -> str:
 
 def example(row: dict) -> dict:
     """One (prompt, completion) pair of a corpus row."""
+    if "prompt" in row and "completion" in row:  # rendered already (dragon_model.records)
+        return {"prompt": row["prompt"], "completion": row["completion"], "task": row.get("task", "construction"),
+                "family": row.get("family", ""), "id": row.get("id", "")}
     slower = None
     if row.get("task") == "improvement" and row.get("prompt_script"):
         slower = body_of_text(row["prompt_script"])

@@ -1,0 +1,174 @@
+"""Training rows from the pretraining records (`dragon corpus pretrain`) and the measured corpus.
+
+    python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
+
+Writes two row sets, each a folder `dragon train sft` reads (JSON Lines, `split` train/valid):
+
+* `ROWS/pretrain/`: every sampled script of every record (and dlight's), one construction row
+  each: validity, learned without a measurement.
+* `ROWS/sft/`: one label per workload: the fastest known schedule. For a workload of the measured
+  corpus that is the corpus' answer unless dlight's measured latency was lower (then dlight's
+  script); for a workload nobody measured, dlight's script (the baseline a GPU answer must reach).
+  Improvement rows pair each of a workload's sampled scripts (slower, as sampled design points
+  mostly are) with that label, so the model learns to rewrite a script into the label.
+
+Rows carry the prompt and the completion already rendered (`prompt`, `completion`): rendering a
+workload needs TVM (tens of milliseconds each), so it is done here, in parallel, once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Iterable, Optional
+
+from dragon_model.tokenizer import EOS
+
+VALID_PERCENT = 3
+
+
+def _split(name: str) -> str:
+    import hashlib
+
+    return "valid" if int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % 100 < VALID_PERCENT else "train"
+
+
+def _row(name: str, family: str, target, workload_text: str, task: str, body: str, prompt: str, **extra) -> dict:
+    return {"id": f"{name}:{task}:{extra.pop('n', 0)}", "task": task, "split": _split(name), "family": family,
+            "workload": name, "target": target if isinstance(target, str) else json.dumps(target),
+            "workload_text": workload_text, "prompt": prompt, "completion": body + EOS,
+            # load_rows keeps rows with a script and a trace: the body stands for both
+            "script": body, "trace": "", **extra}
+
+
+def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int = 2, seed: int = 0) -> tuple:
+    """(pretraining rows, sft rows) of one pretraining record; `label` overrides dlight's script
+    as the workload's best ({"body": ..., "source": ...})."""
+    from dragon_model.data import body_of_text, prompt_text
+
+    name, family, target, wl = record["name"], record["family"], record["target"], record["workload"]
+    construct = prompt_text(wl, target)
+    bodies = [(s["space"], body_of_text(s["text"])) for s in record["scripts"]]
+    dl = record.get("dlight")
+    dl_body = body_of_text(dl["text"]) if dl else None
+    pre = [_row(name, family, target, wl, "construction", b, construct, n=i, source=space)
+           for i, (space, b) in enumerate(bodies)]
+    if dl_body:
+        pre.append(_row(name, family, target, wl, "construction", dl_body, construct, n=len(pre), source="dlight"))
+    best = label or ({"body": dl_body, "source": "dlight"} if dl_body else None)
+    if best is None:
+        return pre, []
+    sft = [_row(name, family, target, wl, "construction", best["body"], construct, source=best["source"])]
+    rng = random.Random(f"{seed}:{name}")
+    slower = [b for _s, b in bodies if b != best["body"]]
+    for i, b in enumerate(rng.sample(slower, min(improvements, len(slower)))):
+        sft.append(_row(name, family, target, wl, "improvement", best["body"], prompt_text(wl, target, b),
+                        n=i + 1, source=best["source"], prompt_script=b))
+    return pre, sft
+
+
+def corpus_rows(corpus_dir, target_kind: str = "cuda") -> list:
+    """The measured corpus' rows as sft rows: an answer slower than dlight's measured latency is
+    replaced by dlight's script (a GPU answer must reach dlight; the corpus' best of 16 random
+    samples often does not)."""
+    from dragon_dsl.tvm.dlight import dlight_trace
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.data import body_of_text, load_rows, prompt_text, row_target, script_body
+
+    out = []
+    for i, r in enumerate(load_rows(corpus_dir, splits=["train", "valid"], target_kind=target_kind)):
+        body, source = script_body(r["trace"]), "corpus"
+        lat, base = r.get("latency_us"), r.get("dlight_us")
+        if lat and base and lat > base:
+            found = dlight_trace(load_workload(r["workload_text"]), row_target(r))
+            if found is None:
+                continue
+            body, source = script_body(found[1]), "dlight"
+        slower = body_of_text(r["prompt_script"]) if r.get("task") == "improvement" and r.get("prompt_script") else None
+        if slower == body:
+            continue
+        row = _row(r["workload"], r.get("family", ""), row_target(r), r["workload_text"], r.get("task", "construction"),
+                   body, prompt_text(r["workload_text"], row_target(r), slower), n=f"corpus{i}", source=source)
+        row["split"] = r.get("split", "train")
+        out.append(row)
+    return out
+
+
+def merged_records(pre_dirs: list) -> list:
+    """The records of several runs, one per workload: scripts of every run (distinct texts), and
+    dlight's script from whichever run has it (runs may sample different spaces of one workload)."""
+    by_name: dict = {}
+    for d in pre_dirs:
+        for p in sorted((Path(d) / "records").glob("*.json")):
+            r = json.loads(p.read_text(encoding="utf-8"))
+            have = by_name.get(r["name"])
+            if have is None:
+                by_name[r["name"]] = r
+                continue
+            texts = {s["text"] for s in have["scripts"]}
+            have["scripts"] += [s for s in r["scripts"] if s["text"] not in texts]
+            have["dlight"] = have.get("dlight") or r.get("dlight")
+    return [by_name[n] for n in sorted(by_name)]
+
+
+def _work(args) -> tuple:
+    record, improvements = args
+    try:
+        return rows_of_record(record, improvements=improvements)
+    except Exception as exc:  # noqa: BLE001  (a record this code cannot render is reported, not fatal)
+        return [], [], f"{record['name']}: {type(exc).__name__}: {exc}"
+
+
+def write_rows(folder: Path, rows: Iterable[dict]) -> int:
+    from dragon_dsl.files import write_text
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = list(rows)
+    write_text(folder / "rows.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    return len(rows)
+
+
+def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print) -> dict:
+    from multiprocessing import get_context
+
+    records = merged_records(pre_dirs)
+    pre, sft, errors = [], [], []
+    work = [(r, improvements) for r in records]
+    if jobs > 1:
+        with get_context("spawn").Pool(jobs) as pool:
+            results = pool.map(_work, work, chunksize=8)
+    else:
+        results = [_work(w) for w in work]
+    for res in results:
+        pre.extend(res[0])
+        sft.extend(res[1])
+        if len(res) > 2:
+            errors.append(res[2])
+    if corpus:
+        sft.extend(corpus_rows(corpus))
+    out = Path(out)
+    figures = {"workloads": len(records), "pretrain_rows": write_rows(out / "pretrain", pre),
+               "sft_rows": write_rows(out / "sft", sft), "errors": len(errors)}
+    (out / "errors.txt").write_text("".join(e + "\n" for e in errors), encoding="utf-8")
+    log(json.dumps(figures))
+    return figures
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m dragon_model.records", description=__doc__.split("\n\n")[0])
+    ap.add_argument("pretrain", nargs="+", help="pretraining run folders (with records/)")
+    ap.add_argument("--out", required=True, help="folder for pretrain/ and sft/ rows")
+    ap.add_argument("--jobs", type=int, default=1, help="processes rendering records (default 1)")
+    ap.add_argument("--corpus", help="a measured corpus (e.g. data/corpus/cuda) whose rows join the sft rows")
+    ap.add_argument("--improvements", type=int, default=2, help="improvement rows per workload (default 2)")
+    args = ap.parse_args(argv)
+    build(args.pretrain, args.out, jobs=args.jobs, improvements=args.improvements, corpus=args.corpus,
+          log=lambda m: print(m, file=sys.stderr))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
