@@ -8,7 +8,7 @@ the ratio, measured in the same run; not a timed test.
 Candidates: every MetaSchedule sample of the target in tests/data/traces/sampled.jsonl (2-8 per
 workload, 29 workloads), or with --database the tuning records of a MetaSchedule database of
 one workload (a 64-trial search: the candidates of a tuning round, the case issue 4 measures;
-e.g. a database of data/runs/eval-cuda/eval-h200.tgz, unpacked by benchmarks/eval_state.sh). `--level build` needs no GPU (on a machine without one the builder runs
+e.g. a database of an evaluation's OUT/metaschedule folder). `--level build` needs no GPU (on a machine without one the builder runs
 nvcc itself; on a GPU machine TVM does, through its callback); `verify` and `time` need the
 target's device. Each way uses a fresh Engine with the results cache off, started before the
 clock, and the results must agree candidate by candidate (status and stage).

@@ -1,10 +1,10 @@
-# Sourced at the start of every device call after the first (see GPU-RUNBOOK.md):
-#     . benchmarks/device_env.sh
-# The TVM site was unpacked by call 1 into /opt/dragon-site; this adds MetaSchedule's cost model
-# (.devcache2, when carried), our pure-Python wheels (.whl, when carried) and the package links
-# (model/ is imported as dragon_model, lsp/ as dragon_lsp, grammar/ as dragon_grammar).
-export PYTHONPATH=/opt/dragon-site PYTHONUNBUFFERED=1
-[ -f .devcache2/unpack.sh ] && . .devcache2/unpack.sh
+# Sourced on a GPU machine without network access before running the GPU benchmarks
+# (docs/GPU-BENCHMARKS.md):
+#     export PYTHONPATH=/opt/dragon-site; . benchmarks/device_env.sh
+# TVM and the other dependencies were installed from wheels into /opt/dragon-site (or are on
+# PYTHONPATH already); wheels found in .whl/ are installed into /tmp/site; the package names are
+# linked (model/ is imported as dragon_model, lsp/ as dragon_lsp, grammar/ as dragon_grammar).
+export PYTHONPATH=${PYTHONPATH:-/opt/dragon-site} PYTHONUNBUFFERED=1
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || return 1
 fi

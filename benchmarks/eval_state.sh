@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The H200 evaluation's state (/tmp/eval-h200), packed so that it outlives a device machine:
+# The evaluation's state (/tmp/eval-h200), packed so that it outlives a GPU machine whose disk does not
+# last beyond one call (docs/GPU-BENCHMARKS.md):
 #   bash benchmarks/eval_state.sh pack ARCHIVE      # what a later call or session needs to go on
 #   bash benchmarks/eval_state.sh unpack [ARCHIVE]  # into /tmp, unless /tmp/eval-h200 is there already
 # Kept: complete MetaSchedule databases with their meta.json (tuning wall time), the wall times of
 # verified answers, vendor timings, peaks, the model's answers (`dragon eval --generate-only` writes
 # them on a CPU machine), results, report, plots, logs and the engine's results cache less its
 # references (so a fresh machine re-measures nothing measured before; references are computed again).
-# Without ARCHIVE, unpack takes ./eval-h200.tgz (carried) or data/runs/eval-cuda/eval-h200.tgz.
+# Without ARCHIVE, unpack takes ./eval-h200.tgz (the previous call's $OUT/eval-h200.tgz, carried).
 # The state is /tmp/eval-h200 unless EVAL_STATE names another folder.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,7 @@ PY
 "$(ls "$state"/model 2>/dev/null | wc -l) model answer files$([ -n "$results" ] && echo ', the results cache')" ;;
   unpack)
     [ -d "$state" ] && { echo "$state is there: nothing unpacked"; exit 0; }
-    for a in ${2:-} eval-h200.tgz data/runs/eval-cuda/eval-h200.tgz; do
+    for a in ${2:-} eval-h200.tgz; do
       [ -f "$a" ] && { mkdir -p "$parent" && tar xzf "$a" -C "$parent" --transform "s|^eval-h200/|$name/|" &&
                        echo "resuming from $a"; exit 0; }
     done

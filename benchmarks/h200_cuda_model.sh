@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# One device call (after `. benchmarks/device_env.sh`): the CUDA corpus from the search runs, and
+# One call on the GPU machine (after `. benchmarks/device_env.sh`; docs/GPU-BENCHMARKS.md): the CUDA corpus from the search runs, and
 # the CUDA model trained on it (issues 5 and 6). Writes to $OUT:
 #   cuda-corpus.tgz  the corpus (Parquet splits, manifest.json, DATA_CARD.md): unpack into data/corpus/cuda
 #   m-cuda.tgz       the trained model (weights, tokenizer, dragon_model.json): unpack into model/weights/cuda
 #   cuda-model.log   what the build and the training said
 # Usage: bash benchmarks/h200_cuda_model.sh [EPOCHS] [CALL_SECONDS]
-# The runs come from ./runcuda.tgz (carried) or data/runs/cuda/runcuda.tgz; the workloads are
+# The runs come from ./runcuda.tgz (h200_train_corpus.sh's $OUT/runcuda.tgz, carried); the workloads are
 # regenerated (deterministic). Every example is re-verified and timed again on this GPU.
 # A corpus already in /tmp/cuda-corpus (an earlier call on the same held machine) or carried as
 # ./cuda-corpus.tgz is reused (a partial one is completed: the build resumes), and
@@ -15,9 +15,7 @@ SECONDS=0
 epochs=${1:-24}
 call_s=${2:-570}
 log=$OUT/cuda-model.log
-for a in runcuda.tgz data/runs/cuda/runcuda.tgz; do
-  [ -f $a ] && { tar xzf $a -C /tmp; echo "runs from $a" | tee -a $log; break; }
-done
+[ -f runcuda.tgz ] && { tar xzf runcuda.tgz -C /tmp; echo "runs from runcuda.tgz" | tee -a $log; }
 # a build cut short on another machine goes on from its partial corpus (carried as ./cuda-corpus.tgz)
 [ -d /tmp/cuda-corpus ] || { [ -f cuda-corpus.tgz ] && tar xzf cuda-corpus.tgz -C /tmp && echo "corpus from cuda-corpus.tgz" | tee -a $log; }
 [ -f wlcuda/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 340 --seed 7 --max-flops 2e9 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (after `. benchmarks/device_env.sh`): issue 7's evaluation on the H200, sharded.
+# One call on the GPU machine (after `. benchmarks/device_env.sh`; docs/GPU-BENCHMARKS.md): the evaluation, sharded.
 # Usage: [SHARDS=4] [K=4] [GENERATION_VERSION_MEASURED=4] bash benchmarks/h200_eval.sh SECONDS [METHODS]
 # (K: the model's best-of-k; K=1 measures its first answers only)
 #
@@ -12,10 +12,9 @@
 # The default order puts the cheap methods first (the model's answers take seconds to measure,
 # MetaSchedule at 64 trials a minute per workload).
 #
-# The evaluation's state outlives the machine: $OUT/eval-h200.tgz holds what a later call (or a
-# later session) needs to go on (benchmarks/eval_state.sh says what). A call resumes from
-# /tmp/eval-h200 when the held machine still has it, else from ./eval-h200.tgz (carried) or
-# data/runs/eval-cuda/eval-h200.tgz.
+# The evaluation's state outlives the machine: $OUT/eval-h200.tgz holds what a later call needs
+# to go on (benchmarks/eval_state.sh says what). A call resumes from /tmp/eval-h200 when the
+# machine still has it, else from ./eval-h200.tgz (the previous call's archive, carried).
 set -uo pipefail
 secs=${1:?seconds}
 methods=${2:-unscheduled,dlight,vendor,model,ms-random,metaschedule}
@@ -32,7 +31,8 @@ wl=/tmp/wle
 [ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --count 44 --seed 2027 --max-flops 2e9 \
   --max-bytes 6.4e7 -o $wl > /dev/null
 # the improvement task's inputs: each workload's random design-space sample as a .dragon script
-[ -d data/runs/eval-cuda/existing ] && cp data/runs/eval-cuda/existing/*.dragon $wl/
+# (imported from the ms-random databases of the evaluation in benchmarks/results/h200_eval)
+cp benchmarks/results/h200_eval/existing/*.dragon $wl/
 w=$(( $(nproc) / SHARDS - 1 )); [ $w -lt 1 ] && w=1
 # the model's answers measured are those of decoder version 4 in the state (GENERATION_VERSION 5, the
 # two-extents rule, came after they were generated; the device cannot generate: no xgrammar there)

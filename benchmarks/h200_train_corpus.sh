@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (after `. benchmarks/device_env.sh`): optionally train the llvm schedule model
+# One call on the GPU machine (after `. benchmarks/device_env.sh`; docs/GPU-BENCHMARKS.md): optionally train the llvm schedule model
 # on the last GPU, and search the CUDA corpus on every GPU until the call's time is nearly spent.
 # Everything that matters is written to $OUT:
 #   models.tgz   the trained model(s) (weights, tokenizer, dragon_model.json with the valid curve)
@@ -11,7 +11,7 @@
 # a two-GPU machine resumes on a one-GPU machine and back. PROCS processes search each folder at
 # once (sub-shards j/(SHARDS*PROCS)); on a two-GPU machine each folder has its GPU
 # (CUDA_VISIBLE_DEVICES), on one GPU all processes share it and take turns for each candidate.
-# A previous call's runs come from ./runcuda.tgz (carried) or data/runs/cuda/runcuda.tgz.
+# A previous call's runs come from ./runcuda.tgz (that call's $OUT/runcuda.tgz, carried into this one).
 set -uo pipefail
 secs=${1:?seconds of CUDA search}
 SHARDS=2
@@ -24,9 +24,7 @@ if [ "${2:-}" = train ]; then
     > $OUT/train-small-24.log 2>&1 &
   trainer=$!
 fi
-for a in runcuda.tgz data/runs/cuda/runcuda.tgz; do
-  [ -f $a ] && { tar xzf $a -C /tmp; echo "resuming from $a"; break; }
-done
+[ -f runcuda.tgz ] && { tar xzf runcuda.tgz -C /tmp; echo "resuming from runcuda.tgz"; }
 PROCS=${PROCS:-2}   # search processes per run folder: they share the GPU (one run at a time: the
                     # engine's GPU lock) and overlap MetaSchedule's search, builds and references
 search() {  # run-folder gpu seconds workers sub-shard

@@ -1,4 +1,4 @@
-"""benchmarks/eval_state.sh: the H200 evaluation's state, packed so that it outlives a device
+"""benchmarks/eval_state.sh: the evaluation's state, packed so that it outlives a GPU
 machine. Kept: complete MetaSchedule databases (with meta.json), the model's answers, the caches'
 JSON files, logs, shard results and the results cache less its references; not kept: a database
 still being written, MetaSchedule's logs. Unpack never replaces a state that is there."""
