@@ -141,3 +141,69 @@ def _in_process():
             return futures
 
     return InProcessBuilder(), InProcessRunner()
+
+
+_CAPTURE = None
+
+
+def capture_callback(on_batch=None):
+    """A MetaSchedule measure callback (for `tune(..., measure_callbacks=[...])`) that keeps every
+    measured candidate in measurement order, as plain data: `.candidates` is a list of (trace JSON,
+    build error or None, run error or None, run seconds or None); ON_BATCH, when given, gets each
+    batch of such tuples as MetaSchedule measures it."""
+    global _CAPTURE
+    if _CAPTURE is None:
+        from tvm.ir.utils import derived_object
+        from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
+
+        from dragon_dsl.tvm.trace import trace_json
+
+        @derived_object
+        class CaptureCandidates(PyMeasureCallback):
+            def __init__(self, on_batch=None):
+                super().__init__()
+                self.candidates: list = []
+                self.on_batch = on_batch
+
+            def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
+                batch = [(trace_json(c.sch), b.error_msg, r.error_msg,
+                          None if r.run_secs is None else [float(s) for s in r.run_secs])
+                         for c, b, r in zip(measure_candidates, builder_results, runner_results, strict=True)]
+                self.candidates.extend(batch)
+                if self.on_batch is not None:
+                    self.on_batch(batch)
+
+        _CAPTURE = CaptureCandidates
+    return _CAPTURE(on_batch)
+
+
+def evolutionary_search(population_size: int, genetic_num_iters: int, init_min_unmeasured: int):
+    """MetaSchedule's evolutionary search strategy with these settings."""
+    from tvm.s_tir import meta_schedule as ms
+
+    return ms.search_strategy.EvolutionarySearch(population_size=population_size, genetic_num_iters=genetic_num_iters,
+                                                 init_min_unmeasured=init_min_unmeasured)
+
+
+def cost_model(kind: str, seed: int = 0):
+    """MetaSchedule's cost model: "random" (seeded: unseeded, it draws from numpy's global state) or
+    "xgb" (the name tune_tir takes)."""
+    if kind == "random":
+        from tvm.s_tir import meta_schedule as ms
+
+        return ms.cost_model.RandomModel(seed=seed)
+    if kind != "xgb":
+        raise ValueError(f"unknown cost model {kind!r}: expected 'random' or 'xgb'")
+    return "xgb"
+
+
+def tvm_version() -> str:
+    """The TVM release in use (its package version, or a source build's own)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("apache-tvm")
+    except PackageNotFoundError:  # a source build
+        import tvm
+
+        return str(tvm.__version__)

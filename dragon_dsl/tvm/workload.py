@@ -13,7 +13,27 @@ from typing import Union
 
 
 class WorkloadError(ValueError):
-    pass
+    """A workload that cannot be read or parsed. `line` and `column` (1-based) point into its text
+    when TVM's parser said where; `str()` is one line, `file:line:col: message`; `snippet()` gives
+    the offending line and a caret under the column."""
+
+    def __init__(self, message: str, *, path=None, line=None, column=None, source_line=None):
+        self.reason, self.path, self.line, self.column, self.source_line = message, path, line, column, source_line
+        where = f"{path}:" if path else ""
+        if line:
+            where += f"{line}:{column or 1}:"
+        super().__init__(f"{where} {message}" if where else message)
+
+    def located(self, path) -> "WorkloadError":
+        """The same error, naming the file its text came from."""
+        return WorkloadError(self.reason, path=path, line=self.line, column=self.column, source_line=self.source_line)
+
+    def snippet(self) -> str:
+        if not self.line or self.source_line is None:
+            return ""
+        text = self.source_line[:200]
+        gutter = " " * len(str(self.line))
+        return f" {self.line} | {text}\n {gutter} | {' ' * max(0, min((self.column or 1) - 1, len(text)))}^"
 
 
 def load_workload(source: Union[str, Path, "object"]):
@@ -33,8 +53,11 @@ def load_workload(source: Union[str, Path, "object"]):
         except OSError as exc:
             raise WorkloadError(f"cannot read workload {path}: {exc.strerror}") from None
     else:
-        text = str(source)
-    return _parse_cached(text)
+        return _parse_cached(str(source))
+    try:
+        return _parse_cached(text)
+    except WorkloadError as exc:
+        raise exc.located(path) from None
 
 
 @lru_cache(maxsize=64)
@@ -45,8 +68,11 @@ def _parse_cached(text: str):
 
     try:
         mod = tvm_parser.parse(text, extra_vars=_extra_vars())
+    except SyntaxError as exc:  # Python's tokenizer refused it: not TVMScript (nor any Python) at all
+        raise _located(text, f"not TVMScript: {exc.msg}", exc.lineno, exc.offset) from None
     except Exception as exc:  # TVM's parser reports all errors through its own exception types
-        raise WorkloadError(f"cannot parse workload: {_first_line(exc)}") from None
+        line, column, message = _tvm_parse_error(exc)
+        raise _located(text, f"cannot parse workload: {message}", line, column) from None
     if isinstance(mod, tvm.tirx.PrimFunc):
         mod = tvm.IRModule({"main": mod})
     if not isinstance(mod, tvm.IRModule) or mod.get_global_vars() == [] or "main" not in [g.name_hint for g in mod.get_global_vars()]:
@@ -61,13 +87,42 @@ def _extra_vars():
     return {"I": I, "T": T}
 
 
-def _first_line(exc: BaseException) -> str:
+_TVM_POSITION = re.compile(r"^\s*-->\s*.*?:(\d+):(\d+)\s*$", re.M)
+
+
+def _tvm_parse_error(exc: BaseException):
+    """(line, column, message) of an error of TVM's script parser: its text is
+    `error: MESSAGE` then ` --> <str>:LINE:COL` then the source line and carets."""
     text = str(exc).strip()
-    return text.splitlines()[-1] if text else type(exc).__name__
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    message = lines[0].strip() if lines else type(exc).__name__
+    if message.startswith("error:"):
+        message = message[len("error:"):].strip()
+    m = _TVM_POSITION.search(text)
+    return (int(m.group(1)), int(m.group(2)), message) if m else (None, None, message)
+
+
+def _located(text: str, message: str, line, column) -> WorkloadError:
+    source_line = None
+    if line and 1 <= line <= text.count("\n") + 1:
+        source_line = text.split("\n", line)[line - 1].rstrip("\r")
+    return WorkloadError(message, line=line, column=column, source_line=source_line)
 
 
 def workload_text(mod) -> str:
     return mod.script()
+
+
+def module_of(func_or_tensors):
+    """A workload IRModule (function `main`) from a PrimFunc, an IRModule or te tensors, printed and
+    parsed once so that its names are stable (what `load_workload` of its text gives)."""
+    import tvm
+    from tvm import te
+
+    if isinstance(func_or_tensors, (list, tuple)):
+        func_or_tensors = te.create_prim_func(list(func_or_tensors))
+    mod = func_or_tensors if isinstance(func_or_tensors, tvm.IRModule) else tvm.IRModule({"main": func_or_tensors})
+    return load_workload(mod.script())
 
 
 def structural_hash(mod) -> str:
@@ -87,8 +142,8 @@ def estimate_flops(mod) -> float:
         return 0.0
 
 
-class WorkloadSpecError(ValueError):
-    pass
+class WorkloadSpecError(WorkloadError):
+    """A workload spec that names no te_workload and no readable file."""
 
 
 _CALL = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)\(([0-9,\s]*)\)$")
@@ -110,7 +165,7 @@ def make_workload(spec: str):
         except OSError as exc:
             raise WorkloadSpecError(f"{spec}: cannot read: {exc.strerror}") from None
         except WorkloadError as exc:
-            raise WorkloadSpecError(f"{spec}: {exc}") from None
+            raise exc.located(spec) from None
     m = _CONFIG.match(spec)
     if m:
         name, idx = m.group(1), int(m.group(2))
