@@ -44,11 +44,6 @@ def target_kind(target: Any) -> str:
     return text.split()[0].split("/")[0] or "llvm"
 
 
-def block_names(workload) -> list[str]:
-    """Names of the workload's blocks in program order (the root block first)."""
-    return [b["name"] for b in _blocks(_module(workload))]
-
-
 def render_workload(workload, target: Any = "llvm") -> str:
     """The prompt text for a workload (TVMScript text, a path or an IRModule) on a target."""
     mod = _module(workload)
@@ -90,12 +85,12 @@ def _module(workload):
 
 
 def _blocks(mod) -> list[dict]:
-    from tvm import s_tir
+    """The blocks of `main` in program order (the root first), through the TVM bridge's block walk."""
+    from dragon_dsl.tvm.blocks import block_rvs, schedule_of
 
-    sch = s_tir.Schedule(mod)
+    sch = schedule_of(mod)
     out: list[dict] = []
-
-    def visit(rv):
+    for rv in block_rvs(sch):
         blk = sch.get(rv)
         names = {iv.var.name: f"v{i}" for i, iv in enumerate(blk.iter_vars)}
         iters = [f"{ITER_KINDS.get(int(iv.iter_type), 'O')}{_expr(iv.dom.extent, {})}" for iv in blk.iter_vars]
@@ -108,10 +103,6 @@ def _blocks(mod) -> list[dict]:
             "init": blk.init is not None,
             "buffers": buffers,
         })
-        for child in sch.get_child_blocks(rv):
-            visit(child)
-
-    visit(sch.get_sblock("root"))
     return out
 
 

@@ -7,21 +7,19 @@ grammar needs (`grammar.Env`): which blocks and loops are still live, each loop'
 extent, how many loops, children, producers and consumers each block has.
 
 Names are matched to TVM's random variables through the replayed trace: TVM records
-every applied instruction with its output objects, in the order of the script.
+every applied instruction with its output objects, in the order of the script. What the
+objects hold (counts, extents) is read through the TVM bridge (`dragon_dsl.tvm.inspect`);
+this module imports no TVM.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
+from dragon_dsl.tvm import inspect
+from dragon_dsl.tvm.blocks import block_names
+
 from dragon_model.decoder_grammar import MAX_VECTOR, Env
-
-
-def _count(fn, rv) -> Optional[int]:
-    try:
-        return len(fn(rv))
-    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
-        return None
 
 
 def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env], Optional[str]]:
@@ -38,13 +36,13 @@ def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env],
     if not result.ok:
         bad = [d for d in result.diagnostics if d.severity is Severity.ERROR]
         return None, (f"{bad[0].code}: {bad[0].message}" if bad else "replay failed")
-    if body.rstrip().rsplit("\n", 1)[-1].startswith("parallel(") and _nested_parallel(result.schedule):
+    if body.rstrip().rsplit("\n", 1)[-1].startswith("parallel(") and inspect.nested_parallel(result.schedule):
         # TVM accepts the instruction, but the CPU build fails: "Nested parallel loop is not
         # supported by threadpool"; reject it here, where the statement can still be resampled
         return None, "parallel: a loop inside (or around) this one is parallel already; the CPU thread pool cannot nest them"
     env = state_of(result.trace, result.schedule, target_kind)
     if env.gpu:
-        from dragon_dsl.engine.build import LOOP_PAST_OUTER, thread_binding_problems
+        from dragon_dsl.tvm.compile import LOOP_PAST_OUTER, thread_binding_problems
 
         # an inner thread loop longer than its outer one on the same axis: no later instruction undoes
         # it and the compile check would reject the script, so this statement is resampled now.
@@ -57,8 +55,6 @@ def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env],
 
 
 def state_of(trace: list, sch, target_kind: str) -> Env:
-    from tvm import tirx
-
     env = Env(target_kind=target_kind)
     insts = list(sch.trace.insts)  # read before any query below appends to it
     named: list[tuple[str, object]] = []
@@ -85,65 +81,22 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
         if kind == "v":
             env.values.append(name)
             continue
-        try:
-            obj = sch.get(rv)
-        except Exception:  # noqa: BLE001 - the object no longer exists in the module
+        if not inspect.alive(sch, rv):  # the object no longer exists in the module
             continue
         if kind == "b":
-            env.blocks[name] = {
-                "loops": _count(sch.get_loops, rv),
-                "children": _count(sch.get_child_blocks, rv),
-                "producers": _count(sch.get_producers, rv),
-                "consumers": _count(sch.get_consumers, rv),
-                "outputs": _count(sch.get_output_blocks, rv),
-            }
+            env.blocks[name] = inspect.block_counts(sch, rv)
         elif kind == "l":
-            extent = getattr(obj, "extent", None)
-            env.loops[name] = int(extent.value) if isinstance(extent, tirx.IntImm) else None
-            try:
-                children = sch.get_child_blocks(rv)
-            except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
-                children = None
+            env.loops[name] = inspect.loop_extent(sch, rv)
+            children = inspect.loop_children(sch, rv)
             env.loop_children[name] = None if children is None else len(children)
             if children and env.loops[name] is not None and 2 <= env.loops[name] <= MAX_VECTOR \
-                    and _innermost(sch, children, obj):
+                    and inspect.innermost(sch, rv, children):
                 env.innermost.append(name)  # a loop vectorize may take (see grammar.MAX_VECTOR)
     env.sblock_names = _sblock_names(sch)
     return env
 
 
-def _innermost(sch, children, loop) -> bool:
-    """Whether no loop is nested in this one: it is the last loop of every block under it."""
-    try:
-        return all(sch.get(sch.get_loops(c)[-1]).same_as(loop) for c in children)
-    except Exception:  # noqa: BLE001 - unknown: not offered
-        return False
-
-
-def _blocks(sch):
-    """The block random variables of the scheduled module, in program order (root first)."""
-    def visit(rv):
-        yield rv
-        for child in sch.get_child_blocks(rv):
-            yield from visit(child)
-
-    return visit(sch.get_sblock("root"))
-
-
-def _nested_parallel(sch) -> bool:
-    """Whether some block sits under two parallel loops."""
-    from tvm.tirx import ForKind
-
-    try:
-        return any(sum(sch.get(lp).kind == ForKind.PARALLEL for lp in sch.get_loops(b)) > 1 for b in _blocks(sch))
-    except Exception:  # noqa: BLE001 - a module without a root block: leave it to the build
-        return False
-
-
 def _sblock_names(sch) -> list[str]:
-    """Block names of the scheduled module, in program order (root first)."""
-    try:
-        names = [str(sch.get(rv).name_hint) for rv in _blocks(sch)]
-    except Exception:  # noqa: BLE001 - a module without a root block: names stay open
-        return []
+    """Block names of the scheduled module, in program order (root first), each once."""
+    names = block_names(sch)
     return sorted(set(names), key=names.index)

@@ -10,6 +10,7 @@ scheduled module.
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 from dragon_dsl.check import Program
 from dragon_dsl.tvm.blocks import children, walk
@@ -255,3 +256,65 @@ def _allocations(mod) -> list[BufferInfo]:
 
     walk(lowered["main"].body, visit)
     return list(out.values())
+
+
+# ---- the objects of a replayed schedule, as counts and extents (the decoder's state) -------------
+
+
+def _count(fn, rv) -> Optional[int]:
+    try:
+        return len(fn(rv))
+    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
+        return None
+
+
+def alive(sch, rv) -> bool:
+    """Whether the object RV denotes still exists in the scheduled module."""
+    try:
+        sch.get(rv)
+    except Exception:  # noqa: BLE001 - TVM's own error type: the object is gone (a split loop, an inlined block)
+        return False
+    return True
+
+
+def block_counts(sch, rv) -> dict:
+    """How many loops, child blocks, producers, consumers and output blocks a block has (None: unknown).
+    Each count is a schedule query, which the schedule's trace records."""
+    return {"loops": _count(sch.get_loops, rv), "children": _count(sch.get_child_blocks, rv),
+            "producers": _count(sch.get_producers, rv), "consumers": _count(sch.get_consumers, rv),
+            "outputs": _count(sch.get_output_blocks, rv)}
+
+
+def loop_extent(sch, rv) -> Optional[int]:
+    """A loop's constant extent, None when it is symbolic."""
+    return _int(getattr(sch.get(rv), "extent", None))
+
+
+def loop_children(sch, rv) -> Optional[list]:
+    """The blocks under a loop (None: unknown)."""
+    try:
+        return list(sch.get_child_blocks(rv))
+    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
+        return None
+
+
+def innermost(sch, rv, blocks: list) -> bool:
+    """Whether no loop is nested in loop RV: it is the last loop of every block in BLOCKS (those under it)."""
+    loop = sch.get(rv)
+    try:
+        return all(sch.get(sch.get_loops(c)[-1]).same_as(loop) for c in blocks)
+    except Exception:  # noqa: BLE001 - unknown: not offered
+        return False
+
+
+def nested_parallel(sch) -> bool:
+    """Whether some block sits under two parallel loops (TVM accepts the schedule, but the CPU build
+    fails: "Nested parallel loop is not supported by threadpool")."""
+    from tvm.tirx import ForKind
+
+    from dragon_dsl.tvm.blocks import block_rvs
+
+    try:
+        return any(sum(sch.get(lp).kind == ForKind.PARALLEL for lp in sch.get_loops(b)) > 1 for b in block_rvs(sch))
+    except Exception:  # noqa: BLE001 - a module TVM cannot walk: leave it to the build
+        return False

@@ -1,0 +1,57 @@
+"""Binding blocks left on the host with MetaSchedule's AutoBind rule, applied through TVM.
+
+A GPU schedule that leaves a stage under no thread binding (a `PadInput`, a cache read, a
+normalisation's reduction) or binds nothing at all would compile that stage for the host, which
+cannot read the GPU's buffers (`compile.HOST_BLOCK`). MetaSchedule never writes such a schedule:
+its design space ends with the AutoBind rule, which fuses a block's outer spatial loops and binds
+them to `blockIdx.x`/`threadIdx.x` (a unit loop when there is none). `bind_host_blocks` applies
+that same rule to each block left on the host, after the trace's own instructions.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+#: the thread extents AutoBind may choose (MetaSchedule's defaults for CUDA)
+THREAD_EXTENTS = (32, 64, 128, 256, 512, 1024)
+
+_RULES: dict = {}   # max threads per block -> an AutoBind rule
+
+
+def _rule(target):
+    """AutoBind for TARGET's thread limit. Given the limit, the rule needs no TuneContext (building one
+    imports every tensor intrinsic of TVM: 30-100 s)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    limit = int(target.attrs["max_threads_per_block"])
+    if limit not in _RULES:
+        _RULES[limit] = ms.schedule_rule.AutoBind(max_threadblocks=256, max_threads_per_block=limit,
+                                                  thread_extents=[t for t in THREAD_EXTENTS if t <= limit])
+    return _RULES[limit]
+
+
+def bind_host_blocks(trace: list, workload, target, seed: int = 1) -> Optional[list]:
+    """The trace JSON of TRACE's schedule followed by AutoBind's instructions for every block it
+    leaves on the host, or None: no such block, or TVM refuses the rule on one of them. TARGET is a
+    GPU target (a tag, a dict or a Target). The rule's thread-extent choices are drawn from the
+    schedule's random state seeded by SEED, so the same trace always gets the same completion."""
+    from dragon_dsl.tvm.compile import host_blocks
+    from dragon_dsl.tvm.target import tvm_target
+    from dragon_dsl.tvm.trace import apply, trace_json
+    from dragon_dsl.tvm.workload import load_workload
+
+    tvm_tgt = tvm_target(target)
+    try:
+        sch = apply(trace, load_workload(workload), seed=seed)
+        names = host_blocks(sch.mod)
+        if not names:
+            return None
+        rule = _rule(tvm_tgt)
+        for name in names:
+            done = rule.apply(sch, sch.get_sblock(name))
+            if not done:
+                return None
+            sch = done[0]
+        return trace_json(sch)
+    except Exception:  # noqa: BLE001 - TVM refuses the rule (a nest it cannot fuse): no completion
+        return None
