@@ -20,6 +20,7 @@ from dragon_dsl.diagnostics import Diagnostic, Related, Span
 from dragon_dsl.hints import NameIndex
 from dragon_dsl.limits import MAX_NESTING
 from dragon_dsl.syntax import ast
+from dragon_dsl.target_names import closest_target, target_problem
 from dragon_dsl.table import (
     BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, REF_KINDS, RESERVED, SCOPE_PREFIXES, SECTIONS, STORAGE_SCOPES,
     Instruction, Param,
@@ -103,6 +104,14 @@ def _describe(e) -> str:
 
 _ARTICLE = {"block": "a block", "loop": "a loop", "value": "a sampled value",
             "location": "a compute location (only compute_at and reverse_compute_at take one)"}
+
+
+def in_domain(t: str, value: str) -> bool:
+    """Whether a string is a value of a string type of the table (scope, thread, dtype, buffer_kind)."""
+    if t == "scope":
+        return value in STORAGE_SCOPES or value.startswith(SCOPE_PREFIXES)
+    allowed = DOMAINS.get(t)
+    return not allowed or value in allowed
 
 
 class Checker:
@@ -281,12 +290,12 @@ class Checker:
     def domain(self, t, e: ast.Str, what):
         v = e.value
         if t == "scope":
-            if v in STORAGE_SCOPES or v.startswith(SCOPE_PREFIXES):
+            if in_domain(t, v):
                 return
             hint = _closest(v, STORAGE_SCOPES)
             raise _Bad("DRG207", e.span, f"{what}: '{v}' is not a storage scope{_did_you_mean(hint)}", suggestion=hint)
         allowed = DOMAINS.get(t)
-        if allowed and v not in allowed:
+        if not in_domain(t, v):
             hint = _closest(v, allowed)
             word = {"thread": "a thread axis", "dtype": "a data type", "buffer_kind": "\"read\" or \"write\""}[t]
             raise _Bad("DRG207", e.span, f"{what}: '{v}' is not {word}{_did_you_mean(hint)}", suggestion=hint)
@@ -471,6 +480,10 @@ class Checker:
             return
         if name == "target" and not isinstance(value, (str, dict)):
             self.report("DRG102", stmt.value.span, "target expects a tag string or a JSON object")
+            return
+        if name == "target" and target_problem(value):  # an unknown target fails at every level, not at build
+            hint = closest_target(value) if isinstance(value, str) else None
+            self.report("DRG207", stmt.value.span, target_problem(value), suggestion=hint)
             return
         setattr(self.program, name, value)
 

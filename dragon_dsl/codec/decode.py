@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from dragon_dsl import diagnostics as dg
 from dragon_dsl.canonical import canonical_call, value_ast
+from dragon_dsl.check import in_domain
 from dragon_dsl.codec import index_map as imap
 from dragon_dsl.codec.encode import PREFIX
 from dragon_dsl.diagnostics import NOWHERE, Diagnostic
@@ -148,10 +149,14 @@ class Decoder:
             raise _Reject("DRG501", f"'{p.name}' expects a bool (true/false or 1/0), got {raw!r}")
         if t in ("str", "scope", "thread", "dtype", "buffer_kind"):
             if section == "inputs":
-                return self.input_str(raw)
-            if not isinstance(raw, str):
+                value = self.input_str(raw)
+            elif not isinstance(raw, str):
                 raise _Reject("DRG501", f"'{p.name}' expects a string, got {raw!r}")
-            return raw
+            else:
+                value = raw
+            if not in_domain(t, value):  # as the checker holds it: TVM would fail on it later
+                raise _Reject("DRG207", f"'{p.name}': {value!r} is not a valid {t.replace('_', ' ')}")
+            return value
         if t == "index_map":
             return self.index_map(raw)
         if t == "index_map?":

@@ -14,7 +14,7 @@ test holds the two parsers equal on generated, real and mutated scripts.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import NamedTuple, Optional, Union
 
 from dragon_dsl.diagnostics import Span
 from dragon_dsl.limits import MAX_INT_DIGITS, MAX_NESTING
@@ -40,11 +40,24 @@ class _GiveUp(Exception):
     pass
 
 
-def _tokens(text: str):
+class TooDeep(NamedTuple):
+    """What `fast_parse` returns for text whose brackets nest past MAX_NESTING: where the
+    first bracket past the limit opens. No parser needs to build such a statement."""
+
+    line: int
+    column: int
+
+
+class _TooDeep(Exception):
+    def __init__(self, where: TooDeep):
+        self.where = where
+
+
+def _tokens(text: str, first_line: int = 1):
     """(kind, value, line, col, end_col) tuples; newlines inside brackets dropped, as Lark's post-lexer does."""
     out = []
     append = out.append
-    line, line_start, depth, expected = 1, 0, 0, 0
+    line, line_start, depth, expected = first_line, 0, 0, 0
     for m in _TOKEN.finditer(text):
         start = m.start()
         if start != expected:  # a character no token matches: let Lark report it
@@ -58,8 +71,8 @@ def _tokens(text: str):
         elif kind == "OP":
             if value in "([{":
                 depth += 1
-                if depth > MAX_NESTING:  # Lark builds it without recursion; the parser reports it
-                    raise _GiveUp
+                if depth > MAX_NESTING:
+                    raise _TooDeep(TooDeep(line, start - line_start + 1))
             elif value in ")]}":
                 depth = max(0, depth - 1)
             col = start - line_start + 1
@@ -231,11 +244,13 @@ class _Parser:
         return left
 
     def unary(self):
-        if self.peek() == "-":
-            t = self.take()
-            operand = self.unary()
-            return ast.Neg(_cover(t, operand.span), operand)
-        return self.atom()
+        signs = []
+        while self.peek() == "-":  # a loop, not recursion: `- - - x` may be long
+            signs.append(self.take())
+        operand = self.atom()
+        for t in reversed(signs):
+            operand = ast.Neg(_cover(t, operand.span), operand)
+        return operand
 
     def atom(self):
         k = self.peek()
@@ -312,9 +327,22 @@ def _cover(first_tok, last: Span) -> Span:
     return Span(first_tok[2], first_tok[3], last.end_line, last.end_column)
 
 
-def fast_parse(text: str) -> Optional[list]:
-    """The statements of well-formed text, or None when Lark should decide."""
+def fast_parse(text: str, first_line: int = 1) -> Optional[list]:
+    """The statements of well-formed text, or None when Lark should decide.
+
+    `first_line`: the line number of the text's first line (the parser reparses one
+    statement of a larger text on its own).
+    """
+    out = fast_parse_or_too_deep(text, first_line)
+    return None if isinstance(out, TooDeep) else out
+
+
+def fast_parse_or_too_deep(text: str, first_line: int = 1) -> Union[list, TooDeep, None]:
+    """As `fast_parse`, but brackets nested past MAX_NESTING give TooDeep (where), so the
+    parser reports the limit without building the statement at all."""
     try:
-        return _Parser(_tokens(text)).script()
+        return _Parser(_tokens(text, first_line)).script()
+    except _TooDeep as exc:
+        return exc.where
     except (_GiveUp, IndexError, ValueError, RecursionError):
         return None

@@ -22,7 +22,7 @@ from dragon_dsl import diagnostics as dg
 from dragon_dsl.diagnostics import Diagnostic, Span
 from dragon_dsl.limits import MAX_INT_DIGITS, MAX_NESTING, MAX_SCRIPT_CHARS
 from dragon_dsl.syntax import ast, lexical
-from dragon_dsl.syntax.fastparse import fast_parse
+from dragon_dsl.syntax.fastparse import TooDeep, fast_parse_or_too_deep
 
 _OPEN = {"LPAR", "LSQB", "LBRACE"}
 _CLOSE = {"RPAR", "RSQB", "RBRACE"}
@@ -223,27 +223,34 @@ def _parser() -> Lark:
 
 # A scanner that knows strings, comments and brackets; used for comments,
 # blank lines and for cutting the text into logical lines on the slow path.
-_SCAN = re.compile(lexical.STRING_OPEN_RE + r'|#[^\n]*|[\[\](){}]|\n')
+_SCAN = re.compile(lexical.STRING_OPEN_RE + r'|#[^\n]*|[\[\](){}]|\\[\t \f]*\n|\n')
 
 
 def _scan(text: str):
-    """Return (comments, logical_lines). comments: [(line, col, text)];
-    logical_lines: [(first_line, start_offset, end_offset)]."""
+    """Return (comments, logical_lines, cut_open). comments: [(line, col, text)];
+    logical_lines: [(first_line, start_offset, end_offset)]; cut_open: whether a
+    statement was cut at an unindented line while a bracket was open (only then can
+    the whole text parse where its statements, one by one, do not)."""
     comments = []
     logical = []
     line = 1
     line_start = 0
     depth = 0
+    cut_open = False
     stmt_start, stmt_line = 0, 1
     for m in _SCAN.finditer(text):
         tok = m.group()
         c = tok[0]
-        if c == "\n":
+        if c == "\\":  # a line continuation: the statement goes on
+            line += 1
+            line_start = m.end()
+        elif c == "\n":
             line += 1
             line_start = m.end()
             nxt = text[m.end() : m.end() + 1]
             if depth and nxt and nxt not in " \t\n)]}#,":
                 depth = 0  # an unindented line starts a statement, even after an unclosed bracket
+                cut_open = True
             if depth == 0:
                 logical.append((stmt_line, stmt_start, m.start()))
                 stmt_start, stmt_line = m.end(), line
@@ -254,7 +261,7 @@ def _scan(text: str):
         elif c in ")]}":
             depth = max(0, depth - 1)
     logical.append((stmt_line, stmt_start, len(text)))
-    return comments, logical
+    return comments, logical, cut_open
 
 
 def logical_lines(text: str) -> list[tuple[int, int, int]]:
@@ -318,21 +325,32 @@ def _describe_expected(expected) -> str:
     return ", ".join(words[:-1]) + (" or " if len(words) > 1 else "") + words[-1]
 
 
-def lark_parse(text: str, logical, diags: list) -> list:
-    """The parser of record: whole text first, then statement by statement to recover from errors.
+def lark_parse(text: str, logical, diags: list, cut_open: bool = True) -> list:
+    """Recovery: statement by statement, so one slip yields one diagnostic and the rest
+    of the script is still understood.
 
-    Each statement is parsed on its own text and its spans are moved to its line
-    afterwards, so recovery costs time in proportion to the text, whatever the
-    number of statements.
+    Each statement is parsed on its own text, by the fast parser when it can and by
+    Lark (the parser of record, whose errors these are) when it cannot, and Lark's
+    spans are moved to the statement's line afterwards: time in proportion to the
+    text, whatever the number of statements. The whole text goes to Lark first only
+    when the cut into statements may have split one (`cut_open`, see _scan).
     """
-    try:
-        return _parser().parse(text, start="start")
-    except (UnexpectedInput, VisitError, _LimitExceeded):
-        pass
+    if cut_open:
+        try:
+            return _parser().parse(text, start="start")
+        except (UnexpectedInput, VisitError, _LimitExceeded):
+            pass
     statements = []
     for first_line, start, end in logical:
         chunk = text[start:end]
         if not chunk.strip() or chunk.lstrip().startswith("#") and "\n" not in chunk.strip():
+            continue
+        fast = fast_parse_or_too_deep(chunk, first_line)
+        if isinstance(fast, TooDeep):
+            diags.append(_too_deep(Span.point(fast.line, fast.column)))
+            continue
+        if fast is not None:
+            statements.extend(fast)
             continue
         offset = first_line - 1
         try:
@@ -349,6 +367,11 @@ def lark_parse(text: str, logical, diags: list) -> list:
             _shift_lines(stmt, offset)
         statements.append(stmt)
     return statements
+
+
+def _too_deep(span: Span) -> Diagnostic:
+    return dg.make("DRG005", span, f"expressions nest more than {MAX_NESTING} levels deep, the limit "
+                   "(brackets, calls, operators and lambdas each add a level)")
 
 
 def _children(node):
@@ -422,9 +445,7 @@ def _within_limits(statements: list, diags: list) -> list:
         if span is None:
             out.append(stmt)
             continue
-        diags.append(dg.make("DRG005", Span.point(span.line, span.column),
-                             f"expressions nest more than {MAX_NESTING} levels deep, the limit "
-                             "(brackets, calls, operators and lambdas each add a level)"))
+        diags.append(_too_deep(Span.point(span.line, span.column)))
     return out
 
 
@@ -439,11 +460,11 @@ def parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
                                         f"the script has {len(text):,} characters; the limit is "
                                         f"{MAX_SCRIPT_CHARS:,} (16 MiB)")]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    comments, logical = _scan(text)
+    comments, logical, cut_open = _scan(text)
     diags: list[Diagnostic] = []
-    statements = fast_parse(text)
-    if statements is None:
-        statements = lark_parse(text, logical, diags)
+    statements = fast_parse_or_too_deep(text)
+    if not isinstance(statements, list):
+        statements = lark_parse(text, logical, diags, cut_open)
     script = ast.Script(_within_limits(statements, diags))
     _attach_trivia(script, text, comments)
     return script, sorted(diags, key=lambda d: (d.span.line, d.span.column))
