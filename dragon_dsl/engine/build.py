@@ -54,23 +54,25 @@ def _timings(phases: dict) -> dict:
 
 
 def source_key(scheduled, target, phases: dict, tag: str) -> str:
-    """The identity of what a candidate compiles to: the sha256 of the module lowered by the
-    default TIR pipeline (what codegen turns into CUDA or LLVM source), printed as TVMScript,
-    prefixed by TAG (the measurement's configuration). Two traces with one key give one source:
-    one is built and measured, the other gets its result (`Engine(dedupe_sources=True)`). Printed
-    text, not TVM's structural hash: the lowered module's hash differs from one process to the
-    next (the build workers must agree). A GPU build reuses the module `check_gpu` lowered; a CPU
-    build lowers here. Lowering and printing count as "checks"."""
-    import tvm
+    """The identity of what a candidate compiles to, prefixed by TAG (the measurement's
+    configuration). Two traces with one key give one source: one is built and measured, the other
+    gets its result (`Engine(dedupe_sources=True)`).
+      * GPU targets: the sha256 of the module `check_gpu` lowered with the default TIR pipeline
+        (what codegen turns into CUDA source), printed as TVMScript. Printed text, not TVM's
+        structural hash: a lowered module's hash differs from one process to the next, and the
+        build workers must agree;
+      * CPU targets: TVM's structural hash of the scheduled module (stable across processes; it
+        names the workload's hash too). Lowering only for the key cost half a build's codegen on
+        the CPU (measured in benchmarks/bench_measure.py), more than the duplicates it finds.
+    Its cost counts as "checks"."""
+    import tvm_ffi
 
     t0 = time.perf_counter()
     lowered = phases.pop("lowered", None)
-    if lowered is None:
-        host = target.host if target.host is not None else tvm.target.Target("llvm")
-        pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
-        with tvm.transform.PassContext():
-            lowered = pipeline(tvm.tirx.transform.BindTarget(target.with_host(host))(scheduled))
-    digest = hashlib.sha256(lowered.script().encode("utf-8")).hexdigest()[:32]
+    if lowered is not None:
+        digest = hashlib.sha256(lowered.script().encode("utf-8")).hexdigest()[:32]
+    else:
+        digest = f"s{tvm_ffi.structural_hash(scheduled) & 0xFFFFFFFFFFFFFFFF:016x}"
     add_seconds(phases, "checks", time.perf_counter() - t0)
     return f"{tag}-{digest}"
 

@@ -1,0 +1,370 @@
+"""Candidates per minute on the labelling path: today's engine call against `dragon measure`'s path,
+on one batch, in one run, with identical verdicts required.
+
+    python benchmarks/bench_measure.py --target cuda --out $OUT            # the GPU host (no network needed)
+    python benchmarks/bench_measure.py --target llvm --candidates 48 --workloads 16 --out /tmp/bm
+    ... --rpc                                                             # also through a TVM RPC tracker
+
+The batch: workloads of every family of the target's corpus (data/corpus/<cuda|llvm>, all
+splits; --workloads of them, spread over the families), each with its corpus traces and variants
+of them whose sampling decisions are changed (a SamplePerfectTile's factors permuted, a
+SampleCategorical's choice moved: what MetaSchedule's evolutionary search does), --candidates in
+all. It is written to OUT/batch.jsonl with the workloads in OUT/workloads/.
+
+Modes, one after the other, each on a fresh engine (results cache off) whose workers are started
+and warm before the clock starts:
+  * baseline: `Engine(target)` with its defaults and one `engine.run` over the whole batch (today's
+    engine path: no source dedupe, one device worker per GPU);
+  * measure:  `dragon measure`'s path (`batchfile.measure_batch` with `batchfile.engine_options`:
+    identical lowered sources measured once, two device workers per local GPU, rows appended
+    as decided);
+  * rpc (--rpc): the measure path through a TVM RPC tracker and one RPC server per GPU (one for the
+    CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `rpc_server`).
+Printed: candidates per minute (all, and verified-and-timed ones), the phase profile (seconds
+summed over workers: replay, checks, codegen, compile, upload, wait, verify, time; idle device
+seconds), the duplicate sources found, and the verdict comparison (status and checked input sets
+of every candidate must match; latencies of candidates both modes timed: median ratio and the
+share within 5%). OUT/bench_measure.json holds all of it. Exit 1 when verdicts differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PHASES = ("replay", "checks", "codegen", "compile", "upload", "wait", "verify", "time", "idle")
+RPC_KEY = "dragon-bench"
+
+
+# --- the batch --------------------------------------------------------------------------------------
+def corpus_rows(kind: str) -> list:
+    import pyarrow.parquet as pq
+
+    folder = ROOT / "data" / "corpus" / kind / "data"
+    rows = []
+    for file in sorted(folder.glob("*.parquet")):
+        rows += pq.read_table(str(file), columns=["family", "workload", "workload_text", "trace"]).to_pylist()
+    return rows
+
+
+def pick_workloads(rows: list, n: int) -> dict:
+    """N workloads spread over every family (round robin, names sorted): {name: (family, text, [traces])}."""
+    by_family: dict = {}
+    for r in rows:
+        entry = by_family.setdefault(r["family"], {}).setdefault(r["workload"], (r["family"], r["workload_text"], []))
+        trace = json.loads(r["trace"])
+        if trace not in entry[2]:
+            entry[2].append(trace)
+    families = sorted(by_family)
+    queues = {f: sorted(by_family[f]) for f in families}
+    chosen: dict = {}
+    while len(chosen) < n and any(queues.values()):
+        for f in families:
+            if queues[f] and len(chosen) < n:
+                name = queues[f].pop(0)
+                chosen[name] = by_family[f][name]
+    return chosen
+
+
+def variant(trace: list, rng: random.Random):
+    """TRACE with one or two sampling decisions changed (None when it has none to change)."""
+    insts, decisions = trace
+    options = []
+    for slot, (index, decision) in enumerate(decisions):
+        kind, _, attrs, _ = insts[index]
+        if kind == "SamplePerfectTile" and isinstance(decision, list) and len(set(decision)) > 1:
+            options.append((slot, "tile", attrs))
+        elif kind == "SampleCategorical" and len(attrs[0]) > 1:
+            options.append((slot, "categorical", attrs))
+    if not options:
+        return None
+    new = [list(d) for d in decisions]
+    for slot, how, attrs in rng.sample(options, k=min(len(options), rng.choice((1, 1, 2)))):
+        current = new[slot][1]
+        if how == "tile":
+            limit = attrs[1] if len(attrs) > 1 and isinstance(attrs[1], int) and attrs[1] > 0 else None
+            for _ in range(8):
+                perm = list(current)
+                rng.shuffle(perm)
+                if perm != current and (limit is None or perm[-1] <= limit):
+                    new[slot][1] = perm
+                    break
+        else:
+            new[slot][1] = rng.choice([i for i in range(len(attrs[0])) if i != current])
+    return [insts, new]
+
+
+def make_batch(kind: str, n_candidates: int, n_workloads: int, out: Path, seed: int) -> dict:
+    from dragon_dsl.engine.keys import trace_hash
+
+    rows = corpus_rows(kind)
+    chosen = pick_workloads(rows, n_workloads)
+    (out / "workloads").mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    per = -(-n_candidates // len(chosen))
+    lines, families = [], set()
+    for name, (family, text, traces) in chosen.items():
+        path = out / "workloads" / f"{name}.tvmscript"
+        path.write_text(text, encoding="utf-8")
+        seen, mine = set(), []
+        for t in traces:
+            if trace_hash(t) not in seen:
+                seen.add(trace_hash(t))
+                mine.append(t)
+        for attempt in range(per * 20):
+            if len(mine) >= per:
+                break
+            v = variant(rng.choice(traces), rng)
+            if v is not None and trace_hash(v) not in seen:
+                seen.add(trace_hash(v))
+                mine.append(v)
+        for i, t in enumerate(mine[:per]):
+            lines.append({"id": f"{name}/{i}", "workload": f"workloads/{name}.tvmscript", "trace": t})
+        families.add(family)
+    rng.shuffle(lines)          # a labelling batch mixes workloads
+    lines = lines[:n_candidates]
+    (out / "batch.jsonl").write_text("".join(json.dumps(ln) + "\n" for ln in lines), encoding="utf-8")
+    all_families = sorted({r["family"] for r in rows})
+    return {"candidates": len(lines), "workloads": len({ln["workload"] for ln in lines}),
+            "families": sorted(families), "corpus_families": all_families,
+            "every_family": sorted(families) == all_families}
+
+
+# --- the modes ----------------------------------------------------------------------------------
+def warm(engine, workload: str, level: str) -> None:
+    """Start every worker (builders and device workers) and wait until each has imported TVM,
+    before the clock starts."""
+    from dragon_dsl.engine.pool import Dispatcher
+
+    pools = [engine._builders] + ([engine._device_pool()] if level != "build" else [])
+    dispatcher = Dispatcher(pools)
+    while not all(w.ready for pool in pools for w in pool.workers):
+        dispatcher._wait_once()
+
+
+def run_baseline(target, batch: Path, level: str, workers, timing: dict) -> dict:
+    from dragon_dsl.engine import Engine, Task
+    from dragon_dsl.engine.batchfile import read_batch
+
+    cands = [c for c in read_batch(batch) if not c.problem]
+    with Engine(target, workers=workers, cache=False) as engine:
+        warm(engine, cands[0].workload, level)
+        engine.profile(reset=True)
+        t0 = time.perf_counter()
+        results = engine.run([Task(c.workload, c.trace, level=level, **timing) for c in cands])
+        wall = time.perf_counter() - t0
+        profile = engine.profile()
+        stats = engine.stats()
+    rows = {c.id: {"status": r.status.value, "n_checked": r.n_checked, "latency_us": r.latency_us}
+            for c, r in zip(cands, results)}
+    return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats}
+
+
+def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dict, device: str = "local",
+                build_group: int = 1) -> dict:
+    from dragon_dsl.engine import Engine
+    from dragon_dsl.engine.batchfile import engine_options, measure_batch, read_batch
+
+    out.unlink(missing_ok=True)
+    first = next(c for c in read_batch(batch) if not c.problem)
+    options = {**engine_options(target, device), "build_group": build_group}
+    with Engine(target, device=device, workers=workers, cache=False, **options) as engine:
+        warm(engine, first.workload, level)
+        summary = measure_batch(batch, out, engine, level, **timing)
+        stats = engine.stats()
+    rows = {}
+    for line in out.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        rows[r["id"]] = {"status": r["status"], "n_checked": r.get("n_checked"), "latency_us": r.get("latency_us"),
+                         "duplicate_of": r.get("duplicate_of") or ""}
+    return {"wall_s": summary.wall_s, "rows": rows, "profile": summary.profile, "stats": stats,
+            "duplicates": summary.duplicates}
+
+
+# --- RPC on loopback ------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_rpc(n_servers: int, env_for) -> tuple:
+    """A tracker and N servers on loopback: (device string, processes)."""
+    from dragon_dsl.engine.devices import count_servers
+
+    port = _free_port()
+    procs = [subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port",
+                               str(port), "--port-end", str(port + 1), "--silent"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)]
+    for i in range(n_servers):
+        sp = _free_port()
+        procs.append(subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port",
+                                       str(sp), "--port-end", str(sp + 1), "--tracker", f"127.0.0.1:{port}",
+                                       "--key", RPC_KEY, "--silent"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                                      env={**os.environ, **env_for(i)}))
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if count_servers("127.0.0.1", port, RPC_KEY) == n_servers:
+                break
+        except Exception:  # noqa: BLE001 - the tracker is not listening yet
+            pass
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            stop_rpc(procs)
+            raise SystemExit("the RPC tracker and servers did not come up")
+        time.sleep(0.3)
+    return f"rpc://127.0.0.1:{port}/{RPC_KEY}", procs
+
+
+def stop_rpc(procs) -> None:
+    for proc in procs:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(timeout=5)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+
+# --- comparing -----------------------------------------------------------------------------------
+def compare(a: dict, b: dict) -> dict:
+    """Verdicts (status, input sets checked) of every candidate, and latencies of those both timed."""
+    ids = sorted(set(a) | set(b))
+    differ = [i for i in ids if i not in a or i not in b
+              or (a[i]["status"], a[i]["n_checked"]) != (b[i]["status"], b[i]["n_checked"])]
+    ratios = [b[i]["latency_us"] / a[i]["latency_us"] for i in ids if i in a and i in b
+              and a[i]["status"] == b[i]["status"] == "ok" and a[i]["latency_us"] and b[i]["latency_us"]]
+    return {"candidates": len(ids), "verdicts_differ": len(differ), "first_differences":
+            [{"id": i, "a": a.get(i), "b": b.get(i)} for i in differ[:5]],
+            "timed_in_both": len(ratios),
+            "latency_ratio_median": statistics.median(ratios) if ratios else None,
+            "latency_ratio_geomean": statistics.geometric_mean(ratios) if ratios else None,
+            "within_5_percent": (sum(abs(r - 1) <= 0.05 for r in ratios) / len(ratios)) if ratios else None}
+
+
+def figures(mode: dict) -> dict:
+    rows = mode["rows"]
+    minutes = mode["wall_s"] / 60.0
+    decided = sum(r["status"] != "invalid" for r in rows.values())
+    ok = sum(r["status"] == "ok" for r in rows.values())
+    return {"wall_s": round(mode["wall_s"], 2), "candidates": decided, "ok": ok,
+            "per_minute": round(decided / minutes, 1) if minutes else None,
+            "ok_per_minute": round(ok / minutes, 1) if minutes else None,
+            "duplicates": mode.get("duplicates", 0),
+            "profile": {k: round(v, 2) if isinstance(v, float) else v for k, v in mode["profile"].items()}}
+
+
+def print_report(batch_info: dict, modes: dict, comparisons: dict) -> None:
+    print(f"batch: {batch_info['candidates']} candidates, {batch_info['workloads']} workloads, "
+          f"{len(batch_info['families'])} families (every corpus family: {batch_info['every_family']})")
+    names = list(modes)
+    print(f"\n{'':28}" + "".join(f"{n:>14}" for n in names))
+    for label, key in (("wall (s)", "wall_s"), ("candidates", "candidates"), ("ok (verified, timed)", "ok"),
+                       ("candidates per minute", "per_minute"), ("ok per minute", "ok_per_minute"),
+                       ("copied (identical source)", "duplicates")):
+        print(f"{label:28}" + "".join(f"{str(modes[n][key]):>14}" for n in names))
+    print("\nphase profile (seconds summed over workers)")
+    for phase in PHASES + ("wall", "devices"):
+        print(f"  {phase:26}" + "".join(f"{str(modes[n]['profile'].get(phase, '-')):>14}" for n in names))
+    if "baseline" in modes and "measure" in modes and modes["baseline"]["per_minute"]:
+        print(f"\nmeasure / baseline candidates per minute: "
+              f"{modes['measure']['per_minute'] / modes['baseline']['per_minute']:.2f}x")
+    for name, c in comparisons.items():
+        ratio = c["latency_ratio_median"]
+        within = c["within_5_percent"]
+        print(f"{name}: {c['verdicts_differ']} of {c['candidates']} verdicts differ; latencies of {c['timed_in_both']} "
+              f"timed in both: median ratio {ratio if ratio is None else round(ratio, 3)}, "
+              f"within 5%: {within if within is None else f'{within:.0%}'}")
+        for d in c["first_differences"]:
+            print(f"    {d['id']}: {d['a']} vs {d['b']}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--target", default="llvm", help="llvm, cuda, or a target tag / JSON object (default llvm)")
+    p.add_argument("--candidates", type=int, default=1000)
+    p.add_argument("--workloads", type=int, default=32, help="spread over every family of the corpus (default 32)")
+    p.add_argument("--level", choices=("verify", "time"), default="time")
+    p.add_argument("--workers", type=int, help="build workers (default: one per core)")
+    p.add_argument("--out", default="bench_measure_out", help="folder for the batch, results and bench_measure.json")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rpc", action="store_true", help="also measure through a TVM RPC tracker on loopback")
+    p.add_argument("--skip-baseline", action="store_true")
+    p.add_argument("--build-group", type=int, default=1,
+                   help="the measure path compiles up to N candidates of a workload as one library (default 1)")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--min-repeat-ms", type=float, default=5.0)
+    args = p.parse_args(argv)
+
+    from dragon_dsl.engine.targets import local_gpus, resolve_target
+
+    target = json.loads(args.target) if args.target.strip().startswith("{") else args.target
+    spec = resolve_target(target)
+    kind = "cuda" if spec.is_gpu else "llvm"
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    batch_info = make_batch(kind, args.candidates, args.workloads, out, args.seed)
+    batch = out / "batch.jsonl"
+    timing = {"repeat": args.repeat, "min_repeat_ms": args.min_repeat_ms}
+    print(f"target {spec.spec}; {batch_info['candidates']} candidates in {batch}", flush=True)
+
+    modes_raw: dict = {}
+    if not args.skip_baseline:
+        modes_raw["baseline"] = run_baseline(spec, batch, args.level, args.workers, timing)
+        print(f"baseline: {modes_raw['baseline']['wall_s']:.1f} s", flush=True)
+    modes_raw["measure"] = run_measure(spec, batch, out / "results-measure.jsonl", args.level, args.workers, timing,
+                                       build_group=args.build_group)
+    print(f"measure: {modes_raw['measure']['wall_s']:.1f} s", flush=True)
+    if args.rpc:
+        if spec.is_gpu:
+            n = max(1, len(local_gpus()))
+            gpus = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()] \
+                or [str(i) for i in range(n)]
+            env_for = lambda i: {"CUDA_VISIBLE_DEVICES": gpus[i]}  # noqa: E731 - one GPU per server
+        else:
+            n = 1
+            threads = str(spec.num_cores or os.cpu_count() or 1)
+            env_for = lambda i: {"TVM_NUM_THREADS": threads}  # noqa: E731 - as the local CPU device worker
+        device, procs = start_rpc(n, env_for)
+        try:
+            modes_raw["rpc"] = run_measure(spec, batch, out / "results-rpc.jsonl", args.level, args.workers, timing,
+                                           device=device, build_group=args.build_group)
+        finally:
+            stop_rpc(procs)
+        print(f"rpc: {modes_raw['rpc']['wall_s']:.1f} s", flush=True)
+
+    modes = {name: figures(m) for name, m in modes_raw.items()}
+    comparisons = {}
+    if "baseline" in modes_raw:
+        comparisons["measure vs baseline"] = compare(modes_raw["baseline"]["rows"], modes_raw["measure"]["rows"])
+    if "rpc" in modes_raw:
+        comparisons["rpc vs measure (local)"] = compare(modes_raw["measure"]["rows"], modes_raw["rpc"]["rows"])
+    print_report(batch_info, modes, comparisons)
+    report = {"target": spec.spec, "level": args.level, "batch": batch_info, "modes": modes,
+              "comparisons": comparisons, "stats": {n: m["stats"] for n, m in modes_raw.items()},
+              "gpus": list(local_gpus()), "cpu_count": os.cpu_count()}
+    (out / "bench_measure.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print(f"\nwritten: {out / 'bench_measure.json'}")
+    return 1 if any(c["verdicts_differ"] for c in comparisons.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
