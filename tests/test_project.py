@@ -89,6 +89,18 @@ def test_every_module_of_dragon_dsl_has_a_place_in_the_contracts():
     assert sorted(modules - named) == []
 
 
+def test_architecture_names_every_import_contract():
+    """ARCHITECTURE.md lists each contract of pyproject.toml by its id, and the layers in the order the
+    layers contract holds them."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    contracts = _importlinter()["contracts"]
+    assert [c["id"] for c in contracts if f"**{c['id']}**" not in text] == []
+    layers = next(c for c in contracts if c["id"] == "layers")["layers"]
+    table = text.split("## Layers", 1)[1].split("## Import contracts", 1)[0]
+    order = [table.find(f"`{entry.split('|')[0].strip()}`") for entry in layers]
+    assert -1 not in order and order == sorted(order), layers
+
+
 def test_packaging_lists_every_package():
     """The wheel's package list (pyproject.toml) names every folder with an __init__.py."""
     import tomllib
