@@ -1,7 +1,7 @@
 """`dragon-check FILE...`: lint and validate scripts up to a level.
 
     dragon-check FILE... [--workload PATH] [--target llvm|cuda|TAG|JSON]
-                 [--level syntax|types|replay|build|verify|time] [--format text|json|sarif] [--jobs N]
+                 [--level syntax|types|replay|build|verify|time] [--format text|json|sarif] [--workers N]
 
 Exit codes: 0 clean, 1 findings (errors; warnings too with --strict), 2 usage or internal error.
 Build, verify and time run in the measurement engine's worker processes: a
@@ -27,14 +27,20 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO:
 
 
 def parse_target(text):
+    """`--target`: a kind or tag string, or a JSON object; one TVM would refuse is a usage error (exit 2)."""
+    from dragon_dsl.target_names import target_problem
+
     if text is None:
         return None
     t = text.strip()
     if t.startswith("{"):
         try:
-            return json.loads(t)
+            t = json.loads(t)
         except json.JSONDecodeError as exc:
-            raise argparse.ArgumentTypeError(f"--target: not a JSON object: {exc.msg} at column {exc.colno}") from None
+            raise argparse.ArgumentTypeError(f"not a JSON object: {exc.msg} at column {exc.colno}") from None
+    problem = target_problem(t)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return t
 
 
@@ -45,8 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workload", help="workload .tvmscript file (overrides the scripts' headers)")
     p.add_argument("--target", type=parse_target, help='llvm, cuda, a target tag or a JSON object (overrides headers)')
     p.add_argument("--level", choices=LEVELS, default="types", help="how far to check (default: types)")
-    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
-    p.add_argument("--jobs", "-j", type=int, default=1, help="parallel workers")
+    p.add_argument("--format", choices=("text", "json", "sarif"), default="text",
+                   help="text (file:line:col, the line and a caret; default), json (a list of findings) or sarif (SARIF 2.1.0)")
+    p.add_argument("--workers", type=int, default=1, dest="jobs", metavar="N",
+                   help="worker processes: files checked at once below build, build workers from build up (default 1)")
+    p.add_argument("--jobs", "-j", type=int, dest="jobs", help=argparse.SUPPRESS)  # the old name, kept working
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task (default 60)")
     p.add_argument("--strict", action="store_true", help="warnings are findings too (exit 1)")
     return p

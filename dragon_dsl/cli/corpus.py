@@ -194,6 +194,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _workers(p) -> None:
+    """`--workers N`, the one name of every command for how many processes build at once
+    (`--jobs`/`-j` is accepted too, unlisted)."""
+    p.add_argument("--workers", type=_positive, help="build workers (default: one per core)")
+    p.add_argument("--jobs", "-j", type=_positive, dest="workers", help=argparse.SUPPRESS)
+
+
 def add_parsers(sub) -> None:
     """Register `search` and `corpus` on the `dragon` command's subparsers."""
     s = sub.add_parser("search", help="MetaSchedule over a workload folder, resumable (records per workload)")
@@ -201,15 +208,16 @@ def add_parsers(sub) -> None:
     s.add_argument("--out", required=True, help="run folder (created, or resumed when it exists)")
     s.add_argument("--target", type=parse_target, required=True, help="llvm, cuda, a tag or a JSON object")
     s.add_argument("--budget", type=_positive, required=True, help="MetaSchedule trials per workload")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=int, default=0, help="run seed; each workload's search seed derives from it (default 0)")
     s.add_argument("--per-iter", type=_positive, help="trials per search round (default: min(budget, 64))")
-    s.add_argument("--cost-model", choices=("xgb", "random"), default="xgb")
+    s.add_argument("--cost-model", choices=("xgb", "random"), default="xgb",
+                   help="MetaSchedule's cost model: xgb (default) or random (seeded: one search round is reproducible)")
     s.add_argument("--population", type=_positive, default=128, help="evolutionary search population (default 128)")
-    s.add_argument("--genetic-iters", type=int, default=2)
+    s.add_argument("--genetic-iters", type=int, default=2, help="evolutionary search iterations per round (default 2)")
     s.add_argument("--shard", default="0/1", help="i/n: this process searches shard i of n")
     s.add_argument("--device", default="local", help="local or rpc://HOST:PORT/KEY")
     s.add_argument("--limit", type=_positive, help="search at most the first N workloads of the shard")
-    s.add_argument("--workers", type=_positive, help="build workers (default: one per core)")
+    _workers(s)
     s.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task")
     s.add_argument("--no-cache", action="store_true", help="no engine results cache")
     s.add_argument("--no-baselines", action="store_true", help="do not measure the baselines")
@@ -221,29 +229,31 @@ def add_parsers(sub) -> None:
     csub = c.add_subparsers(dest="corpus_command", required=True)
     b = csub.add_parser("build", help="search runs -> verified examples (HF datasets Parquet + manifest.json); resumable")
     b.add_argument("runs", nargs="+", help="run folders of `dragon search`")
-    b.add_argument("--out", required=True)
+    b.add_argument("--out", required=True, help="corpus folder (created, or resumed when a build was cut short)")
     b.add_argument("--improvements", type=int, default=2, help="improvement examples per workload at most (K)")
     b.add_argument("--slower", type=float, default=1.2, help="an improvement's prompt is at least this much slower")
     b.add_argument("--test-families", help="comma-separated held-out families (default: chosen by hash)")
-    b.add_argument("--n-test-families", type=int, default=2)
-    b.add_argument("--split-seed", type=int, default=0)
-    b.add_argument("--shape-pct", type=int, default=10)
-    b.add_argument("--valid-pct", type=int, default=10)
-    b.add_argument("--level", choices=("verify", "time"), default="time")
+    b.add_argument("--n-test-families", type=int, default=2,
+                   help="how many families to hold out when --test-families is not given (default 2)")
+    b.add_argument("--split-seed", type=int, default=0, help="seed of the split by family and shape (default 0)")
+    b.add_argument("--shape-pct", type=int, default=10, help="percent of shapes held out as test_shape (default 10)")
+    b.add_argument("--valid-pct", type=int, default=10, help="percent of the rest kept for validation (default 10)")
+    b.add_argument("--level", choices=("verify", "time"), default="time",
+                   help="verify: keep examples that verify; time (default): measure them again too")
     b.add_argument("--workloads", help="the workloads folder, when it moved since the search")
-    b.add_argument("--workers", type=_positive)
-    b.add_argument("--timeout", type=float, default=60.0)
+    _workers(b)
+    b.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task (default 60)")
     b.add_argument("--chunk", type=_positive, default=32,
                    help="workloads per engine call (their results are kept as each call ends: a killed build resumes)")
     b.set_defaults(func=cmd_build)
     v = csub.add_parser("verify", help="re-verify every example of a corpus from scratch")
-    v.add_argument("corpus")
+    v.add_argument("corpus", help="corpus folder (from `dragon corpus build`)")
     v.add_argument("--json", help="write the report as JSON to a file (- for standard output)")
-    v.add_argument("--workers", type=_positive)
-    v.add_argument("--timeout", type=float, default=60.0)
+    _workers(v)
+    v.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task (default 60)")
     v.set_defaults(func=cmd_verify)
     d = csub.add_parser("card", help="write DATA_CARD.md for a corpus")
-    d.add_argument("corpus")
+    d.add_argument("corpus", help="corpus folder (from `dragon corpus build`)")
     d.set_defaults(func=cmd_card)
 
 

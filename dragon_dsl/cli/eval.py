@@ -11,6 +11,7 @@ was written (or, with --shard, the shard measured everything), 2 for bad input, 
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from rich.console import Console
@@ -37,6 +38,7 @@ def add_parser(sub) -> None:
                    help="measure the model's stored answers of decoder version N (OUT_DIR/model) instead of "
                         "this code's; answers missing there are 'not available', never generated")
     p.add_argument("--workers", type=int, help="build workers (default: one per core)")
+    p.add_argument("--jobs", "-j", type=int, dest="workers", help=argparse.SUPPRESS)  # the other commands' old name
     p.add_argument("--cache", help="results cache file (default: OUT_DIR/cache/results.sqlite)")
     p.add_argument("--gpu-name", help="GPU name for the roofline peaks (default: nvidia-smi's), e.g. H200")
     p.add_argument("--limit", type=int, help="evaluate only the first N workloads (by name)")

@@ -4,6 +4,8 @@ Writing goes through `dragon_dsl.files` (the one atomic write)."""
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +17,8 @@ class FileProblem(Exception):
 def read_source(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
+    if Path(path).is_dir():  # what `expand` keeps of a folder without scripts
+        raise FileProblem(f"{path}: a folder with no .dragon files")
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -28,12 +32,42 @@ def read_source(path: str) -> str:
 
 
 def expand(paths: list[str]) -> list[str]:
-    """Files as given; folders become the .dragon files under them (sorted)."""
+    """Files as given; folders become the .dragon files under them (sorted). A folder without any
+    stays in the list, so that reading it reports the problem (a command given nothing to do fails)."""
     out = []
     for p in paths:
         path = Path(p)
         if p != "-" and path.is_dir():
-            out += sorted(str(x) for x in path.rglob("*.dragon"))
+            found = sorted(str(x) for x in path.rglob("*.dragon"))
+            out += found or [p]
         else:
             out.append(p)
     return out
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def json_position(text: str, path: list[int]) -> tuple[int, int]:
+    """(line, column), 1-based, where the element at `path` (list indices from the top) starts in
+    JSON `text`; where the path leaves the text's lists, the last element reached."""
+    skip = json.JSONDecoder().raw_decode
+    i = _SPACE.match(text, 0).end()
+    for index in path:
+        if not text.startswith("[", i):
+            break
+        j = _SPACE.match(text, i + 1).end()
+        if text.startswith("]", j):
+            break
+        for _ in range(index):
+            try:
+                _, k = skip(text, j)
+            except json.JSONDecodeError:
+                break
+            k = _SPACE.match(text, k).end()
+            if not text.startswith(",", k):
+                break
+            j = _SPACE.match(text, k + 1).end()
+        i = j
+    line = text.count("\n", 0, i) + 1
+    return line, i - (text.rfind("\n", 0, i) + 1) + 1

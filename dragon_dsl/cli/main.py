@@ -15,7 +15,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -24,10 +26,11 @@ from rich.console import Console
 
 from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
 from dragon_dsl.cli.check import parse_target
-from dragon_dsl.cli.files import FileProblem, read_source
+from dragon_dsl.cli.files import FileProblem, json_position, read_source
 from dragon_dsl.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
-from dragon_dsl.diagnostics import Severity
+from dragon_dsl.diagnostics import Severity, Span
+from dragon_dsl.diagnostics import make as make_diagnostic
 
 EXAMPLE_TRACE = "matmul_256.llvm.trace.json"
 EXAMPLE_WORKLOAD = "matmul_256.tvmscript"
@@ -43,11 +46,12 @@ def _code(out: Console, text: str, **kw) -> None:
 
 
 def _emit(out: Console, text: str, path) -> None:
-    """Write text to a file (atomically) when a path is given, else to standard output."""
-    if path:
+    """Write text to a file (atomically) when a path is given (`-`: standard output), else to standard
+    output; either way it ends with a newline."""
+    if path and path != "-":
         write_text(path, text)
     else:
-        _code(out, text, end="")
+        _code(out, text if text.endswith("\n") or not text else text + "\n", end="")
 
 
 def cmd_demo(args, out: Console, err: Console) -> int:
@@ -87,15 +91,51 @@ def cmd_import(args, out: Console, err: Console) -> int:
     try:
         trace = json.loads(raw)
     except json.JSONDecodeError as exc:
-        err.print(f"{args.trace}:{exc.lineno}:{exc.colno}: error: not JSON: {exc.msg}", markup=False)
+        name = "<stdin>" if args.trace == "-" else args.trace
+        print_diagnostics(err, [make_diagnostic("DRG501", Span.point(exc.lineno, exc.colno), f"not JSON: {exc.msg}")],
+                          raw, name)
         return 2
+    name = "<stdin>" if args.trace == "-" else args.trace
+    if not (isinstance(trace, list) and len(trace) == 2):
+        err.print(f"{name}: error: not a trace: a TVM trace is [instructions, decisions], but this file holds "
+                  f"{_json_kind(trace)}", markup=False, highlight=False)
+        return 1
     try:
         text = from_trace_json(trace, workload=args.workload, target=args.target)
     except DragonError as exc:
-        err.print(f"{args.trace}: error: {exc}", markup=False)
+        located = [dataclasses.replace(d, span=Span.point(*json_position(raw, _trace_path(trace, d.message))))
+                   for d in exc.diagnostics]
+        print_diagnostics(err, located, raw, name)
         return 1
     _emit(out, text, args.output)
     return 0
+
+
+def _json_kind(value) -> str:
+    if isinstance(value, dict):
+        keys = ", ".join(json.dumps(k) for k in list(value)[:5])
+        return f"a JSON object (keys: {keys}{', ...' if len(value) > 5 else ''})" if value else "an empty JSON object"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item(s)"
+    return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+
+
+def _trace_path(trace, message: str) -> list[int]:
+    """Where in trace JSON a decoder message points: [0, i] for instruction i, [1, j] for decision j."""
+    m = re.match(r"instruction (\d+)[:( ]", message)
+    decisions = trace[1] if isinstance(trace[1], list) else []
+    if m and "decision" not in message:
+        return [0, int(m.group(1))]
+    if "decision" in message:
+        n = int(m.group(1)) if m else None
+        m2 = re.search(r"instruction (\d+)", message)
+        n = int(m2.group(1)) if m2 else n
+        hits = [j for j, d in enumerate(decisions) if isinstance(d, list) and d and d[0] == n]
+        if hits:
+            return [1, hits[-1] if "two decisions" in message else hits[0]]
+        bad = [j for j, d in enumerate(decisions) if not (isinstance(d, list) and len(d) == 2)]
+        return [1, bad[0]] if bad else [1]
+    return []
 
 
 def _import_database(args, out: Console, err: Console) -> int:
@@ -150,7 +190,7 @@ def cmd_export(args, out: Console, err: Console) -> int:
     except DragonError as exc:
         print_diagnostics(err, exc.diagnostics, text, args.script)
         return 1
-    _code(out, json.dumps(trace))
+    _emit(out, json.dumps(trace) + "\n", args.output)
     return 0
 
 
@@ -173,30 +213,58 @@ def cmd_show(args, out: Console, err: Console) -> int:
         print_diagnostics(err, result.diagnostics, text, args.script)
         return 1
     if not args.cuda:
-        _code(out, result.module.script())
+        _emit(out, result.module.script(), args.output)
         return 0
-    from dragon_dsl.tvm.codegen import cuda_source
+    from dragon_dsl.tvm.codegen import NoKernel, cuda_source
+    from dragon_dsl.tvm.errors import tvm_message
+    from dragon_dsl.tvm.target import TargetError, target_kind
 
     target = args.target or program.target or "nvidia/nvidia-h100"
     try:
-        _code(out, cuda_source(result.module, target))
-    except Exception as exc:  # TVM's build errors come as its own exception types
-        err.print(f"{args.script}: error: CUDA code generation failed: {str(exc).strip().splitlines()[-1]}", markup=False)
+        kind = target_kind(target)
+    except TargetError as exc:
+        err.print(f"{args.script}: error: {exc}", markup=False, highlight=False)
         return 1
+    if kind != "cuda":
+        where = "--target" if args.target else "the script's target"
+        err.print(f"{args.script}: error: --cuda shows CUDA source, but {where} is {kind} "
+                  f"({json.dumps(target)}); pass --target with a CUDA target (e.g. nvidia/nvidia-h100) "
+                  f"to see the CUDA this schedule would give", markup=False, highlight=False)
+        return 1
+    try:
+        source = cuda_source(result.module, target)
+    except NoKernel:
+        err.print(f"{args.script}: error: no CUDA kernel: the schedule binds no loop to blockIdx/threadIdx "
+                  f"(bind loops, or check it with dragon-check --level build --target cuda)", markup=False,
+                  highlight=False)
+        return 1
+    except Exception as exc:  # TVM's build errors come as its own exception types
+        err.print(f"{args.script}: error: CUDA code generation failed: {tvm_message(exc)}", markup=False,
+                  highlight=False)
+        return 1
+    _emit(out, source, args.output)
     return 0
 
 
 def cmd_workload(args, out: Console, err: Console) -> int:
-    from dragon_dsl.tvm.workload import WorkloadSpecError, make_workload
+    from dragon_dsl.tvm.workload import WorkloadError, make_workload
 
     try:
         mod = make_workload(args.spec)
-    except WorkloadSpecError as exc:
-        err.print(f"error: {exc}", markup=False)
+    except WorkloadError as exc:
+        _workload_error(err, exc)
         return 2
     text = mod.script()
     _emit(out, text, args.output)
     return 0
+
+
+def _workload_error(err: Console, exc) -> None:
+    """`FILE:LINE:COL: error: MESSAGE`, then the offending line with a caret when TVM said where."""
+    where = f"{exc.path}:{exc.line}:{exc.column or 1}" if exc.path and exc.line else exc.path
+    err.print(f"{where}: error: {exc.reason}" if where else f"error: {exc}", markup=False, highlight=False)
+    if exc.snippet():
+        err.print(exc.snippet(), markup=False, highlight=False)
 
 
 def cmd_workloads(args, out: Console, err: Console) -> int:
@@ -252,20 +320,22 @@ def build_parser() -> argparse.ArgumentParser:
     imp.set_defaults(func=cmd_import)
     exp = sub.add_parser("export", help=".dragon script -> trace JSON")
     exp.add_argument("script", help=".dragon file, or - for standard input")
+    exp.add_argument("-o", "--output", help="write the trace JSON to this file (default: standard output)")
     exp.set_defaults(func=cmd_export)
     show = sub.add_parser("show", help="replay a script and print the scheduled TensorIR")
-    show.add_argument("script")
-    show.add_argument("--workload", help="overrides the header")
+    show.add_argument("script", help=".dragon file, or - for standard input")
+    show.add_argument("--workload", help="workload .tvmscript file (overrides the script's header)")
     show.add_argument("--cuda", action="store_true", help="print the generated CUDA source instead")
-    show.add_argument("--target", type=parse_target, help="CUDA target tag or JSON (default: the header's, else nvidia/nvidia-h100)")
+    show.add_argument("--target", type=parse_target, help="CUDA target tag or JSON object for --cuda (default: the header's, else nvidia/nvidia-h100)")
+    show.add_argument("-o", "--output", help="write the TensorIR (or CUDA source) to this file (default: standard output)")
     show.set_defaults(func=cmd_show)
     wl = sub.add_parser("workload", help="write a .tvmscript workload")
     wl.add_argument("spec", help="a te_workload (e.g. 'C2D:0', 'matmul(1024,1024,1024)') or a TVMScript .py file")
-    wl.add_argument("-o", "--output")
+    wl.add_argument("-o", "--output", help="write the workload to this file (default: standard output)")
     wl.set_defaults(func=cmd_workload)
     gen = sub.add_parser("workloads", help="generate distinct workloads from operator families")
-    gen.add_argument("--count", type=int, default=100)
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--count", type=int, default=100, help="how many workloads to write (default 100)")
+    gen.add_argument("--seed", type=int, default=0, help="seed of the shape draws: the same seed gives the same workloads (default 0)")
     gen.add_argument("--families", help="comma-separated (default: the classic families; "
                      "dragon_dsl/corpus/families.py lists today's operators too)")
     gen.add_argument("--held-out-operators", action="store_true",

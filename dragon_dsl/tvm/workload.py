@@ -31,9 +31,8 @@ class WorkloadError(ValueError):
     def snippet(self) -> str:
         if not self.line or self.source_line is None:
             return ""
-        text = self.source_line[:200]
-        gutter = " " * len(str(self.line))
-        return f" {self.line} | {text}\n {gutter} | {' ' * max(0, min((self.column or 1) - 1, len(text)))}^"
+        text = self.source_line[:200]  # as dragon-check shows a script's line
+        return f"  {self.line:>4} | {text}\n       | {' ' * max(0, min((self.column or 1) - 1, len(text)))}^"
 
 
 def load_workload(source: Union[str, Path, "object"]):
