@@ -23,7 +23,7 @@ from dragon_dsl.tvm.errors import tvm_message
 from dragon_dsl.tvm.trace import UnsafeInstruction, apply, named_objects, prefix
 from dragon_dsl.tvm.workload import WorkloadError, load_workload
 
-__all__ = ["ReplayResult", "named_objects", "replay", "replay_steps", "tvm_message"]
+__all__ = ["ReplayResult", "named_objects", "replay", "replay_steps"]
 
 
 @dataclass
