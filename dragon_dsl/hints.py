@@ -32,6 +32,7 @@ class NameIndex:
     def __init__(self, words: Iterable[str] = ()):
         self._variants: dict[str, list[str]] = {}
         self._words: set[str] = set()
+        self._pending: list[str] = []  # added, not yet indexed: a script without a slip never pays for the index
         self._cache: dict[str, tuple[int, Optional[str]]] = {}  # word -> (index size when asked, hint)
         for w in words:
             self.add(w)
@@ -46,12 +47,20 @@ class NameIndex:
         if word in self._words or len(word) > MAX_WORD:
             return
         self._words.add(word)
-        for v in _deletions(word) | {word}:
-            self._variants.setdefault(v, []).append(word)
+        self._pending.append(word)
+
+    def _index_pending(self) -> None:
+        variants = self._variants
+        for word in self._pending:
+            for v in _deletions(word) | {word}:
+                variants.setdefault(v, []).append(word)
+        self._pending.clear()
 
     def closest(self, word: str) -> Optional[str]:
         if not self._words or len(word) > MAX_WORD:
             return None
+        if self._pending:
+            self._index_pending()
         cached = self._cache.get(word)
         if cached is not None and cached[0] == len(self._words):
             return cached[1]

@@ -244,6 +244,8 @@ class _Parser:
         return left
 
     def unary(self):
+        if self.toks[self.i][0] != "-":
+            return self.atom()
         signs = []
         while self.peek() == "-":  # a loop, not recursion: `- - - x` may be long
             signs.append(self.take())

@@ -1,0 +1,210 @@
+"""Benchmark: dragon-check on large and hostile files, against a baseline measured in the same run.
+
+    nice python benchmarks/bench_hard_inputs.py [--baseline COMMIT] [--cap SECONDS]
+
+Prints figures; it is not a timed test. Each measurement runs `dragon-check --level types`
+in a fresh subprocess (wall time, and peak RSS from resource.getrusage in that process),
+once with this checkout's code and once with the baseline's (a `git worktree` of COMMIT,
+default 4772f13, put first on PYTHONPATH). A baseline run past the cap is killed and shown as
+"> CAP s"; a larger file of the same kind is then not tried.
+
+Files (made here, deterministic):
+  valid N MB   a realistic schedule repeated over many blocks (benchmarks/bench_language.py)
+  random N MB  mutants of real scripts (tests/fuzzing.py) one after another: syntax errors,
+               undefined and duplicate names, hostile pieces
+  string 2 MB  one annotate() whose value is a 2 MB string literal
+
+Goals (issue "First contact and hard inputs"): linear scaling (time per MB about the same
+at 1 and 5 MB), a random 5 MB file in under 10 s and 500 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+MB = 1_000_000
+
+# Runs in the measured subprocess: dragon-check's own main(), then one JSON line with the figures.
+RUNNER = r"""
+import json, os, resource, sys, time
+t0 = time.perf_counter()
+import dragon_dsl
+from dragon_dsl.cli.check import main
+t1 = time.perf_counter()
+code = main(sys.argv[2:])
+t2 = time.perf_counter()
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+with open(sys.argv[1], "w") as f:
+    json.dump({"code": code, "import_s": t1 - t0, "check_s": t2 - t1, "rss_mb": rss,
+               "dragon_dsl": os.path.dirname(dragon_dsl.__file__)}, f)
+"""
+
+
+def valid_text(size: int) -> str:
+    from bench_language import synthetic_script
+
+    n = 1000
+    text = synthetic_script(n)
+    while len(text.encode()) < size:
+        n = int(n * size / len(text.encode())) + 10
+        text = synthetic_script(n)
+    cut = text.rfind("\n", 0, size)  # whole statements, about `size` bytes
+    return text[: cut + 1]
+
+
+def random_text(size: int) -> str:
+    import fuzzing
+
+    parts, total, i = [], 0, 0
+    while total < size:
+        m = fuzzing.mutant(i)
+        i += 1
+        if not fuzzing.file_safe(m):
+            continue
+        parts.append(m if m.endswith("\n") else m + "\n")
+        total += len(parts[-1].encode())
+    return "".join(parts)[:size]
+
+
+def string_text(size: int) -> str:
+    return 'b0 = get_sblock("C")\nannotate(b0, "k", "' + "x" * size + '")\n'
+
+
+def _pythonpath(code_root: Path, shim: Path) -> str:
+    """code_root first, and dragon_grammar (grammar/ in the repository) from the same tree."""
+    shim.mkdir(parents=True, exist_ok=True)
+    link = shim / "dragon_grammar"
+    if not link.exists():
+        link.symlink_to(code_root / "grammar")
+    return os.pathsep.join([str(code_root), str(shim)])
+
+
+def measure(code_root: Path, shim: Path, path: Path, fmt: str, cap: float) -> dict:
+    with tempfile.NamedTemporaryFile("r", suffix=".json", delete=False) as out:
+        result_path = out.name
+    env = dict(os.environ, PYTHONPATH=_pythonpath(code_root, shim))
+    cmd = [sys.executable, "-c", RUNNER, result_path, "--level", "types", "--format", fmt, str(path)]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=cap,
+                              cwd=tempfile.gettempdir())
+    except subprocess.TimeoutExpired:
+        return {"timeout": True, "wall_s": cap}
+    wall = time.perf_counter() - start
+    try:
+        with open(result_path) as f:
+            figures = json.load(f)
+    except (OSError, ValueError):
+        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
+        return {"failed": True, "wall_s": wall, "error": tail[0][:120]}
+    finally:
+        os.unlink(result_path)
+    figures["wall_s"] = wall
+    if b"Traceback" in proc.stderr:
+        figures["traceback"] = proc.stderr.decode(errors="replace").strip().splitlines()[-1][:120]
+    return figures
+
+
+def fmt_time(r: dict, cap: float) -> str:
+    if r is None:
+        return "-"
+    if r.get("timeout"):
+        return f"> {cap:.0f} s"
+    if r.get("skipped"):
+        return f"> {cap:.0f} s*"
+    if r.get("failed"):
+        return "failed"
+    tb = " (traceback)" if r.get("traceback") else ""
+    return f"{r['check_s']:.2f} s{tb}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--baseline", default="4772f13")
+    ap.add_argument("--cap", type=float, default=120.0, help="seconds before a run is killed (default 120)")
+    args = ap.parse_args(argv)
+
+    base_root = Path(tempfile.gettempdir()) / f"dragon-baseline-{args.baseline}"
+    if not base_root.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base_root), args.baseline],
+                       check=True, capture_output=True)
+    shims = {"now": Path(tempfile.mkdtemp(prefix="dragon-now-")), "base": Path(tempfile.mkdtemp(prefix="dragon-base-"))}
+    roots = {"now": ROOT, "base": base_root}
+
+    work = Path(tempfile.mkdtemp(prefix="dragon-hard-"))
+    files = {
+        "valid 1 MB": valid_text(1 * MB),
+        "valid 5 MB": valid_text(5 * MB),
+        "random 1 MB": random_text(1 * MB),
+        "random 5 MB": random_text(5 * MB),
+        "string 2 MB": string_text(2 * MB),
+        "empty": "",
+    }
+    paths = {}
+    for name, text in files.items():
+        p = work / (name.replace(" ", "_") + ".dragon")
+        p.write_text(text, encoding="utf-8")
+        paths[name] = p
+    plan = [("valid 1 MB", "text"), ("valid 1 MB", "json"), ("valid 5 MB", "text"), ("valid 5 MB", "json"),
+            ("random 1 MB", "text"), ("random 1 MB", "json"), ("random 5 MB", "text"), ("random 5 MB", "json"),
+            ("string 2 MB", "text"), ("empty", "text")]
+    print(f"# dragon-check --level types: this checkout vs {args.baseline} (cap {args.cap:.0f} s), "
+          f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    print(f"# files: " + ", ".join(f"{n} = {len(files[n].encode()):,} bytes" for n in files))
+    results: dict = {}
+    for name, fmt in plan:
+        for who in ("base", "now"):
+            smaller = name.replace("5 MB", "1 MB")
+            if who == "base" and smaller != name and results.get((smaller, fmt, who), {}).get("timeout"):
+                results[(name, fmt, who)] = {"skipped": True}
+                continue
+            results[(name, fmt, who)] = measure(roots[who], shims[who], paths[name], fmt, args.cap)
+        b, n = results[(name, fmt, "base")], results[(name, fmt, "now")]
+        ratio = ""
+        if "check_s" in n and "check_s" in b:
+            ratio = f"{b['check_s'] / max(n['check_s'], 1e-6):.1f}x faster"
+        elif "check_s" in n and (b.get("timeout") or b.get("skipped")):
+            ratio = f"> {args.cap / max(n['check_s'], 1e-6):.0f}x faster"
+        rss = f"RSS {b.get('rss_mb', float('nan')):.0f} -> {n.get('rss_mb', float('nan')):.0f} MB"
+        print(f"{name:<12} {fmt:<5} baseline {fmt_time(b, args.cap):>14}   now {fmt_time(n, args.cap):>10}   "
+              f"{ratio:<16} {rss}")
+        sys.stdout.flush()
+
+    def per_mb(name, fmt):
+        r = results[(name, fmt, "now")]
+        return r["check_s"] / (len(files[name].encode()) / MB) if "check_s" in r else float("nan")
+
+    print()
+    print("# linear scaling (now): seconds per MB at 1 MB and at 5 MB")
+    for kind in ("valid", "random"):
+        for fmt in ("text", "json"):
+            a, b = per_mb(f"{kind} 1 MB", fmt), per_mb(f"{kind} 5 MB", fmt)
+            print(f"{kind:<7} {fmt:<5} {a:.2f} s/MB at 1 MB, {b:.2f} s/MB at 5 MB (ratio {b / a:.2f}; goal about 1)")
+    r5 = [results[("random 5 MB", f, "now")] for f in ("text", "json")]
+    worst_t = max(r.get("wall_s", float("inf")) for r in r5)
+    worst_m = max(r.get("rss_mb", float("inf")) for r in r5)
+    print(f"# goal: random 5 MB under 10 s and 500 MB: {worst_t:.1f} s wall (with start-up), {worst_m:.0f} MB peak "
+          f"-> {'met' if worst_t < 10 and worst_m < 500 else 'NOT met'}")
+    s_now, s_base = results[("string 2 MB", "text", "now")], results[("string 2 MB", "text", "base")]
+    e_now = results[("empty", "text", "now")]
+    print(f"# 2 MB string literal: peak RSS {s_base.get('rss_mb', float('nan')):.0f} MB -> "
+          f"{s_now.get('rss_mb', float('nan')):.0f} MB (an empty file: {e_now.get('rss_mb', float('nan')):.0f} MB)")
+    tracebacks = [k for k, r in results.items() if r.get("traceback") and k[2] == "now"]
+    print(f"# tracebacks now: {len(tracebacks)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
