@@ -26,7 +26,7 @@ def render() -> str:
     out = [
         "# Dragon instruction reference",
         "",
-        f"Generated from `dragon_dsl/table.py` (trace schema `{TRACE_SCHEMA}`) by `python -m dragon_dsl.docs`.",
+        f"Generated from `dragon_dsl/table/` (trace schema `{TRACE_SCHEMA}`) by `python -m dragon_dsl.docs`.",
         "Do not edit by hand: `tests/test_table.py` fails when this file is stale.",
         "",
         "Columns: the parameter, its type in the Dragon type language (docs/LANGUAGE.md), its default",

@@ -1,7 +1,7 @@
 """The VS Code extension's generated files are fresh, and what they say matches the table.
 
 `vscode-extension/scripts/generate.py` writes the TextMate grammar, the snippets and the
-highlighting test of every instruction from `dragon_dsl/table.py`. When this test fails, run
+highlighting test of every instruction from `dragon_dsl/table/`. When this test fails, run
 `.venv/bin/python vscode-extension/scripts/generate.py` and commit the result.
 """
 
