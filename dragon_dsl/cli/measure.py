@@ -8,6 +8,7 @@ Exit codes: 0 the batch ran (whatever the candidates' verdicts), 2 the command c
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -34,6 +35,7 @@ def add_parser(sub) -> None:
                    help="local (default: one worker per GPU CUDA_VISIBLE_DEVICES shows), cuda:0,1 (these GPUs), "
                         "or rpc://HOST:PORT/KEY (the GPUs of a TVM RPC tracker)")
     p.add_argument("--workers", type=int, help="build workers (default: one per core)")
+    p.add_argument("--jobs", "-j", type=int, dest="workers", help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true", help="no progress; print the summary as JSON on standard output")
     p.add_argument("--profile", action="store_true", help="print the phase profile (seconds per phase)")
     p.add_argument("--seeds", type=int, default=3, help="the verifier's random input sets (default 3)")
@@ -59,14 +61,14 @@ def _device(text: str):
         if not ids or not all(ids):
             raise ValueError(f"--device {text!r}: expected cuda:INDEX[,INDEX...]")
         return "local", ",".join(ids)
-    from dragon_dsl.engine.targets import parse_device
+    from dragon_dsl.engine import parse_device
 
     parse_device(text)
     return text, None
 
 
 def cmd_measure(args, out: Console, err: Console) -> int:
-    from dragon_dsl.engine.batchfile import BatchError, engine_options, measure_batch
+    from dragon_dsl.engine import BatchError, Engine, EngineError, PoolError, engine_options, measure_batch
 
     for name in ("workers", "seeds", "repeat", "chunk", "build_group"):
         value = getattr(args, name)
@@ -83,7 +85,6 @@ def cmd_measure(args, out: Console, err: Console) -> int:
         return 2
     if visible is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = visible     # the device workers inherit it
-    from dragon_dsl.engine import Engine, EngineError
 
     options = engine_options(args.target, device)
     if args.no_dedupe:
@@ -120,12 +121,13 @@ def cmd_measure(args, out: Console, err: Console) -> int:
                                 tally=" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
 
             summary = measure_batch(args.batch, args.out, engine, args.level, on_row=on_row, on_start=on_start, **kw)
-    except BatchError as exc:
+    except (BatchError, EngineError, PoolError) as exc:    # no device, workers that cannot start
         err.print(f"error: {exc}", markup=False)
         return 2
-    except EngineError as exc:
-        err.print(f"error: {exc}", markup=False)
-        return 2
+    except KeyboardInterrupt:
+        err.print(f"interrupted: the rows written to {args.out} are kept; run the same command again to measure "
+                  f"the rest", markup=False)
+        return 130
     finally:
         if progress is not None:
             progress.stop()

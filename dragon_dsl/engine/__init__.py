@@ -8,6 +8,7 @@ never its modules; an import-linter contract holds it):
         results = engine.measure(workload, traces, level="time", seeds=3)
         base = engine.baseline(workload, kind="unscheduled")
     builder, runner = builder_and_runner(engine, workload=mod)   # for MetaSchedule's tune_tir
+    summary = measure_batch("batch.jsonl", "results.jsonl", engine)  # dragon measure (batchfile.py)
 
 Modules: result (data), targets, keys, cache (sqlite), signature/inputs/compare/
 reference/run (the verifier), build and nvcc (the builder), timing, devices
@@ -19,12 +20,14 @@ The compile check the builder runs is the TVM bridge's (`dragon_dsl.tvm.compile`
 
 from __future__ import annotations
 
+from dragon_dsl.engine.batchfile import BatchError, Summary, engine_options, measure_batch, read_batch, read_results
 from dragon_dsl.engine.cache import ResultsCache
 from dragon_dsl.engine.compare import compare
 from dragon_dsl.engine.devices import gpu_lock
 from dragon_dsl.engine.engine import Engine
+from dragon_dsl.engine.pool import PoolError
 from dragon_dsl.engine.result import EngineError, Result, Status, Task
-from dragon_dsl.engine.targets import GPU_KINDS, TargetSpec, local_gpus, resolve_target
+from dragon_dsl.engine.targets import GPU_KINDS, TargetSpec, local_gpus, parse_device, resolve_target
 from dragon_dsl.engine.timing import best, geomean, speedup
 from dragon_dsl.levels import MEASURE_LEVELS
 
@@ -38,6 +41,7 @@ def builder_and_runner(engine, workload=None, device: str = "local", **timing) -
     return make(engine, workload=workload, device=device, **timing)
 
 
-__all__ = ["GPU_KINDS", "MEASURE_LEVELS", "Engine", "EngineError", "Result", "ResultsCache", "Status", "TargetSpec",
-           "Task", "best", "builder_and_runner", "compare", "geomean", "gpu_lock", "local_gpus", "resolve_target",
+__all__ = ["GPU_KINDS", "MEASURE_LEVELS", "BatchError", "Engine", "EngineError", "PoolError", "Result", "ResultsCache",
+           "Status", "Summary", "TargetSpec", "Task", "best", "builder_and_runner", "compare", "engine_options", "geomean",
+           "gpu_lock", "local_gpus", "measure_batch", "parse_device", "read_batch", "read_results", "resolve_target",
            "speedup"]

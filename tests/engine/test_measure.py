@@ -199,3 +199,14 @@ def test_usage_errors_exit_2(tmp_path):
     no_out = subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(tmp_path / "nope.jsonl"),
                              "--target", TARGET], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert no_out.returncode == 2 and "--out" in no_out.stderr
+
+
+def test_one_device_worker_per_gpu_that_cuda_visible_devices_shows():
+    from dragon_dsl.engine.targets import visible
+
+    gpus = [("NVIDIA H200", "GPU-aaa"), ("NVIDIA H200", "GPU-bbb"), ("NVIDIA H200", "GPU-ccc")]
+    assert visible(gpus, None) == gpus
+    assert visible(gpus, "2,0") == [gpus[2], gpus[0]]
+    assert visible(gpus, "GPU-bbb") == [gpus[1]]
+    assert visible(gpus, "1,7,2") == [gpus[1]]           # CUDA stops at the first entry it cannot match
+    assert visible(gpus, "") == [] and visible(gpus, "-1") == []
