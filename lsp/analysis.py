@@ -122,10 +122,10 @@ class Analysis:
                 self.program, types = check(self.script)
             else:
                 prior = previous if previous is not None and previous._parsed is not None else None
-                stmts, syntax, self._parsed, keys = parse_incremental(
+                stmts, syntax, self._parsed = parse_incremental(
                     self.text, prior._parsed if prior else None, prior.text if prior else None)
                 self.script = ast.Script(stmts)
-                self.program, types, self._memo = check_incremental(stmts, prior._memo if prior else None, keys)
+                self.program, types, self._memo = check_incremental(stmts, prior._memo if prior else None)
         self.diagnostics: list[Diagnostic] = syntax + types
 
     @property

@@ -10,6 +10,7 @@ the session only while that version is current (an answer for an older one is dr
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import traceback
@@ -25,6 +26,9 @@ from dragon_lsp.features.completion import TARGET_TAGS
 from dragon_lsp.session import Session, Suggestion
 from dragon_lsp.tasks import NO_WORKLOAD
 from dragon_lsp.workers import Worker, WorkerError, WorkerTimeout
+
+#: Seconds without a change after which the server collects garbage (see `Background._collect_when_idle`).
+IDLE_COLLECT_S = 5.0
 
 
 @dataclass
@@ -52,6 +56,7 @@ class Background:
         session.workers.update(analysis=self.analysis_worker, measure=self.measure_worker)
         self.jobs: dict[str, Jobs] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._collector: Optional[asyncio.Task] = None
 
     # -- documents: diagnostics after a pause, then a replay -----------------------------------------
 
@@ -85,6 +90,20 @@ class Background:
         if jobs.replay is not None:
             jobs.replay.cancel()
         jobs.replay = self.spawn(self._replay_later(uri, version))
+        self._collect_when_idle()
+
+    def _collect_when_idle(self) -> None:
+        """A full garbage collection once no document changed for IDLE_COLLECT_S (analyses freeze what
+        they keep, see `Session.analysis`; this frees the cycles among what died since)."""
+        if self._collector is not None:
+            self._collector.cancel()
+        self._collector = self.spawn(self._collect_later())
+
+    async def _collect_later(self) -> None:
+        await asyncio.sleep(IDLE_COLLECT_S)
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
 
     async def _replay_later(self, uri: str, version) -> None:
         await asyncio.sleep(self.session.settings.replay_debounce_ms / 1000.0)
@@ -207,10 +226,6 @@ class Background:
         except WorkerError as exc:
             self.notify("error", f"check at level {level} failed: {exc}")
             return {"error": str(exc)}
-        if "unavailable" in answer:
-            if quiet:
-                session.warn_once("engine", f"build and verify on save are off: {answer['unavailable']}", "info")
-            return {"error": answer["unavailable"]}
         stale = st.doc.version != version or session.docs.get(uri) is not st
         if not stale:
             # Replay findings are part of the answer: keep them apart from the core's own.

@@ -197,7 +197,7 @@ def completion_item(item, lines, encoding, snippets: bool, markdown: bool = True
 
 
 def completion_list(items, lines, encoding, snippets: bool, markdown: bool = True) -> lsp.CompletionList:
-    return lsp.CompletionList(is_incomplete=False,
+    return lsp.CompletionList(is_incomplete=bool(getattr(items, "incomplete", False)),
                               items=[completion_item(i, lines, encoding, snippets, markdown) for i in items])
 
 

@@ -8,6 +8,7 @@ analysis reads it with `\r\n` and `\r` turned into `\n`, as the parser does.
 
 from __future__ import annotations
 
+import bisect
 import re
 from pathlib import Path
 from typing import Optional
@@ -72,10 +73,24 @@ class Document:
                 b = self.offset(rng.end.line, rng.end.character, encoding)
                 if b < a:
                     a, b = b, a
-                self.text = self.text[:a] + change.text + self.text[b:]
+                old = self.text
+                self.text = old[:a] + change.text + old[b:]
+                self._starts = _moved_starts(self._starts, old, a, b, change.text)
+                continue
             self._starts = None
         if version is not None:
             self.version = version
+
+
+def _moved_starts(starts: Optional[list[int]], old: str, a: int, b: int, new: str) -> Optional[list[int]]:
+    """The line starts after old[a:b] became `new`, from those before (None: count them again)."""
+    if starts is None or "\r" in new or "\r" in old[max(0, a - 1):b + 1]:
+        return None  # a `\r` next to the edit may join or split a `\r\n`
+    shift = len(new) - (b - a)
+    out = starts[:bisect.bisect_right(starts, a)]
+    out += [a + m.end() for m in _BREAK.finditer(new)]
+    out += [s + shift for s in starts[bisect.bisect_right(starts, b):]]
+    return out
 
 
 def normalize(text: str) -> str:

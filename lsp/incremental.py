@@ -53,21 +53,22 @@ def changed_region(old: str, new: str) -> tuple[int, int, int]:
 _CONTINUES = frozenset(" \t\n)]}#,")  # a line starting so may continue the statement above
 
 
-def recut(old_text: str, old_cut: list, new_text: str) -> list:
+def recut(old_text: str, old_cut: list, new_text: str) -> tuple[list, int, int, int, int]:
     """`logical_lines(new_text)`, computed from the old version's cut: the statements before the
-    edit are kept, the ones after it shifted, only those around it cut again."""
+    edit are kept, the ones after it shifted, only those around it cut again. Returns (cut, i, j,
+    n, lines): cut[:i] is old_cut[:i], cut[i:i+n] is new, cut[i+n:] is old_cut[j:] moved by
+    `lines` lines (and by the edit's length)."""
     if not old_cut:
-        return logical_lines(new_text)
+        fresh = logical_lines(new_text)
+        return fresh, 0, 0, len(fresh), 0
     p, old_end, new_end = changed_region(old_text, new_text)
     if p == old_end == new_end:
-        return old_cut
+        return old_cut, len(old_cut), len(old_cut), 0, 0
     delta = new_end - old_end
     lines_delta = new_text.count("\n", p, new_end) - old_text.count("\n", p, old_end)
     ends = [c[2] for c in old_cut]
     # keep statements that end (with the line break after them and the next character) before the edit
     i = bisect.bisect_left(ends, p - 1)
-    head = old_cut[:i]
-    start, first_line = (old_cut[i][1], old_cut[i][0]) if i < len(old_cut) else (len(old_text), None)
     # the first statement after the edit that starts unindented: a boundary in both versions
     j = i
     while j < len(old_cut):
@@ -76,22 +77,19 @@ def recut(old_text: str, old_cut: list, new_text: str) -> list:
             break
         j += 1
     if i >= len(old_cut) or j >= len(old_cut):
-        return logical_lines(new_text)
+        fresh = logical_lines(new_text)
+        return fresh, 0, len(old_cut), len(fresh), 0
+    start, first_line = old_cut[i][1], old_cut[i][0]
     stop = old_cut[j][1] + delta
-    mid = logical_lines(new_text[start:stop])
-    base = first_line - 1
-    out = head
-    for fl, a, b in mid:
-        out.append((fl + base, a + start, b + start))
-    last = out[-1]
+    mid = [(fl + first_line - 1, a + start, b + start) for fl, a, b in logical_lines(new_text[start:stop])]
+    last = mid[-1]
     if last[1] == stop and last[2] == stop:  # the empty remainder after the final line break
-        out.pop()
-        last = out[-1]
+        mid.pop()
+        last = mid[-1]
     if last[2] == stop and new_text[stop - 1] == "\n":  # the boundary the next statement forces
-        out[-1] = (last[0], last[1], stop - 1)
-    for fl, a, b in old_cut[j:]:
-        out.append((fl + lines_delta, a + delta, b + delta))
-    return out
+        mid[-1] = (last[0], last[1], stop - 1)
+    tail = [(fl + lines_delta, a + delta, b + delta) for fl, a, b in old_cut[j:]]
+    return old_cut[:i] + mid + tail, i, j, len(mid), lines_delta
 
 
 # ---- statements: parsed once, shifted when they move ------------------------------------------------
@@ -142,54 +140,56 @@ def parse_statement(chunk: str, first_line: int) -> tuple[list, list[Diagnostic]
 
 @dataclass
 class Parsed:
-    """One version's statements: (first line, text) -> (statements, diagnostics); text -> a key."""
+    """One version's statements: the cut, and per cut entry None (blank) or a piece
+    (first line, text, statements, syntax diagnostics)."""
 
     cut: list
-    by_key: dict
-    by_text: dict
+    pieces: list
+
+
+def _piece(first_line: int, chunk: str, pool: dict, by_text: dict):
+    if not chunk.strip():
+        return None
+    hit = pool.get((first_line, chunk))
+    if hit is not None:
+        return hit
+    moved = by_text.get(chunk)
+    if moved is not None:
+        return _moved(moved, first_line - moved[0])
+    return (first_line, chunk, *parse_statement(chunk, first_line))
+
+
+def _moved(piece, d: int):
+    if piece is None or d == 0:
+        return piece
+    fl, chunk, stmts, diags = piece
+    return fl + d, chunk, shift(stmts, d), [shift_diagnostic(x, d) for x in diags]
 
 
 def parse_incremental(text: str, previous: Optional["Parsed"], old_text: Optional[str]):
-    """(statements, syntax diagnostics, Parsed, memo keys) of normalized text, reusing the previous
-    version's."""
-    cut = recut(old_text, previous.cut, text) if previous is not None else logical_lines(text)
-    if previous is None:  # a first version: the whole text in one go when it is well formed
-        previous = _distribute(text, cut)
-    old_key = previous.by_key if previous is not None else {}
-    old_text_idx = previous.by_text if previous is not None else {}
-    by_key: dict = {}
-    by_text: dict = {}
-    counts: dict = {}
-    keys: dict = {}  # id(statement) -> (its text, ordinal of that text, index in it): the checker's memo key
-    pieces: list = []  # (key, (statements, diagnostics))
-    for first_line, start, end in cut:
-        chunk = text[start:end]
-        if not chunk.strip():
-            continue
-        key = (first_line, chunk)
-        hit = old_key.get(key)
-        if hit is None:
-            moved = old_text_idx.get(chunk)
-            if moved is not None:
-                d = first_line - moved[0]
-                ss, ds = old_key[moved]
-                hit = (shift(ss, d), [shift_diagnostic(x, d) for x in ds])
-            else:
-                hit = parse_statement(chunk, first_line)
-        by_key[key] = hit
-        by_text[chunk] = key
-        pieces.append((key, hit))
-    if any(hit[1] for _key, hit in pieces):
-        pieces = _joined(pieces)
-    stmts: list = []
-    diags: list = []
-    for (_line, chunk), hit in pieces:
-        ordinal = counts[chunk] = counts.get(chunk, -1) + 1
-        for i, s in enumerate(hit[0]):
-            keys[id(s)] = (chunk, ordinal, i)
-        stmts.extend(hit[0])
-        diags.extend(hit[1])
-    return stmts, diags, Parsed(cut, by_key, by_text), keys
+    """(statements, syntax diagnostics, Parsed) of normalized text, reusing the previous version's
+    pieces for what the edit left alone."""
+    if previous is None:
+        cut = logical_lines(text)
+        pieces = _distribute(text, cut)
+        if pieces is None:
+            pieces = [_piece(fl, text[a:b], {}, {}) for fl, a, b in cut]
+    else:
+        cut, i, j, n, lines_delta = recut(old_text, previous.cut, text)
+        old = previous.pieces
+        gone = [x for x in old[i:j] if x is not None]
+        pool = {(x[0], x[1]): x for x in gone}
+        by_text = {x[1]: x for x in gone}
+        mid = [_piece(fl, text[a:b], pool, by_text) for fl, a, b in cut[i:i + n]]
+        tail = old[j:] if lines_delta == 0 else [_moved(x, lines_delta) for x in old[j:]]
+        pieces = old[:i] + mid + tail
+    parsed = Parsed(cut, pieces)
+    present = [x for x in pieces if x is not None]
+    if any(x[3] for x in present):
+        present = _joined(present)
+    stmts = [st for x in present for st in x[2]]
+    diags = [d for x in present if x[3] for d in x[3]]
+    return stmts, diags, parsed
 
 
 #: How many statements a broken one may be joined with (see `_joined`).
@@ -207,19 +207,21 @@ def _joined(pieces: list) -> list:
     out: list = []
     k = 0
     while k < len(pieces):
-        key, hit = pieces[k]
-        if not hit[1]:
+        first_line, text, _stmts, diags = pieces[k]
+        if not diags:
             out.append(pieces[k])
             k += 1
             continue
-        text = key[1]
         for m in range(k + 1, min(len(pieces), k + _JOIN_LIMIT)):
-            nxt = pieces[m][0]
-            text += "\n" * (nxt[0] - key[0] - text.count("\n")) + nxt[1]
+            nxt = pieces[m]
+            text += "\n" * (nxt[0] - first_line - text.count("\n")) + nxt[1]
+            # only a broken piece can close what piece k left open; `\\` joins the next line whatever it is
+            if not nxt[3] and not pieces[m - 1][1].rstrip(" \t\f").endswith("\\"):
+                continue
             stmts = fast_parse(text)
             if stmts is not None:
-                stmts = [s for s in stmts if s is not None]
-                out.append(((key[0], text), (shift(stmts, key[0] - 1) if key[0] > 1 else stmts, [])))
+                stmts = [x for x in stmts if x is not None]
+                out.append((first_line, text, shift(stmts, first_line - 1) if first_line > 1 else stmts, []))
                 k = m + 1
                 break
         else:
@@ -227,24 +229,23 @@ def _joined(pieces: list) -> list:
     return out
 
 
-def _distribute(text: str, cut: list) -> Optional[Parsed]:
-    """The fast parser's statements of a whole well-formed text, keyed as `parse_incremental` keys them."""
+def _distribute(text: str, cut: list) -> Optional[list]:
+    """The pieces of a whole well-formed text, from one run of the fast parser."""
     whole = fast_parse(text)
     if whole is None:
         return None
     stmts = [s for s in whole if s is not None]
-    by_key: dict = {}
+    pieces: list = []
     k = 0
     for first_line, start, end in cut:
         chunk = text[start:end]
         if not chunk.strip():
+            pieces.append(None)
             continue
         last_line = first_line + chunk.count("\n")
         mine = []
         while k < len(stmts) and stmts[k].span.line <= last_line:
             mine.append(stmts[k])
             k += 1
-        by_key[(first_line, chunk)] = (mine, [])
-    if k != len(stmts):
-        return None
-    return Parsed(cut, by_key, {})
+        pieces.append((first_line, chunk, mine, []))
+    return pieces if k == len(stmts) else None

@@ -4,12 +4,15 @@
 the kinds and places of the names it refers to and binds, and changes the checker's state
 (diagnostics, definitions, labels, the bound instruction, the names it uses).
 `IncrementalChecker` remembers both, per statement and per run of statements (a
-*segment*, cut where a statement's text hashes to a boundary, so an edit changes the
-segment it is in and no other), and replays the effects when what was read is the same
-as before (relative to the statement's line). A segment whose statements, line and
-surroundings did not change is replayed in a few dictionary updates; that is what makes a
-keystroke in a 10,000-line script cost milliseconds. Names referred to but not defined
-are never replayed: their "did you mean" weighs every defined name.
+*segment*, ended where a statement's names hash to a boundary, so that an edit changes
+the segment it is in and no other), and replays the effects when the statements are the
+same objects (the parse reuses unchanged ones) and what they read is the same as before.
+A segment is replayed in a few dictionary updates: that is what makes a keystroke in a
+10,000-line script cost milliseconds. Names used before they are defined are never
+replayed: their "did you mean" weighs every defined name.
+
+The memo is shared from one version to the next (`Memo`); its entries hold the statements
+they were computed for, and are used only for those very objects.
 
 The result equals `dragon_dsl.check` on the same statements (a differential test holds
 them equal on random edits).
@@ -17,23 +20,21 @@ them equal on random edits).
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, field
 from typing import Optional
 
 from dragon_dsl.check import BoundInst, Checker
 from dragon_dsl.syntax import ast
-
-from dragon_lsp.incremental import _shift_span, shift_diagnostic
 
 try:  # the checker's index of names for "did you mean", where it has one
     from dragon_dsl.hints import NameIndex
 except ImportError:  # pragma: no cover
     NameIndex = None
 
-#: A segment ends after a statement whose key hashes to 0 modulo this, or at SEGMENT_MAX statements.
-SEGMENT_MOD = 16
-SEGMENT_MAX = 64
+#: A segment ends after a statement whose names hash to 0 modulo this, or at SEGMENT_MAX statements.
+SEGMENT_MOD = 48
+SEGMENT_MAX = 192
 
 
 def _names(stmt) -> tuple[str, ...]:
@@ -50,8 +51,10 @@ def _bound(stmt) -> list:
     return [*stmt.targets, *((stmt.label,) if stmt.label is not None else ())]
 
 
-def _rel(span, line: int):
-    return None if span is None else (span.line - line, span.column, span.end_line - line, span.end_column)
+def _boundary(stmt) -> bool:
+    """Whether a segment ends after `stmt`: decided by its own text, so edits elsewhere keep it."""
+    head = stmt.targets[0].id if stmt.targets else ""
+    return hash((head, stmt.call.func.id, len(stmt.call.args))) % SEGMENT_MOD == 0
 
 
 if NameIndex is not None:
@@ -81,13 +84,15 @@ if NameIndex is not None:
         def closest(self, word: str):
             self._flush()
             return super().closest(word)
+else:  # pragma: no cover
+    _LazyIndex = ()
 
 
 @dataclass
 class Checked:
-    """What checking one statement did, relative to its line; `fingerprint`: what it read."""
+    """What checking one statement did; `fingerprint`: what it read."""
 
-    line: int
+    stmt: object
     names: tuple
     fingerprint: tuple
     diags: list
@@ -99,82 +104,101 @@ class Checked:
 
 @dataclass
 class Segment:
-    """What checking a run of statements did (absolute: replayed only where nothing moved)."""
+    """What checking a run of statements did."""
 
     stmts: tuple
     base: int  # instructions before it
-    external: tuple  # names it refers to that it does not bind
+    external: tuple  # names it refers to that it does not bind first
+    bound: tuple  # the names it binds, in order
     fingerprint: tuple
-    kinds: dict
-    def_span: dict
-    definitions: dict
-    labels: dict
-    known: list
-    diags: list
-    insts: list
-    used: set
+    kinds: dict = field(default_factory=dict)
+    def_span: dict = field(default_factory=dict)
+    definitions: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)
+    diags: list = field(default_factory=list)
+    insts: list = field(default_factory=list)
+    used: set = field(default_factory=set)
+
+
+@dataclass
+class Memo:
+    """Check results shared by the versions of one document: id(statement) -> Checked,
+    id(first statement) -> Segment."""
+
+    statements: dict = field(default_factory=dict)
+    segments: dict = field(default_factory=dict)
+
+    def prune(self, stmts: list) -> None:
+        """Forget results for statements no longer in the document, once they outnumber the rest."""
+        if len(self.statements) + len(self.segments) <= 3 * len(stmts) + 1024:
+            return
+        alive = {id(s) for s in stmts}
+        self.statements = {k: v for k, v in self.statements.items() if k in alive and v.stmt is not None}
+        self.segments = {k: v for k, v in self.segments.items() if k in alive}
 
 
 class IncrementalChecker(Checker):
     """`dragon_dsl.check.Checker`, replaying an instruction's (or a segment's) check when nothing it
     reads changed."""
 
-    def __init__(self, previous: Optional[tuple], keys: dict, segments: dict):
+    def __init__(self, memo: Memo, stmts: list):
         super().__init__()
         if NameIndex is not None and isinstance(getattr(self, "known", None), NameIndex):
             self.known = _LazyIndex()
-        self.previous, self.previous_segments = previous or ({}, {})
-        self.keys = keys  # id(statement) -> (statement text, ordinal among equal texts, index in the text)
-        self.segments = segments  # id(first statement) -> segment key (a tuple of statement keys)
-        self.memo: dict = {}
-        self.segment_memo: dict = {}
-        self._done: set = set()  # ids of statements a replayed segment covered
+        self.memo, self.stmts = memo, stmts
+        self.index = {id(s): k for k, s in enumerate(stmts)}
+        self._skip = 0  # statements of a replayed segment still to pass
+        self._recording: Optional[list] = None  # [segment, statements left, diagnostics before, used outside]
         self.replayed = 0
 
-    # -- statements -----------------------------------------------------------------------
+    # -- the walk ------------------------------------------------------------------------------
 
     def instruction(self, stmt):
-        sid = id(stmt)
-        if sid in self._done:
+        if self.extents:
+            return super().instruction(stmt)
+        if self._skip:
+            self._skip -= 1
             return None
-        seg = self.segments.get(sid)
-        if seg is not None and not self.extents and self._segment(seg):
+        if self._recording is None and self._start_segment(stmt):
             return None
-        return self._statement(stmt)
+        try:
+            self._statement(stmt)
+        finally:
+            if self._recording is not None:
+                self._recording[1] -= 1
+                if self._recording[1] == 0:
+                    self._finish_segment()
+        return None
 
-    def _fingerprint(self, stmt, names, line: int) -> Optional[tuple]:
+    # -- statements ------------------------------------------------------------------------------
+
+    def _fingerprint(self, stmt, names) -> Optional[tuple]:
         kinds, spans, labels = self.kinds, self.def_span, self.program.labels
         out = []
         for n in names:
             k = kinds.get(n)
             if k is None:
                 return None  # an undefined name: its message weighs every defined name
-            out.append((n, k, _rel(spans.get(n), line)))
+            out.append((n, k, spans.get(n)))
         for t in _bound(stmt):
-            out.append((t.id, kinds.get(t.id), t.id in labels, _rel(spans.get(t.id), line)))
+            out.append((t.id, kinds.get(t.id), t.id in labels, spans.get(t.id)))
         return tuple(out)
 
-    def _statement(self, stmt):
-        key = self.keys.get(id(stmt))
-        if key is None or self.extents:
-            return super().instruction(stmt)
-        line = stmt.span.line
-        old = self.previous.get(key)
+    def _statement(self, stmt) -> None:
+        old = self.memo.statements.get(id(stmt))
+        if old is not None and old.stmt is not stmt:
+            old = None
         names = old.names if old is not None else _names(stmt)
-        fp = self._fingerprint(stmt, names, line)
+        fp = self._fingerprint(stmt, names)
         if fp is None:
-            return super().instruction(stmt)
+            super().instruction(stmt)
+            return
         if old is not None and old.fingerprint == fp:
-            d = line - old.line
-            self._replay(old, stmt, d)
-            self.memo[key] = old if d == 0 else dataclasses.replace(
-                old, line=line, diags=[shift_diagnostic(x, d) for x in old.diags],
-                inst=self.program.instructions[-1] if old.inst is not None else None)
-            return None
-        self.memo[key] = self._record(stmt, line, names, fp)
-        return None
+            self._replay(old, stmt)
+            return
+        self.memo.statements[id(stmt)] = self._record(stmt, names, fp)
 
-    def _record(self, stmt, line: int, names, fp) -> Checked:
+    def _record(self, stmt, names, fp) -> Checked:
         n_diags, base = len(self.diags), len(self.program.instructions)
         before = {t.id for t in stmt.targets if t.id in self.kinds}
         had_label = stmt.label is not None and stmt.label.id in self.program.labels
@@ -194,9 +218,9 @@ class IncrementalChecker(Checker):
         if stmt.label is not None and not had_label and stmt.label.id in self.program.labels:
             label = self.program.labels[stmt.label.id] - base
         inst = self.program.instructions[base] if len(self.program.instructions) > base else None
-        return Checked(line, names, fp, self.diags[n_diags:], defined, label, inst, tuple(used))
+        return Checked(stmt, names, fp, self.diags[n_diags:], defined, label, inst, tuple(used))
 
-    def _replay(self, c: Checked, stmt, d: int) -> None:
+    def _replay(self, c: Checked, stmt) -> None:
         """Do what checking `stmt` did, through the checker's own `define` and `define_label` (which keep
         whatever indexes the checker has), for names the fingerprint shows they will accept."""
         self.replayed += 1
@@ -209,16 +233,23 @@ class IncrementalChecker(Checker):
             groups.setdefault((kind, rel), []).append(by_id[name])
         for (kind, rel), names in groups.items():
             self.define(names, kind, -1 if rel < 0 else base + rel)
-        self.diags.extend(c.diags if not d else [shift_diagnostic(x, d) for x in c.diags])
+        self.diags.extend(c.diags)
         if c.inst is not None:
-            inst = c.inst if c.inst.stmt is stmt else BoundInst(c.inst.entry, stmt, c.inst.args, c.inst.outputs,
-                                                                c.inst.label)
-            self.program.instructions.append(inst)
+            self.program.instructions.append(c.inst)
         self.used.update(c.used)
 
     # -- segments -------------------------------------------------------------------------------
 
-    def _segment_fingerprint(self, stmts, external, bound) -> Optional[tuple]:
+    def _extent(self, k: int) -> int:
+        """How many statements the segment starting at statement k holds (consecutive instructions)."""
+        n, stmts = 0, self.stmts
+        while k + n < len(stmts) and type(stmts[k + n]) is ast.CallStmt and n < SEGMENT_MAX:
+            n += 1
+            if _boundary(stmts[k + n - 1]):
+                break
+        return n
+
+    def _segment_fingerprint(self, external, bound) -> Optional[tuple]:
         kinds, spans, labels, defs = self.kinds, self.def_span, self.program.labels, self.program.definitions
         out = []
         for n in external:
@@ -231,61 +262,66 @@ class IncrementalChecker(Checker):
                 out.append((n, kinds.get(n), n in labels, spans.get(n)))
         return tuple(out)
 
-    def _segment(self, seg: tuple) -> bool:
-        """Check (or replay) the segment starting here; False when it cannot be memoized."""
-        key, stmts = seg
-        old = self.previous_segments.get(key)
-        base = len(self.program.instructions)
-        if old is not None and len(old.stmts) == len(stmts) and all(a is b for a, b in zip(old.stmts, stmts)):
-            fp = self._segment_fingerprint(stmts, old.external, old.definitions.keys() | old.labels.keys())
-            if fp is not None and fp == old.fingerprint:
-                self._replay_segment(old, base)
-                self.segment_memo[key] = old
-                return True
-        external, bound = self._segment_names(stmts)
-        fp = self._segment_fingerprint(stmts, external, bound)
-        if fp is None:
+    def _start_segment(self, stmt) -> bool:
+        """Replay the segment that starts here (True), or start recording one (False: check `stmt`)."""
+        k = self.index.get(id(stmt))
+        if k is None:
             return False
-        recorded = self._record_segment(stmts, base, external, fp, bound)
-        if recorded is not None:
-            self.segment_memo[key] = recorded
-        return True
+        old = self.memo.segments.get(id(stmt))
+        if old is not None and old.stmts[0] is stmt:
+            n = len(old.stmts)
+            if all(map(operator.is_, old.stmts, self.stmts[k:k + n])) and len(self.stmts) >= k + n:
+                fp = self._segment_fingerprint(old.external, old.bound)
+                if fp is not None and fp == old.fingerprint:
+                    self._replay_segment(old)
+                    self._skip = n - 1
+                    return True
+        n = self._extent(k)
+        stmts = tuple(self.stmts[k:k + n])
+        external, bound = self._segment_names(stmts)
+        fp = self._segment_fingerprint(external, bound)
+        if fp is None or n < 2:
+            return False  # checked statement by statement
+        seg = Segment(stmts, len(self.program.instructions), external, tuple(bound), fp)
+        kinds, spans, defs, labels = self.kinds, self.def_span, self.program.definitions, self.program.labels
+        pre = {x for x in bound if x in kinds or x in spans or x in defs or x in labels}
+        self._recording = [seg, n, len(self.diags), self.used, pre]
+        self.used = set()
+        return False
 
-    def _segment_names(self, stmts) -> tuple[tuple, set]:
-        bound: set = set()
+    def _segment_names(self, stmts) -> tuple[tuple, dict]:
+        bound: dict = {}  # in the order they are bound
         external: dict = {}
         for stmt in stmts:
-            old = self.previous.get(self.keys.get(id(stmt)))
-            for n in (old.names if old is not None else _names(stmt)):
+            old = self.memo.statements.get(id(stmt))
+            for n in (old.names if old is not None and old.stmt is stmt else _names(stmt)):
                 if n not in bound:
                     external[n] = None
-            bound.update(t.id for t in _bound(stmt))
+            bound.update((t.id, None) for t in _bound(stmt))
         return tuple(external), bound
 
-    def _record_segment(self, stmts, base: int, external, fp, bound) -> Optional[Segment]:
+    def _finish_segment(self) -> None:
+        seg, _left, n_diags, outer, pre = self._recording
+        self._recording = None
+        used, self.used = self.used, outer
+        outer |= used
+        diags = self.diags[n_diags:]
+        if any(d.code == "DRG101" for d in diags):
+            return  # a name used before it is bound: its hint weighs every defined name
         kinds, spans, defs, labels = self.kinds, self.def_span, self.program.definitions, self.program.labels
-        pre = {n for n in bound if n in kinds or n in spans or n in defs or n in labels}
-        n_diags = len(self.diags)
-        outer, self.used = self.used, set()
-        try:
-            for stmt in stmts:
-                self._statement(stmt)
-                self._done.add(id(stmt))
-        finally:
-            used, self.used = self.used, outer
-            outer |= used
-        fresh = [n for n in bound if n not in pre]
-        if any(d.code == "DRG101" for d in self.diags[n_diags:]):
-            return None  # a name used before it is bound: its hint weighs every defined name
-        return Segment(
-            stmts=tuple(stmts), base=base, external=external, fingerprint=fp,
-            kinds={n: kinds[n] for n in fresh if n in kinds}, def_span={n: spans[n] for n in fresh if n in spans},
-            definitions={n: defs[n] for n in fresh if n in defs}, labels={n: labels[n] for n in fresh if n in labels},
-            known=[n for n in fresh if n in kinds], diags=self.diags[n_diags:],
-            insts=self.program.instructions[base:], used=used)
+        fresh = [x for x in seg.bound if x not in pre]
+        seg.kinds = {x: kinds[x] for x in fresh if x in kinds}
+        seg.def_span = {x: spans[x] for x in fresh if x in spans}
+        seg.definitions = {x: defs[x] for x in fresh if x in defs}
+        seg.labels = {x: labels[x] for x in fresh if x in labels}
+        seg.diags = diags
+        seg.insts = self.program.instructions[seg.base:]
+        seg.used = used
+        self.memo.segments[id(seg.stmts[0])] = seg
 
-    def _replay_segment(self, s: Segment, base: int) -> None:
+    def _replay_segment(self, s: Segment) -> None:
         self.replayed += len(s.stmts)
+        base = len(self.program.instructions)
         self.kinds.update(s.kinds)
         self.def_span.update(s.def_span)
         if base == s.base:
@@ -298,46 +334,20 @@ class IncrementalChecker(Checker):
             for n, idx in s.labels.items():
                 self.program.labels[n] = idx + d
         known = getattr(self, "known", None)
-        if isinstance(known, _LazyIndex if NameIndex is not None else ()):
-            known.pending.extend(s.known)
+        if isinstance(known, _LazyIndex):
+            known.pending.extend(s.kinds)
         elif known is not None:
-            for n in s.known:
+            for n in s.kinds:
                 known.add(n)
         self.diags.extend(s.diags)
         self.program.instructions.extend(s.insts)
         self.used |= s.used
-        for stmt in s.stmts:
-            self._done.add(id(stmt))
-        # the statements' own memo entries carry over for the next version
-        for stmt in s.stmts:
-            k = self.keys.get(id(stmt))
-            if k is not None and k in self.previous:
-                self.memo[k] = self.previous[k]
 
 
-def segments_of(stmts: list, keys: dict) -> dict:
-    """id(first statement) -> (segment key, its statements): runs of consecutive instructions."""
-    out: dict = {}
-    run: list = []
-
-    def close():
-        if run:
-            out[id(run[0])] = (tuple(keys[id(s)] for s in run), tuple(run))
-            run.clear()
-
-    for stmt in stmts:
-        if type(stmt) is not ast.CallStmt or id(stmt) not in keys:
-            close()
-            continue
-        run.append(stmt)
-        if len(run) >= SEGMENT_MAX or hash(keys[id(stmt)]) % SEGMENT_MOD == 0:
-            close()
-    close()
-    return out
-
-
-def check_incremental(stmts: list, previous: Optional[tuple], keys: dict):
+def check_incremental(stmts: list, memo: Optional[Memo]):
     """(program, sorted diagnostics, memo for the next version) of parsed statements."""
-    c = IncrementalChecker(previous, keys, segments_of(stmts, keys))
+    memo = memo if memo is not None else Memo()
+    memo.prune(stmts)
+    c = IncrementalChecker(memo, stmts)
     program = c.run(ast.Script(stmts))
-    return program, sorted(c.diags, key=lambda d: (d.span.line, d.span.column)), (c.memo, c.segment_memo)
+    return program, sorted(c.diags, key=lambda d: (d.span.line, d.span.column)), memo

@@ -8,6 +8,7 @@ CUDA source, suggestions, in worker processes) is `background.py`'s.
 
 from __future__ import annotations
 
+import gc
 import sys
 import uuid
 from dataclasses import dataclass
@@ -112,6 +113,10 @@ class Session:
                 text = ""
                 self.warn_once(f"large:{uri}", f"{uri} is larger than {MAX_CHARS} characters: not analysed")
             st.analysis = Analysis(text, st.doc.version, previous=st.analysis)
+            # What lives now lives long (the statements, the check results): keep it out of the
+            # collector's full passes, which on a large document take as long as a keystroke may;
+            # `Background` collects everything once the user pauses.
+            gc.freeze()
         return st.analysis
 
     def facts(self, uri: str) -> Optional[ReplayFacts]:

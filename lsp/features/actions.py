@@ -83,9 +83,7 @@ def _fix_results(an: Analysis, d: Diagnostic) -> list[Action]:
     if found is None:
         return []
     inst = found[1]
-    c = inst.entry.results.count
-    want = c if isinstance(c, int) else inst.args.get("n") if c == "n" else len(inst.args.get("factors", [])) \
-        if c == "factors" else None
+    want = inst.entry.results.expected(inst.args)
     if not isinstance(want, int):
         return []
     got = [t.id for t in stmt.targets]

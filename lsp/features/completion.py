@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 from dragon_dsl.diagnostics import Span
 from dragon_dsl.table import (
     BUFFER_KINDS, DIRECTIVES, DTYPES, EXPLAIN_KINDS, INSTRUCTIONS, REF_KINDS, SECTIONS, STORAGE_SCOPES, THREAD_AXES,
-    Instruction, Param, literal_text,
+    INST, Instruction, Param, literal_text,
 )
 
 from dragon_lsp.analysis import Analysis
@@ -38,10 +38,6 @@ def _kinds_for(param: Param, in_list: bool) -> tuple[str, ...]:
     if t in ("list[factor]", "any"):
         return ("value",)
     return ()
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("$", "\\$").replace("}", "\\}")
 
 
 def _choice(values: Sequence[str]) -> str:
@@ -91,7 +87,14 @@ def _quoted(value: str) -> str:
 
 
 def complete(an: Analysis, line: int, col: int, *, blocks: Sequence[str] = (), workload_files: Sequence[str] = ()) \
-        -> list[CompletionEntry]:
+        -> Completions:
+    """What to offer at (line, col); `Completions.incomplete` when variables were left out."""
+    out = Completions()
+    out.extend(_complete(an, line, col, blocks, workload_files, out))
+    return out
+
+
+def _complete(an: Analysis, line: int, col: int, blocks, workload_files, out: Completions) -> list[CompletionEntry]:
     ctx = context_at(an.lines, line, col)
     if ctx.in_comment:
         return []
@@ -112,7 +115,7 @@ def complete(an: Analysis, line: int, col: int, *, blocks: Sequence[str] = (), w
     in_list = inner.kind == "list" and ctx.frames.index(inner) == ctx.frames.index(frame) + 1
     if inner is frame or in_list:
         if param is not None:
-            items += _values_for(an, ctx, entry, param, in_list, replace, blocks)
+            items += _values_for(an, ctx, entry, param, in_list, replace, blocks, out)
         if inner is frame and frame.keyword is None:
             items += _keywords(entry, frame, replace)
     return items
@@ -135,11 +138,12 @@ def _keywords(entry: Instruction, frame, replace) -> list[CompletionEntry]:
     return out
 
 
-def _values_for(an, ctx: Context, entry, param: Param, in_list: bool, replace, blocks) -> list[CompletionEntry]:
+def _values_for(an, ctx: Context, entry, param: Param, in_list: bool, replace, blocks,
+                result: Completions) -> list[CompletionEntry]:
     out = []
     kinds = _kinds_for(param, in_list)
     if kinds:
-        names = an.visible(ctx.first_line, kinds)
+        names = _nearest(an.visible(ctx.first_line, kinds), ctx, result)
         n = len(names)
         for k, (name, kind, span) in enumerate(names):
             found = an.defining_instruction(name)
@@ -153,7 +157,7 @@ def _values_for(an, ctx: Context, entry, param: Param, in_list: bool, replace, b
     if t in _STRING_DOMAINS:
         for v in _STRING_DOMAINS[t]:
             out.append(CompletionEntry(label=_quoted(v), kind="value", detail=t, replace=replace, filter=v))
-    elif t == "str" and entry.name == "get_sblock" and param.name == "name":
+    elif t == "str" and entry is INST.get_sblock and param.name == "name":
         for b in blocks:
             out.append(CompletionEntry(label=_quoted(b), kind="block", detail="block of the workload", replace=replace,
                                        filter=b))
@@ -169,6 +173,30 @@ def _values_for(an, ctx: Context, entry, param: Param, in_list: bool, replace, b
         if t.endswith("?"):
             out.append(CompletionEntry(label="None", kind="constant", replace=replace))
     return out
+
+
+class Completions(list):
+    """Completion entries; `incomplete`: more would match, so the client asks again as the user types."""
+
+    incomplete = False
+
+
+#: At most this many variables are offered at once (a 10,000-line script defines ~30,000).
+MAX_VARIABLES = 300
+
+
+def _nearest(names: list, ctx: Context, result: Completions) -> list:
+    """The variables to offer: those that start with the word typed so far, the nearest definitions
+    first, at most MAX_VARIABLES (more: the answer is marked incomplete)."""
+    if len(names) <= MAX_VARIABLES:
+        return names
+    if ctx.word is not None and ctx.word.col <= ctx.col:
+        prefix = ctx.word.text[: ctx.col - ctx.word.col]
+        names = [v for v in names if v[0].startswith(prefix)]
+    if len(names) > MAX_VARIABLES:
+        result.incomplete = True
+        names = names[-MAX_VARIABLES:]  # sorted by place: the last are the nearest before the cursor
+    return names
 
 
 def _in_string(an: Analysis, ctx: Context, blocks, workload_files) -> list[CompletionEntry]:
@@ -190,7 +218,7 @@ def _in_string(an: Analysis, ctx: Context, blocks, workload_files) -> list[Compl
             param = param_for(entry, frame)
             if param is not None and param.type in _STRING_DOMAINS:
                 values, detail = _STRING_DOMAINS[param.type], param.type
-            elif param is not None and entry.name == "get_sblock" and param.name == "name":
+            elif param is not None and entry is INST.get_sblock and param.name == "name":
                 values, detail = blocks, "block of the workload"
     return [CompletionEntry(label=v, kind="block" if detail.startswith("block") else "value", detail=detail,
                             insert=json.dumps(v, ensure_ascii=False)[1:-1], replace=inner) for v in values]

@@ -13,14 +13,16 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from dragon_dsl.diagnostics import Span
+from dragon_dsl.syntax import lexical
 from dragon_dsl.table import BY_NAME, EXPLAIN_KINDS, Instruction, Param
 
+#: The language's own lexical rules (`dragon_dsl.syntax.lexical`); a string may be unterminated here.
 LEX = re.compile(
     r"""
-    (?P<STR>"(?:[^"\\\n]|\\[^\n])*"?)
+    (?P<STR>""" + lexical.STRING_OPEN_RE + r""")
   | (?P<COMMENT>\#[^\n]*)
-  | (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
-  | (?P<NUM>(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+(?:[eE][+-]?[0-9]+)?)
+  | (?P<NAME>""" + lexical.NAME + r""")
+  | (?P<NUM>""" + lexical.FLOAT + "|" + lexical.INT + r""")
   | (?P<OP>//|[-+*%=:,()\[\]{}\\])
   | (?P<NL>\n)
   | (?P<WS>[ \t\f]+)

@@ -7,6 +7,7 @@ import json
 from typing import Optional
 
 from dragon_dsl.syntax import ast
+from dragon_dsl.table import INST
 
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.data import Hint, ReplayFacts
@@ -30,7 +31,7 @@ def inlay_hints(an: Analysis, facts: Optional[ReplayFacts], first_line: int = 1,
             if "extent" in info:
                 out.append(Hint(t.span.end_line, t.span.end_column, f": {info['extent']}", "type",
                                 "loop extent after replay"))
-            elif "block" in info and inst.entry.name != "get_sblock":
+            elif "block" in info and inst.entry is not INST.get_sblock:
                 out.append(Hint(t.span.end_line, t.span.end_column, f": {info['block']}", "type",
                                 "block after replay"))
         if inst.entry.decision and "decision" not in inst.args and index in facts.decisions:

@@ -1,4 +1,4 @@
-"""Schedule suggestions, validated before they are offered (runs in a worker process).
+"""Schedule suggestions for the editor, validated before they are offered (runs in a worker process).
 
 Candidates come from the schedule model when one is configured and
 `dragon_model` provides `suggest(...)` (a rewrite's request and selected lines go
@@ -13,14 +13,13 @@ on the configured device. Only candidates that pass are returned, fastest first.
 from __future__ import annotations
 
 import inspect
-import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from dragon_dsl import check_text
 from dragon_dsl.levels import check_text_at_level, resolve_workload
 
-from dragon_lsp.tasks import NO_WORKLOAD, engine_available, engine_for
+from dragon_lsp.tasks import NO_WORKLOAD, engine_for
 
 
 def suggest(text: str, path: Optional[str], workload: Optional[str], target: Any, device: str, mode: str,
@@ -31,9 +30,6 @@ def suggest(text: str, path: Optional[str], workload: Optional[str], target: Any
         return {"error": NO_WORKLOAD}
     if not Path(wl).exists():
         return {"error": f"the workload {wl} does not exist"}
-    why = engine_available()
-    if why is not None:
-        return {"error": f"suggestions are validated before they are offered, and {why}"}
     n = int(options.get("candidates", 3))
     timeout = float(options.get("timeout", 300))
     measure = engine_for(device, timeout)
@@ -99,23 +95,13 @@ def _model_candidates(model_path, wl, target, text, mode, n, extra):
 # ---- the budgeted search --------------------------------------------------------------------------
 
 
-def _tune_target(target):
-    import tvm
-
-    spec = target
-    if isinstance(spec, str) and spec.split()[0] == "llvm":
-        spec = {"kind": "llvm"}
-    if isinstance(spec, dict) and spec.get("kind") == "llvm" and "num-cores" not in spec:
-        spec = dict(spec, **{"num-cores": max(1, (os.cpu_count() or 2))})
-    return tvm.target.Target(spec)
-
-
 def _search(wl, target, device, trials, builder_kind, n, program, progress) -> list[str]:
+    from dragon_dsl.tvm.target import tune_target
     from dragon_dsl.tvm.tuning import search_scripts
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(Path(wl))
-    tgt = _tune_target(target)
+    tgt = tune_target(target)
     builder, runner = _builder_runner(builder_kind, tgt, device, mod)
     progress(f"searching: {trials} MetaSchedule trials on {tgt.kind.name}", 10)
     return search_scripts(mod, tgt, trials, n, builder, runner, workload_header=program.workload,
@@ -126,53 +112,13 @@ def _builder_runner(kind, target, device, mod):
     """The engine's MetaSchedule builder and runner when it has them (its runner also verifies
     each candidate against the workload), else TVM's stock ones (or, with builder "in-process",
     TVM's build and run functions called in this worker)."""
-    from tvm.s_tir import meta_schedule as ms
+    from dragon_dsl.tvm.tuning import stock_builder_runner
 
     if kind == "auto":
         try:
-            from dragon_dsl.engine.metaschedule import builder_and_runner
+            from dragon_dsl.engine import builder_and_runner
 
             return builder_and_runner(target, workload=mod, device=device)
         except (ImportError, AttributeError, TypeError):
             kind = "local"
-    if kind == "in-process":
-        return _in_process()
-    return ms.builder.LocalBuilder(timeout_sec=300), ms.runner.LocalRunner(timeout_sec=120)
-
-
-def _in_process():
-    from tvm.ir.utils import derived_object
-    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder, local_builder
-    from tvm.s_tir.meta_schedule.runner import EvaluatorConfig, PyRunner, local_runner
-
-    @derived_object
-    class InProcessBuilder(PyBuilder):
-        def build(self, build_inputs):
-            out = []
-            for inp in build_inputs:
-                try:
-                    out.append(BuilderResult(local_builder.default_export(local_builder.default_build(
-                        inp.mod, inp.target, None)), None))
-                except Exception as exc:  # noqa: BLE001 - a failed build is a result
-                    out.append(BuilderResult(None, f"build failed: {exc}"))
-            return out
-
-    @derived_object
-    class InProcessRunner(PyRunner):
-        def run(self, runner_inputs):
-            import tvm
-
-            config = EvaluatorConfig._normalized(None)  # noqa: SLF001 - TVM's own defaults
-            futures = []
-            for inp in runner_inputs:
-                try:
-                    rt_mod = tvm.runtime.load_module(inp.artifact_path)
-                    dev = tvm.runtime.device(inp.device_type, 0)
-                    args = local_runner.default_alloc_argument(dev, tuple(a.as_json() for a in inp.args_info), 1)
-                    costs = local_runner.default_run_evaluator(rt_mod, dev, config, args)
-                    futures.append(local_runner.LocalRunnerFuture(res=costs, error_message=None))
-                except Exception as exc:  # noqa: BLE001
-                    futures.append(local_runner.LocalRunnerFuture(res=None, error_message=str(exc)))
-            return futures
-
-    return InProcessBuilder(), InProcessRunner()
+    return stock_builder_runner(kind)
