@@ -13,65 +13,28 @@ diagnostics equal to `dragon_dsl.parse` + `dragon_dsl.check`'s.
 from __future__ import annotations
 
 import difflib
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator, Optional
 
 from dragon_dsl import paused_gc
-from dragon_dsl.check import BoundInst, ExplainEntry, check
+from dragon_dsl.check import BoundInst, ExplainEntry
 from dragon_dsl.diagnostics import Diagnostic, Span
 from dragon_dsl.syntax import ast
-from dragon_dsl.syntax.fastparse import fast_parse
-from dragon_dsl.syntax.parser import logical_lines
 from dragon_dsl.table import BY_NAME, DIRECTIVES, EXPLAIN_KINDS, SECTIONS
 
 from dragon_lsp.documents import normalize
-from dragon_lsp.incremental import parse_incremental, parse_statement
+from dragon_lsp.incremental import parse_incremental
 from dragon_lsp.recheck import check_incremental
 
 CONSTANTS = frozenset({"None", "True", "False", "inf", "nan"})
 
 
-class ParseCache:
-    """Parsed statements keyed by (first line, statement text); bounded (LRU)."""
-
-    def __init__(self, size: int = 8192):
-        self.size = size
-        self.entries: OrderedDict = OrderedDict()
-
-    def get(self, key):
-        hit = self.entries.get(key)
-        if hit is not None:
-            self.entries.move_to_end(key)
-        return hit
-
-    def put(self, key, value):
-        self.entries[key] = value
-        if len(self.entries) > self.size:
-            self.entries.popitem(last=False)
-
-
-def parse_document(text: str, cache: Optional[ParseCache] = None) -> tuple[ast.Script, list[Diagnostic]]:
-    """(Script, syntax diagnostics) of normalized text; never raises on text."""
-    statements = fast_parse(text)
-    if statements is not None:
-        return ast.Script([s for s in statements if s is not None]), []
-    out: list = []
-    diags: list[Diagnostic] = []
-    for first_line, start, end in logical_lines(text):  # the core's own cut into statements
-        chunk = text[start:end]
-        if not chunk.strip():
-            continue
-        key = (first_line, chunk)
-        hit = cache.get(key) if cache is not None else None
-        if hit is None:
-            hit = parse_statement(chunk, first_line)
-            if cache is not None:
-                cache.put(key, hit)
-        out.extend(s for s in hit[0] if s is not None)
-        diags.extend(hit[1])
-    return ast.Script(out), diags
+def parse_document(text: str) -> tuple[ast.Script, list[Diagnostic]]:
+    """(Script, syntax diagnostics) of normalized text, statement by statement as `Analysis` parses a
+    first version; never raises on text."""
+    stmts, diags, _parsed = parse_incremental(text, None, None)
+    return ast.Script(stmts), diags
 
 
 @dataclass(frozen=True)
@@ -107,25 +70,18 @@ def walk_names(e, bound: frozenset = frozenset()) -> Iterator[ast.Name]:
 class Analysis:
     """A parsed and checked document version. Cheap indexes are built on first use."""
 
-    def __init__(self, text: str, version: Optional[int] = None, cache: Optional[ParseCache] = None,
-                 previous: Optional["Analysis"] = None):
+    def __init__(self, text: str, version: Optional[int] = None, previous: Optional["Analysis"] = None):
         """`previous`: the analysis of the document's previous version, whose per-statement results
-        are reused for what the edit left alone (`incremental.py`); `cache`: a shared cache of parsed
-        statements, for analyses without a previous version."""
+        are reused for what the edit left alone (`incremental.py`, `recheck.py`)."""
         self.version = version
         self.text = normalize(text)
         self.lines = self.text.split("\n")
-        self._parsed = self._memo = None
+        prior = previous if previous is not None and previous._parsed is not None else None
         with paused_gc():
-            if cache is not None and previous is None:
-                self.script, syntax = parse_document(self.text, cache)
-                self.program, types = check(self.script)
-            else:
-                prior = previous if previous is not None and previous._parsed is not None else None
-                stmts, syntax, self._parsed = parse_incremental(
-                    self.text, prior._parsed if prior else None, prior.text if prior else None)
-                self.script = ast.Script(stmts)
-                self.program, types, self._memo = check_incremental(stmts, prior._memo if prior else None)
+            stmts, syntax, self._parsed = parse_incremental(
+                self.text, prior._parsed if prior else None, prior.text if prior else None)
+            self.script = ast.Script(stmts)
+            self.program, types, self._memo = check_incremental(stmts, prior._memo if prior else None)
         self.diagnostics: list[Diagnostic] = syntax + types
 
     @property

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from dragon_dsl.diagnostics import Diagnostic, Related, Span
-from dragon_dsl.syntax import ast
 from dragon_dsl.syntax.fastparse import fast_parse
 from dragon_dsl.syntax.parser import logical_lines, parse
 

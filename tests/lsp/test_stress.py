@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from lsprotocol import types as lsp
 
 from dragon_lsp import convert
-from dragon_lsp.analysis import Analysis, ParseCache
+from dragon_lsp.analysis import Analysis
 from dragon_lsp.documents import Document
 from dragon_lsp.features import actions, completion, formatting, hover, inlay, navigation, signature, symbols, tokens
 from tests.lsp.conftest import make_client, start
@@ -75,7 +75,6 @@ class _Heap:
 
 
 HEAP = _Heap()
-CACHE = ParseCache(size=2048)
 COUNT = {"edits": 0, "examples": 0}
 
 
@@ -85,9 +84,10 @@ def test_random_edits_in_process(edit_list, where):
     if COUNT["examples"] == 0:
         tracemalloc.start()
     doc = Document("file:///s.dragon", BASE, 1)
+    an = None
     for i, e in enumerate(edit_list):
         doc.apply([_change(e)], i + 2, convert.UTF16)
-        an = Analysis(doc.text, doc.version, CACHE)
+        an = Analysis(doc.text, doc.version, previous=an)  # the server's incremental path
         COUNT["edits"] += 1
         line, char = where[i % len(where)]
         _all_features(an, *convert.from_position(an.lines, lsp.Position(line, char), convert.UTF16))

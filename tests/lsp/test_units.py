@@ -15,7 +15,7 @@ from dragon_dsl import parse
 from dragon_dsl.check import check
 from dragon_dsl.diagnostics import Span
 from dragon_lsp import convert
-from dragon_lsp.analysis import Analysis, ParseCache, parse_document
+from dragon_lsp.analysis import Analysis, parse_document
 from dragon_lsp.commands import Request
 from dragon_lsp.config import Settings, SettingsError, initialization_settings, merge
 from dragon_lsp.documents import Document
@@ -47,13 +47,12 @@ def _mutate(text: str, rng: random.Random) -> str:
 def test_incremental_parse_equals_the_core():
     """The statement-at-a-time path gives the core's diagnostics and the same checked program."""
     rng = random.Random(8)
-    cache = ParseCache()
     texts = [SCRIPT] + _real_scripts()
     n = 0
     for base in texts:
         for _ in range(25):
             text = _mutate(base, rng).replace("\r\n", "\n").replace("\r", "\n")
-            mine, my_diags = parse_document(text, cache)
+            mine, my_diags = parse_document(text)
             core, core_diags = parse(text)
             if "\\\n" in text and core_diags != my_diags:
                 continue  # the core's own recovery cuts statements without `\\` continuations too
@@ -142,15 +141,15 @@ def test_command_arguments():
 
 
 def test_analysis_reuses_statements_across_versions():
-    cache = ParseCache(size=64)
     broken = SCRIPT.replace("vectorize(l11)", "vectorize(l11")
-    Analysis(broken, 1, cache)
-    before = len(cache.entries)
-    Analysis(broken.replace("decision=[8, 8]", "decision=[4, 16]"), 2, cache)
-    assert len(cache.entries) == before + 1  # only the edited statement was parsed again
-    for i in range(200):
-        Analysis(broken + f"\nx{i} = y(", i, cache)
-    assert len(cache.entries) <= 64
+    first = Analysis(broken, 1)
+    second = Analysis(broken.replace("decision=[8, 8]", "decision=[4, 16]"), 2, previous=first)
+    fresh = [s for s in second.statements if not any(s is t for t in first.statements)]
+    assert len(fresh) == 1 and fresh[0].span.line == SCRIPT[:SCRIPT.index("decision=[8, 8]")].count("\n") + 1
+    an = second
+    for i in range(50):  # what a version keeps of the previous ones is bounded by the document
+        an = Analysis(broken + f"\nx{i} = y(", i, previous=an)
+    assert len(an._memo.statements) + len(an._memo.segments) <= 3 * len(an.statements) + 1024
 
 
 def test_the_server_never_evaluates_text_and_imports_no_tvm():
