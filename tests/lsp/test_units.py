@@ -167,3 +167,17 @@ def test_the_server_never_evaluates_text_and_imports_no_tvm():
     code = ("import sys, dragon_lsp.server, dragon_lsp.session, dragon_lsp.features.completion; "
             "sys.exit(1 if 'tvm' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_the_cursor_context_lexes_with_the_languages_rules():
+    from dragon_dsl.syntax import lexical
+    from dragon_lsp.features.context import LEX
+
+    def kinds(text):
+        return [(m.lastgroup, m.group()) for m in LEX.finditer(text) if m.lastgroup != "WS"]
+
+    assert ("NUM", "007") not in kinds("f(007)")  # `007` is no integer (lexical.INT)
+    assert ("NUM", "1.5e3") in kinds("f(1.5e3, 7)") and ("NUM", "7") in kinds("f(1.5e3, 7)")
+    assert kinds('x = "ab') == [("NAME", "x"), ("OP", "="), ("STR", '"ab')]  # a string being typed
+    for word in ("b0", "_x1", "None"):
+        assert kinds(word) == [("NAME", word)] and lexical.is_name(word)
