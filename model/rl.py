@@ -166,17 +166,17 @@ def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("corpus", help="corpus folder (its train split's workloads are the prompts)")
     p.add_argument("--model", required=True, help="the SFT model folder to start from")
-    p.add_argument("-o", "--output", required=True)
-    p.add_argument("--target", default="llvm")
-    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("-o", "--output", required=True, help="folder for the trained model")
+    p.add_argument("--target", default="llvm", help="target the rewards are measured on: llvm (default), cuda, a tag or JSON")
+    p.add_argument("--steps", type=int, default=50, help="GRPO steps (default 50)")
     p.add_argument("--generations", type=int, default=4, help="completions per prompt (GRPO group size)")
     p.add_argument("--max-completion-length", type=int, default=1024)
-    p.add_argument("--lr", type=float, default=1e-5)
+    p.add_argument("--lr", type=float, default=1e-5, help="learning rate (default 1e-5)")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient")
     p.add_argument("--level", choices=("verify", "time"), default="time",
                    help="time: latency reward after verification; verify: correctness only (toy runs)")
     p.add_argument("--limit", type=int, default=0, help="use only the first N workloads")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of sampling and prompt order (default 0)")
 
 
 def run(args) -> int:

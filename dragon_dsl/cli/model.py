@@ -43,7 +43,7 @@ def add_commands(sub) -> None:
         p.add_argument("--no-model", action="store_true", help="skip the model: search only")
         p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
         p.add_argument("-o", "--output", help="write the script there")
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=int, default=0, help="sampling seed: the same seed gives the same candidates (default 0)")
         p.set_defaults(func=cmd_suggest)
     train = sub.add_parser("train", help="train the schedule model (sft, then rl)")
     stages = train.add_subparsers(dest="stage", required=True)
