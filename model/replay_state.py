@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from dragon_dsl.table import INST
+from dragon_dsl.table.trace_json import trace_row
 from dragon_dsl.tvm import inspect
 from dragon_dsl.tvm.blocks import block_names
 
@@ -59,23 +61,24 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
     insts = list(sch.trace.insts)  # read before any query below appends to it
     named: list[tuple[str, object]] = []
     for js, inst in zip(trace[0], insts):
-        if js[0] == "EnterPostproc":
+        row = trace_row(js)  # the instruction as the table reads it: no JSON positions here
+        if row.entry is INST.enter_postproc:
             env.postproc = True
-        elif js[0] == "SamplePerfectTile" and js[1]:
-            env.tiles[js[1][0]] = list(js[3])  # the loop it tiles -> its values (split takes them)
-        elif js[0] == "SampleCategorical":
-            env.categoricals.extend(js[3])
-        elif js[0] == "Split" and any(f is None or f == "None" or type(f) is int for f in js[1][1:]):
-            env.split_loops.update(js[3])  # a constant split's loops (grammar: not split by constants again)
-        for name, rv in zip(js[3], inst.outputs):
-            if js[0] == "SampleComputeLocation":
+        elif row.entry is INST.sample_perfect_tile and row.arg("loop") is not None:
+            env.tiles[row.arg("loop")] = list(row.outputs)  # the loop it tiles -> its values (split takes them)
+        elif row.entry is INST.sample_categorical:
+            env.categoricals.extend(row.outputs)
+        elif row.entry is INST.split and any(f is None or f == "None" or type(f) is int for f in row.arg("factors", [])):
+            env.split_loops.update(row.outputs)  # a constant split's loops (grammar: not split by constants again)
+        for name, rv in zip(row.outputs, inst.outputs):
+            if row.entry is INST.sample_compute_location:
                 # a sampled location may be the root or "inline" marker, which `get` cannot show and
                 # no instruction but compute_at / reverse_compute_at may take (TVM segfaults on
                 # `annotate(root_marker, ...)`): it is a location, not a loop
                 env.locations.append(name)
                 continue
             named.append((name, rv))
-    env.counter = sum(len(js[3]) for js in trace[0])
+    env.counter = sum(len(trace_row(js).outputs) for js in trace[0])
     for name, rv in named:
         kind = name[:1]
         if kind == "v":
