@@ -125,6 +125,8 @@ class Decoder:
                 if x == "None":
                     out.append(None)
                 elif _is_int(x):
+                    if x < 1:  # as the checker holds it
+                        raise _Reject("DRG207", f"'{p.name}': a factor must be positive, got {x}")
                     out.append(x)
                 else:
                     out.append(self.ref(x, ("value",)))
