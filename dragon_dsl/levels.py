@@ -23,6 +23,7 @@ from dragon_dsl.check import Program, check
 from dragon_dsl.diagnostics import Diagnostic, Severity, Span
 from dragon_dsl.syntax import ast
 from dragon_dsl.syntax.parser import parse
+from dragon_dsl.target_names import target_problem
 
 #: the one check-level ladder
 LEVELS = ("syntax", "types", "replay", "build", "verify", "time")
@@ -139,6 +140,11 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     tgt = target if target is not None else program.target
     if tgt is None:
         tgt = "llvm"
+    report.level_reached = "build"
+    problem = target_problem(tgt)  # a header target was checked at types; an override is checked here
+    if problem is not None:
+        report.diagnostics.append(dg.make("DRG207", target_span(script, program), problem))
+        return report
     engine = engine_for(tgt)
     measured = engine.measure(wl, [result.trace], level=level, seeds=seeds)[0]
     report.level_reached = level if measured.status == "ok" else measured.level
