@@ -151,6 +151,11 @@ def _outputs(env: Env, kind: str, count: int) -> str:
     return lit(", ".join(names) + " = ") + " "
 
 
+#: parameter types whose grammar is one rule of STATIC_RULES, whatever the state
+_FIXED_RULES = {"int": "int", "float": "number", "bool": "bool", "str": "string", "buffer": "buffer",
+                "index_map": "index_map", "index_map?": '(index_map | "None")'}
+
+
 def type_rule(env: Env, typ: str) -> Optional[str]:
     """The grammar of one parameter type in this state, or None when nothing can fill it."""
     if typ.startswith("list[") and typ.endswith("]"):
@@ -167,31 +172,17 @@ def type_rule(env: Env, typ: str) -> Optional[str]:
         return _names(env, typ)
     if typ == "location":  # a live loop or a sampled location
         return _alts([r for r in (_names(env, "loop"), _names(env, "location")) if r])
-    if typ == "int":
-        return "int"
-    if typ == "float":
-        return "number"
-    if typ == "bool":
-        return "bool"
-    if typ == "str":
-        return "string"
+    if typ in _FIXED_RULES:
+        return _FIXED_RULES[typ]
     if typ == "scope":
         scopes = table.STORAGE_SCOPES if env.gpu else CPU_SCOPES
         return _alts(lit(json.dumps(s)) for s in scopes)
-    if typ == "thread":
-        return _alts(lit(json.dumps(s)) for s in table.THREAD_AXES) if env.gpu else None
-    if typ == "dtype":
-        return _alts(lit(json.dumps(s)) for s in table.DTYPES)
-    if typ == "buffer_kind":
-        return _alts(lit(json.dumps(s)) for s in table.BUFFER_KINDS)
+    if typ == "thread" and not env.gpu:  # CPU schedules bind no threads
+        return None
+    if typ in table.DOMAINS:  # thread axes, dtypes, buffer kinds: the table's strings
+        return _alts(lit(json.dumps(s)) for s in table.DOMAINS[typ])
     if typ == "factor":
         return _alts([x for x in (_names(env, "value"), "uint", '"None"') if x])
-    if typ == "buffer":
-        return "buffer"
-    if typ == "index_map":
-        return "index_map"
-    if typ == "index_map?":
-        return '(index_map | "None")'
     if typ == "any":
         value = _categorical_names(env)
         scalar = "number | string | bool | \"None\"" + (f" | {value}" if value else "")

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+#: reward by the highest level of the check ladder (dragon_dsl.levels.LEVELS) a completion passed
 STAGE_REWARD = {"none": 0.0, "syntax": 0.1, "types": 0.2, "replay": 0.4, "build": 0.6}
 
 
@@ -46,22 +47,13 @@ class EngineReward:
         self.history: list = []
 
     def stage_of(self, text: str, workload_text: str):
-        """(stage reached before the engine, trace or None)."""
-        from dragon_dsl import check_text
-        from dragon_dsl.diagnostics import Severity
-        from dragon_dsl.syntax.parser import parse
-        from dragon_dsl.tvm.replay import replay
+        """(the highest level of the check ladder the script passed before the engine, or "none";
+        the replayed trace or None). A type error has passed "syntax"; a script that replays has
+        passed "replay" and goes to the engine."""
+        from dragon_dsl.levels import check_text_at_level
 
-        _script, diags = parse(text)
-        if any(d.severity is Severity.ERROR for d in diags):
-            return "none", None
-        program, diags = check_text(text)
-        if any(d.severity is Severity.ERROR for d in diags):
-            return "syntax", None
-        result = replay(program, workload_text)
-        if not result.ok:
-            return "types", None
-        return "replay", result.trace
+        report = check_text_at_level(text, level="replay", workload=workload_text)
+        return (report.passed or "none"), report.trace
 
     def __call__(self, prompts, completions, workload_text=None, **kwargs) -> list[float]:
         from dragon_model.tokenizer import EOS

@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
-from dragon_dsl.corpus.search_run import RunConfigError, read_records
+from dragon_dsl.corpus.search_run import RunConfigError, read_folder_json, read_records
 from dragon_dsl.files import write_json
 
 SPLITS = ("train", "valid", "test_family", "test_shape")
@@ -412,10 +412,7 @@ def load_corpus(corpus_dir) -> tuple:
     import datasets
 
     folder = Path(corpus_dir)
-    path = folder / "manifest.json"
-    if not path.is_file():
-        raise RunConfigError(f"{folder}: not a corpus (no manifest.json)")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest = read_folder_json(folder, "manifest.json", "a corpus")
     datasets.disable_progress_bars()
     splits = {}
     for split, rel in manifest["splits"].items():

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 from dragon_dsl.corpus.families import ALL_FAMILIES, FAMILIES
+from dragon_dsl.corpus.manifest import read_manifest
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,8 @@ def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float |
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / "manifest.jsonl"
-    hashes = set()
-    if manifest.exists():  # resuming: keep what is there
-        for line in manifest.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                hashes.add(json.loads(line)["hash"])
+    # resuming: keep what is there
+    hashes = {row["hash"] for row in read_manifest(out, fields=("name", "hash"), missing_ok=True, check_files=False)}
     rows = []
     with manifest.open("a", encoding="utf-8") as f:
         for spec in specs:

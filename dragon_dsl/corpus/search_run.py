@@ -107,32 +107,15 @@ def parse_shard(text: str) -> tuple:
 
 # --- workloads ----------------------------------------------------------------------------------
 def read_manifest(workloads_dir) -> list:
-    """The manifest rows of a workload folder (name, family, params, hash), checked."""
-    folder = Path(workloads_dir)
-    manifest = folder / "manifest.jsonl"
-    if not manifest.is_file():
-        raise RunConfigError(f"{folder}: no manifest.jsonl (make one with `dragon workloads -o {folder}`)")
-    rows, seen = [], set()
-    for n, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RunConfigError(f"{manifest}:{n}: not JSON: {exc.msg}") from None
-        missing = [k for k in ("name", "family", "params", "hash") if k not in row]
-        if missing:
-            raise RunConfigError(f"{manifest}:{n}: missing {', '.join(missing)}")
-        name = str(row["name"])
-        if not name or "/" in name or name.startswith("."):
-            raise RunConfigError(f"{manifest}:{n}: bad workload name {name!r}")
-        if name in seen:
-            raise RunConfigError(f"{manifest}:{n}: workload {name!r} listed twice")
-        if not (folder / f"{name}.tvmscript").is_file():
-            raise RunConfigError(f"{manifest}:{n}: {name}.tvmscript is missing")
-        seen.add(name)
-        rows.append(row)
-    return rows
+    """The manifest rows of a workload folder (name, family, params, hash), checked
+    (`dragon_dsl.corpus.manifest`); a problem is a RunConfigError."""
+    from dragon_dsl.corpus.manifest import ManifestError
+    from dragon_dsl.corpus.manifest import read_manifest as read_rows
+
+    try:
+        return read_rows(workloads_dir)
+    except ManifestError as exc:
+        raise RunConfigError(str(exc)) from None
 
 
 def _tvm_version() -> str:
@@ -394,16 +377,20 @@ def measure_baselines(engine, workload) -> dict:
     return baselines_of(zip(kinds, engine.run([], baselines=[(workload, k) for k in kinds])))
 
 
+def read_folder_json(folder, name: str, what: str) -> dict:
+    """The JSON file `name` that makes `folder` a `what` (a search run's run.json, a corpus's
+    manifest.json); a RunConfigError when it is not there."""
+    path = Path(folder) / name
+    if not path.is_file():
+        raise RunConfigError(f"{folder}: not {what} (no {name})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def read_records(run_dir) -> tuple:
     """(run.json, records sorted by workload name) of a run folder."""
-    folder = Path(run_dir)
-    meta = folder / "run.json"
-    if not meta.is_file():
-        raise RunConfigError(f"{folder}: not a search run (no run.json)")
-    run = json.loads(meta.read_text(encoding="utf-8"))
-    records = []
-    for path in sorted((folder / "records").glob("*.json")):
-        records.append(json.loads(path.read_text(encoding="utf-8")))
+    run = read_folder_json(run_dir, "run.json", "a search run")
+    records = [json.loads(path.read_text(encoding="utf-8"))
+               for path in sorted((Path(run_dir) / "records").glob("*.json"))]
     return run, records
 
 

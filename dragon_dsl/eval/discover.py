@@ -12,7 +12,6 @@ one of the folder's workloads, are reported and left out.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,19 +41,15 @@ def family_from_name(stem: str) -> str:
 
 
 def _manifest(folder: Path) -> dict:
-    path = folder / "manifest.jsonl"
-    if not path.exists():
-        return {}
-    rows = {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            rows[str(row["name"])] = row
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise EvalInputError(f"{path}:{lineno}: not a manifest row (JSON with a 'name')") from None
-    return rows
+    """{name: row} of the folder's manifest (`dragon_dsl.corpus.manifest`); none is fine: families
+    then come from the file names."""
+    from dragon_dsl.corpus.manifest import ManifestError, read_manifest
+
+    try:
+        rows = read_manifest(folder, fields=("name",), missing_ok=True, check_files=False)
+    except ManifestError as exc:
+        raise EvalInputError(str(exc)) from None
+    return {str(row["name"]): row for row in rows}
 
 
 _HEADER = re.compile(r'^\s*workload\s+"([^"]+)"', re.M)

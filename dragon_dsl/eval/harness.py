@@ -346,7 +346,7 @@ def generate(settings: Settings, progress: Callable[[str, int], None] = lambda l
     ctx = m.Context(None, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), k=settings.k,
                     model_path=settings.model_path, target=resolve_target(settings.target),
                     generation_version=settings.generation_version)
-    current = m._generation_version()
+    current = m.generation_version()
     if settings.generation_version not in (None, current):
         raise ValueError(f"--generation-version {settings.generation_version}: this code writes decoder version "
                          f"{current} only (--generation-version measures stored answers)")

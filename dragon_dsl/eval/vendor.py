@@ -24,6 +24,7 @@ median per call. On CPU devices (tests) wall-clock time replaces the events.
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -226,3 +227,47 @@ def _run_ms(call: Callable, number: int, cuda: bool) -> float:
     for _ in range(number):
         call()
     return 1e3 * (time.perf_counter() - t0)
+
+
+# --- the evaluation's vendor method -----------------------------------------------------------
+def method(ctx, entry) -> dict:
+    """The evaluation's vendor row of one workload: timed once per repeat count and kept in
+    OUT_DIR/cache/vendor.json (shared by the shards), under the GPU's lock."""
+    from dragon_dsl.eval.candidates import new_row
+    from dragon_dsl.eval.store import update_json
+
+    if not ctx.engine.target.is_gpu:
+        return new_row(entry, "construction", "vendor", "not_applicable", "PyTorch's vendor libraries run on CUDA only")
+    if ctx.engine.device.is_remote:
+        return new_row(entry, "construction", "vendor", "not_applicable", "PyTorch runs on this machine's GPU only")
+    if not torch_available():
+        return new_row(entry, "construction", "vendor", "not_available", "PyTorch is not installed")
+    import torch
+
+    if not torch.cuda.is_available():
+        return new_row(entry, "construction", "vendor", "not_available", "PyTorch has no CUDA device here")
+    key = f"{ctx.whash(entry.path)}|vendor|{ctx.repeat}"
+    store = ctx.out_dir / "cache" / "vendor.json"
+    stored = json.loads(store.read_text()) if store.exists() else {}
+    if key not in stored:
+        from dragon_dsl.engine.devices import gpu_lock
+
+        ref = ctx.engine.reference(str(entry.path), seeds=ctx.seeds)   # big ones are not in the cache
+        with gpu_lock(0):   # the GPU PyTorch uses here; other engines' runs wait
+            t0 = time.perf_counter()
+            res = run(ref, entry.family, entry.params, "cuda", repeat=ctx.repeat)
+        stored[key] = {"status": res.status, "op": res.op, "latency_us": res.latency_us, "message": res.message,
+                       "max_abs_err": res.max_abs_err, "wall_s": time.perf_counter() - t0,
+                       "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}
+        stored = update_json(store, {key: stored[key]})
+        cached = False
+    else:
+        cached = True
+    rec = stored[key]
+    if rec["status"] == "not_applicable":
+        return new_row(entry, "construction", "vendor", "not_applicable", rec["message"])
+    row = new_row(entry, "construction", "vendor", op=rec["op"])
+    row["candidates"] = [{"status": rec["status"], "latency_us": rec["latency_us"], "cached": cached,
+                          "message": rec["message"], "max_abs_err": rec["max_abs_err"], "level": "time"}]
+    row["time_s"] = rec["wall_s"] if rec["status"] == "ok" else None
+    return row

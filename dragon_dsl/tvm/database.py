@@ -44,6 +44,22 @@ def _json_lines(path: Path) -> list:
     return out
 
 
+def _mean_us(run_secs) -> tuple:
+    """(mean latency in us or None, failed) of a record's run seconds: None when unmeasured or when
+    MetaSchedule marked a build or run failure."""
+    secs = [float(s) for s in (run_secs or []) if s is not None]
+    failed = any(s >= FAILED_RUN_S for s in secs)
+    return (sum(secs) / len(secs) * 1e6 if secs and not failed else None), failed
+
+
+def record_latencies(folder_or_records: str | Path) -> list[tuple[list, float | None]]:
+    """(trace JSON as on disk, mean latency in us or None) of every tuning record of a JSONDatabase,
+    in file order, read as plain JSON: no TVM (the evaluation picks its best valid record so)."""
+    p = Path(folder_or_records)
+    path = p / "database_tuning_record.json" if p.is_dir() else p
+    return [(body[0], _mean_us(body[1])[0]) for _widx, body in _json_lines(path)]
+
+
 def read_database(folder_or_records: str | Path, workload_file: str | Path | None = None) -> list[TunedRecord]:
     """Records of a MetaSchedule JSONDatabase, best first within each workload.
 
@@ -76,9 +92,7 @@ def read_database(folder_or_records: str | Path, workload_file: str | Path | Non
         mod = modules.get(whash)
         if mod is None:  # fall back: the only workload of a single-workload database
             mod = next(iter(modules.values()))
-        secs = [float(s) for s in (run_secs or []) if s is not None]
-        failed = any(s >= FAILED_RUN_S for s in secs)   # MetaSchedule's mark of a build or run failure
-        mean = sum(secs) / len(secs) * 1e6 if secs and not failed else None
+        mean, failed = _mean_us(run_secs)
         out.append(TunedRecord(f"workload_{whash[-8:]}", mod, trace, target, mean, failed))
     out.sort(key=lambda r: (r.workload_key, r.mean_latency_us if r.mean_latency_us is not None else float("inf")))
     return out

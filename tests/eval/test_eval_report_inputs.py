@@ -43,12 +43,12 @@ def test_generate_only_cannot_write_another_decoder_version(tmp_path, capsys):
     import shutil
     from pathlib import Path
 
-    from dragon_dsl.eval.methods import _generation_version
+    from dragon_dsl.eval.methods import generation_version
 
     root = Path(__file__).resolve().parents[2]
     shutil.copy(root / "tests/data/workloads/matmul_64.tvmscript", tmp_path)
     out = tmp_path / "out"
-    older = str(_generation_version() - 1)
+    older = str(generation_version() - 1)
     assert main(["eval", "--workloads", str(tmp_path), "--target", "llvm", "--out", str(out), "--methods", "model",
                  "--generate-only", "--generation-version", older]) == 2
     assert f"--generation-version {older}: this code writes decoder version" in capsys.readouterr().err

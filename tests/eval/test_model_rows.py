@@ -46,13 +46,13 @@ def test_answers_of_another_decoder_version(ctx_entry, monkeypatch):
     calls = []
     monkeypatch.setattr(dragon_model, "suggest", lambda **kw: calls.append(kw) or ["script"])
     ctx, entry = ctx_entry
-    current = m._generation_version()
+    current = m.generation_version()
     ctx.generation_version = current - 1
     row = m.model(ctx, entry, 1)
     assert row["status"] == "not_available" and f"no answers of decoder version {current - 1}" in row["reason"]
     assert calls == [] and not list((ctx.out_dir / "model").glob("*.json"))
     # stored answers of that version (as a run of the older code wrote them) are found under their key
-    path = m._suggestions_path(ctx, entry, 1, "construction", None)
+    path = m.suggestions_path(ctx, entry, 1, "construction", None)
     path.parent.mkdir(parents=True)
     path.write_text('{"scripts": ["not a script"], "generation_s": 1.5, "host": null}')
     row = m.model(ctx, entry, 1)
@@ -60,4 +60,4 @@ def test_answers_of_another_decoder_version(ctx_entry, monkeypatch):
     assert row["candidates"][0]["status"] == "parse_error"
     # and this code's own version generates as usual, under another key
     ctx.generation_version = None
-    assert m._suggestions_path(ctx, entry, 1, "construction", None) != path
+    assert m.suggestions_path(ctx, entry, 1, "construction", None) != path

@@ -1,0 +1,141 @@
+"""The model's method: its answers (`dragon_model.suggest`) generated once per task and kept
+under OUT_DIR/model (a rerun reuses them, and so does a run on another machine given that
+folder: `dragon eval --generate-only` writes them where there is no GPU), then measured like
+every other method's candidates. The model package is an optional part of the installation;
+without it (or without its decoder's dependencies) the rows are "not available".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+from dragon_dsl.eval.candidates import Context, digest, measure_scripts, new_row
+from dragon_dsl.eval.host import host
+from dragon_dsl.files import write_json
+
+
+def model_suggest():
+    """`dragon_model.suggest`, or (None, why not): the model is an optional part (`pip install
+    little-dragon[model]`)."""
+    try:
+        import dragon_model
+    except ImportError as exc:
+        return None, f"the model is not installed: {exc}"
+    return dragon_model.suggest, ""
+
+
+def model(ctx: Context, entry, n: int, task: str = "construction", script: Optional[str] = None,
+          existing_latency_us: Optional[float] = None) -> dict:
+    """The model's answer(s): n=1 is its first answer, n=k its best of k."""
+    name = "model-first" if n == 1 else f"model-best-of-{n}"
+    suggest, why = model_suggest()
+    extra = {"k": n}
+    if task == "improvement":
+        extra["existing_latency_us"] = existing_latency_us
+    if suggest is None:
+        return new_row(entry, task, name, "not_available", why, **extra)
+    try:
+        texts, gen_s, gen_host = _suggestions(ctx, entry, suggest, n, task, script)
+    except FileNotFoundError as exc:   # no trained weights for this target
+        return new_row(entry, task, name, "not_available", f"no model: {exc}", **extra)
+    except OtherVersion as exc:        # --generation-version: answers of another decoder, not written yet
+        return new_row(entry, task, name, "not_available", str(exc), **extra)
+    except ImportError as exc:   # e.g. no xgrammar on a GPU machine that only measures: not the model's failure
+        return new_row(entry, task, name, "not_available",
+                       f"the model cannot generate here ({exc}); generate with --generate-only elsewhere", **extra)
+    except Exception as exc:  # the model's own failure on this task: an unsolved task, with the reason
+        return new_row(entry, task, name, reason=f"suggest() raised {type(exc).__name__}: {str(exc)[:200]}", **extra)
+    row = new_row(entry, task, name, **extra)
+    row["candidates"], row["time_s"] = measure_scripts(
+        ctx, entry, texts, f"{ctx.whash(entry.path)}|{name}|{task}|{digest(texts)}", extra_s=gen_s)
+    row["generation_s"] = gen_s
+    row["generated_on"] = gen_host
+    return row
+
+
+def generate(ctx: Context, entry, n: int, task: str = "construction", script: Optional[str] = None) -> dict:
+    """Only the model's scripts for a task, into OUT_DIR/model (`dragon eval --generate-only`): the
+    generation needs no GPU, so a CPU machine can write them and the GPU run measures them."""
+    suggest, why = model_suggest()
+    if suggest is None:
+        raise ValueError(f"the model is not available: {why}")
+    path = suggestions_path(ctx, entry, n, task, script)
+    cached = path.exists()
+    texts, gen_s, _host = _suggestions(ctx, entry, suggest, n, task, script)
+    return {"workload": entry.name, "task": task, "n": n, "scripts": len(texts), "generation_s": gen_s,
+            "cached": cached, "file": str(path)}
+
+
+def _suggestions_key(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> str:
+    key = [ctx.whash(entry.path), task, n, ctx.model_path, script, ctx.target.key, _weights(ctx)]
+    version = ctx.generation_version if ctx.generation_version is not None else generation_version()
+    return json.dumps(key + [version] if version is not None else key)
+
+
+class OtherVersion(LookupError):
+    """No stored answers of the decoder version asked for, which this code cannot write."""
+
+
+def _check_version(ctx: Context) -> None:
+    """Raise OtherVersion when `ctx.generation_version` names a decoder other than this code's."""
+    current = generation_version()
+    if ctx.generation_version is not None and ctx.generation_version != current:
+        raise OtherVersion(f"no answers of decoder version {ctx.generation_version} in {ctx.out_dir / 'model'}; "
+                           f"this code writes version {current}")
+
+
+def generation_version() -> Optional[int]:
+    """dragon_model's GENERATION_VERSION: the same weights decoded differently write other scripts."""
+    try:
+        from dragon_model.api import GENERATION_VERSION
+    except ImportError:
+        return None
+    return GENERATION_VERSION
+
+
+def _weights(ctx: Context) -> Optional[str]:
+    """The digest of the model's weights (a retrained model never reuses another's scripts)."""
+    if "weights" not in ctx.hashes:
+        digest = None
+        try:
+            from dragon_model.api import default_model_path
+
+            folder = Path(ctx.model_path) if ctx.model_path else default_model_path(ctx.target.spec)
+        except ImportError:
+            folder = None
+        files = sorted(Path(folder).glob("*.safetensors")) if folder else []
+        if files:
+            h = hashlib.sha256()
+            for f in files:
+                h.update(f.read_bytes())
+            digest = h.hexdigest()[:16]
+        ctx.hashes["weights"] = digest
+    return ctx.hashes["weights"]
+
+
+def suggestions_path(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> Path:
+    digest = hashlib.sha256(_suggestions_key(ctx, entry, n, task, script).encode()).hexdigest()[:12]
+    return ctx.out_dir / "model" / f"{entry.name}-{task}-n{n}-{digest}.json"
+
+
+def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Optional[str]) -> tuple:
+    """(scripts, generation seconds, the host that generated them) for a task, generated once and kept
+    under OUT_DIR/model (a rerun reuses them, and so does a run on another machine given that folder)."""
+    path = suggestions_path(ctx, entry, n, task, script)
+    if path.exists():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data["scripts"], data["generation_s"], data.get("host")
+    _check_version(ctx)
+    t0 = time.perf_counter()
+    texts = list(suggest(workload=str(entry.path), target=ctx.target.spec, script=script, n=n,
+                         model_path=ctx.model_path))
+    gen_s = time.perf_counter() - t0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"scripts": texts, "generation_s": gen_s, "key": json.loads(_suggestions_key(ctx, entry, n, task, script)),
+            "host": host()}
+    write_json(path, data)   # whole or absent: a killed generation is done again
+    return texts, gen_s, data["host"]
