@@ -92,6 +92,14 @@ def test_a_bad_workload_in_a_replay_check_names_the_workload_file_and_line(scrip
     assert f"DRG602: {bad}:1:1: cannot parse workload: " in out
 
 
+def test_explain_names_a_bad_workload_with_its_line(script, tmp_path):
+    bad = tmp_path / "bad.tvmscript"
+    bad.write_text("x = 1\nimport numpy\n")
+    r = run("explain", script, "--workload", bad)
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"{bad}:1:1: error: cannot parse workload: ") and "x = 1" in r.stderr, r.stderr
+
+
 # --- an unknown target, at every level -----------------------------------------------------------
 @pytest.mark.parametrize("level", ["types", "replay", "build"])
 def test_an_unknown_target_flag_is_a_usage_error_at_every_level(script, level, capsys):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dragon_dsl import DragonError, check_text
 from dragon_dsl.cli.check import parse_target
 from dragon_dsl.cli.files import read_source
+from dragon_dsl.cli.output import print_workload_error
 from dragon_dsl.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.diagnostics import Severity
@@ -49,7 +50,7 @@ def cmd_explain(args, out, err) -> int:
         print_diagnostics(err, exc.diagnostics, text, args.script)
         return 1
     except WorkloadError as exc:
-        err.print(f"{args.script}: error: {exc}", markup=False)
+        print_workload_error(err, exc)
         return 1
     path = args.script if args.in_place else args.output
     if path:

@@ -27,6 +27,7 @@ from rich.console import Console
 from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
 from dragon_dsl.cli.check import parse_target
 from dragon_dsl.cli.files import FileProblem, json_position, read_source
+from dragon_dsl.cli.output import print_workload_error
 from dragon_dsl.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.diagnostics import Severity, Span
@@ -252,19 +253,11 @@ def cmd_workload(args, out: Console, err: Console) -> int:
     try:
         mod = make_workload(args.spec)
     except WorkloadError as exc:
-        _workload_error(err, exc)
+        print_workload_error(err, exc)
         return 2
     text = mod.script()
     _emit(out, text, args.output)
     return 0
-
-
-def _workload_error(err: Console, exc) -> None:
-    """`FILE:LINE:COL: error: MESSAGE`, then the offending line with a caret when TVM said where."""
-    where = f"{exc.path}:{exc.line}:{exc.column or 1}" if exc.path and exc.line else exc.path
-    err.print(f"{where}: error: {exc.reason}" if where else f"error: {exc}", markup=False, highlight=False)
-    if exc.snippet():
-        err.print(exc.snippet(), markup=False, highlight=False)
 
 
 def cmd_workloads(args, out: Console, err: Console) -> int:

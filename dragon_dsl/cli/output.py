@@ -1,4 +1,5 @@
-"""Findings in the three output formats of dragon-check: text, JSON and SARIF 2.1.0."""
+"""Findings in the three output formats of dragon-check (text, JSON and SARIF 2.1.0), and a workload's
+load error for the terminal."""
 
 from __future__ import annotations
 
@@ -70,3 +71,12 @@ def to_text(report, source: str) -> list[tuple[str, str, Severity]]:
         head, _, body = render_diagnostic(d, source, report.path).partition("\n")
         out.append((head, body, d.severity))
     return out
+
+
+def print_workload_error(err, exc) -> None:
+    """A workload that cannot be loaded (`dragon_dsl.tvm.workload.WorkloadError`): `FILE:LINE:COL: error:
+    MESSAGE`, then the offending line with a caret when TVM's parser said where."""
+    where = f"{exc.path}:{exc.line}:{exc.column or 1}" if exc.path and exc.line else exc.path
+    err.print(f"{where}: error: {exc.reason}" if where else f"error: {exc}", markup=False, highlight=False)
+    if exc.snippet():
+        err.print(exc.snippet(), markup=False, highlight=False)
