@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Optional
 
+from dragon_dsl.tvm.blocks import nodes, sblocks, type_key
+
 
 @dataclass(frozen=True)
 class Arg:
@@ -42,11 +44,6 @@ class Arg:
         return cls(data["name"], tuple(data["shape"]), data["dtype"], data["role"], data.get("index_bound"))
 
 
-def _key(node) -> str:
-    info = getattr(type(node), "__tvm_ffi_type_info__", None)
-    return info.type_key if info is not None else ""
-
-
 def _param_of(var, params):
     for p in params:
         if p.same_as(var):
@@ -56,8 +53,6 @@ def _param_of(var, params):
 
 def signature(func) -> list:
     """The arguments of a PrimFunc, in order, with their roles (see the module docstring)."""
-    import tvm_ffi
-
     params = list(func.params)
     shapes = {}
     for p in params:
@@ -69,9 +64,7 @@ def signature(func) -> list:
         except (TypeError, ValueError):
             raise ValueError(f"argument {p.name} has a symbolic shape; the engine needs static shapes") from None
 
-    blocks = []
-    tvm_ffi.structural_walk(func.body, lambda n: blocks.append(n) if _key(n) == "s_tir.SBlock" else None,
-                            order="pre")
+    blocks = sblocks(func)
     written, read_first = set(), set()
     for block in blocks:
         for region in block.reads:
@@ -106,14 +99,11 @@ def _index_bounds(func, params) -> dict:
         ty = getattr(buffer_var, "ty", None)
         shape = getattr(ty, "shape", None)
         for axis, index in enumerate(indices):
-            inner: list = []
-            tvm_ffi.structural_walk(index, lambda n, found=inner: found.append(n) if _key(n) == "ir.TensorLoad"
-                                    else None)
-            for load in inner:
+            for load in nodes(index, "ir.TensorLoad", order="post"):
                 p = _param_of(load.source, params)
                 if p is None or not _is_int(str(p.ty.dtype)):
                     continue
-                direct = index.same_as(load) or (_key(index).endswith("Cast") and index.value.same_as(load))
+                direct = index.same_as(load) or (type_key(index).endswith("Cast") and index.value.same_as(load))
                 try:
                     extent = int(shape[axis]) if shape is not None else 1
                 except (TypeError, ValueError):
@@ -122,7 +112,7 @@ def _index_bounds(func, params) -> dict:
                 bounds[p.name] = min(bounds.get(p.name, bound), bound)
 
     def visit(node):
-        key = _key(node)
+        key = type_key(node)
         if key == "ir.TensorLoad":
             visit_access(node.source, node.indices)
         elif key == "tirx.BufferStore":

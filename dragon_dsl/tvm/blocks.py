@@ -62,3 +62,25 @@ def schedule_of(source, seed: int = 1):
     if isinstance(source, s_tir.Schedule):
         return source
     return s_tir.Schedule(load_workload(source), seed=seed)
+
+
+def type_key(node) -> str:
+    """TVM's type key of an IR node ("s_tir.SBlock", "ir.TensorLoad", "tirx.BufferStore", ...), "" for
+    anything else: how TVM 0.27 names node kinds across its Python modules."""
+    info = getattr(type(node), "__tvm_ffi_type_info__", None)
+    return info.type_key if info is not None else ""
+
+
+def nodes(root, key: str, order: str = "pre") -> list:
+    """Every node of type KEY under ROOT (ROOT included), in ORDER ("pre": a node before what it
+    holds, "post": after): TVM's own structural walk, which also enters expressions."""
+    import tvm_ffi
+
+    found: list = []
+    tvm_ffi.structural_walk(root, lambda n: found.append(n) if type_key(n) == key else None, order=order)
+    return found
+
+
+def sblocks(func) -> list:
+    """The blocks of a PrimFunc (its root block first), in program order."""
+    return nodes(func.body, "s_tir.SBlock")

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from dragon_dsl.tvm.blocks import nodes, sblocks, type_key
+
 _ARITH = {"prim.Add", "prim.Sub", "prim.Mul", "prim.Div", "prim.Mod", "prim.FloorDiv", "prim.FloorMod",
           "prim.Min", "prim.Max"}
 # call names without their namespace ("prim.if_then_else" in TVM 0.27, "tir." before)
@@ -38,14 +40,9 @@ class WorkloadInfo:
         return asdict(self)
 
 
-def _key(node) -> str:
-    info = getattr(type(node), "__tvm_ffi_type_info__", None)
-    return info.type_key if info is not None else ""
-
-
 def count_ops(expr) -> int:
     """Arithmetic operations of an expression, not entering loads (their indices are addressing)."""
-    key = _key(expr)
+    key = type_key(expr)
     if key == "ir.TensorLoad" or key in ("ir.IntImm", "ir.FloatImm", "ir.Var", "ir.StringImm"):
         return 0
     if key in _ARITH:
@@ -66,34 +63,21 @@ def count_ops(expr) -> int:
 
 
 def _stores(stmt, out: list) -> None:
-    import tvm_ffi
-
-    tvm_ffi.structural_walk(stmt, lambda n: out.append(n) if _key(n) == "tirx.BufferStore" else None)
+    out.extend(nodes(stmt, "tirx.BufferStore", order="post"))
 
 
 def _load_dtypes(store) -> list:
     """Dtypes of what a store reads, leaving out the buffer it updates (a reduction's accumulator)."""
-    import tvm_ffi
-
-    found: list = []
-
-    def visit(n):
-        if _key(n) == "ir.TensorLoad" and hasattr(n.source, "ty") and not n.source.same_as(store.buffer):
-            found.append(str(n.source.ty.dtype))
-
-    tvm_ffi.structural_walk(store.value, visit)
-    return found
+    return [str(n.source.ty.dtype) for n in nodes(store.value, "ir.TensorLoad", order="post")
+            if hasattr(n.source, "ty") and not n.source.same_as(store.buffer)]
 
 
 def analyse(mod) -> WorkloadInfo:
     """FLOPs, compulsory bytes and compute dtype of a workload's `main`."""
     import numpy as np
-    import tvm_ffi
 
     func = mod["main"]
-    blocks: list = []
-    tvm_ffi.structural_walk(func.body, lambda n: blocks.append(n) if _key(n) == "s_tir.SBlock" else None,
-                            order="pre")
+    blocks = sblocks(func)
     total = 0
     heaviest = (-1, None)
     for block in blocks:
