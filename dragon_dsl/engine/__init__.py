@@ -41,7 +41,15 @@ def builder_and_runner(engine, workload=None, device: str = "local", **timing) -
     return make(engine, workload=workload, device=device, **timing)
 
 
+def workload_hash(source) -> str:
+    """The engine's identity of a workload (TVMScript text, a `.tvmscript` path or an IRModule): its
+    structural hash as the results cache keys it (`keys.load`; raises WorkloadError)."""
+    from dragon_dsl.engine import keys
+
+    return keys.load(source).hash
+
+
 __all__ = ["GPU_KINDS", "MEASURE_LEVELS", "BatchError", "Engine", "EngineError", "PoolError", "Result", "ResultsCache",
            "Status", "Summary", "TargetSpec", "Task", "best", "builder_and_runner", "compare", "engine_options", "geomean",
            "gpu_lock", "local_gpus", "measure_batch", "parse_device", "read_batch", "read_results", "resolve_target",
-           "speedup"]
+           "speedup", "workload_hash"]
