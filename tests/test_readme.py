@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", README, re.S | re.M)
@@ -48,6 +50,14 @@ def test_the_script_is_about_ten_lines_canonical_and_replays_on_its_workload(tmp
     assert format_text(SCRIPT) == SCRIPT
     r = _check(tmp_path, SCRIPT, "--level", "replay", "--strict")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_workload_is_the_one_dragon_workload_writes():
+    tvm = pytest.importorskip("tvm")
+    from dragon_dsl.tvm.workload import load_workload, make_workload
+
+    assert "dragon workload 'matmul(128,128,128)'" in README
+    tvm.ir.assert_structural_equal(load_workload(WORKLOAD), make_workload("matmul(128,128,128)"))
 
 
 def test_the_mistake_shown_gives_the_diagnostic_quoted(tmp_path):
