@@ -150,14 +150,16 @@ def _hostile(text: str, rnd: random.Random) -> str:
 
 
 MUTATORS = (_chars, _chars, _tokens, _tokens, _lines, _hostile)
+PLAIN_MUTATORS = MUTATORS[:-1]
 
 
-def mutant(i: int) -> str:
-    """Mutant number i (deterministic)."""
+def mutant(i: int, hostile: bool = True) -> str:
+    """Mutant number i (deterministic); `hostile=False`: slips a person makes, no hostile pieces."""
     rnd = random.Random(i)
     text = rnd.choice(seeds())
+    mutators = MUTATORS if hostile else PLAIN_MUTATORS
     for _ in range(rnd.randint(1, 3)):
-        text = rnd.choice(MUTATORS)(text, rnd)
+        text = rnd.choice(mutators)(text, rnd)
     return text
 
 
