@@ -45,7 +45,7 @@ def _write_json(out: Console, data, path) -> None:
 # --- search -----------------------------------------------------------------------------------------
 def cmd_search(args, out: Console, err: Console) -> int:
     from dragon_dsl.corpus.search_run import RunConfigError, SearchConfig, SearchRun, parse_shard
-    from dragon_dsl.engine.targets import resolve_target
+    from dragon_dsl.engine import resolve_target
 
     try:
         shard = parse_shard(args.shard)
