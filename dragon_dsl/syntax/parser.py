@@ -271,11 +271,6 @@ def logical_lines(text: str) -> list[tuple[int, int, int]]:
     return _scan(text)[1]
 
 
-def comments_of(text: str) -> list[tuple[int, int, str]]:
-    """The comments of a text as (line, column, text)."""
-    return _scan(text)[0]
-
-
 def _error_diag(exc: UnexpectedInput, text: str, offset: int = 0) -> Diagnostic:
     """The diagnostic for Lark's error on `text`, whose first line is line offset + 1."""
     d = _chunk_error_diag(exc, text)
@@ -435,8 +430,11 @@ def _depth_limit(stmt):
     return None
 
 
-def _within_limits(statements: list, diags: list) -> list:
-    """Statements nested past MAX_NESTING are left out of the tree, with a DRG005 each."""
+def within_limits(statements: list, diags: list) -> list:
+    """Statements nested past MAX_NESTING are left out of the tree, with a DRG005 each.
+
+    `parse` applies it; code that builds statements with `fast_parse` itself (an editor
+    reparsing one statement) applies it too, so no deeper tree reaches a tree walk."""
     out = []
     for stmt in statements:
         if stmt is None:
@@ -465,7 +463,7 @@ def parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
     statements = fast_parse_or_too_deep(text)
     if not isinstance(statements, list):
         statements = lark_parse(text, logical, diags, cut_open)
-    script = ast.Script(_within_limits(statements, diags))
+    script = ast.Script(within_limits(statements, diags))
     _attach_trivia(script, text, comments)
     return script, sorted(diags, key=lambda d: (d.span.line, d.span.column))
 
