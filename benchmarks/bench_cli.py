@@ -64,12 +64,12 @@ def main() -> int:
         base, _ = timed(lambda: [p.read_text(encoding="utf-8") for p in paths])
         t_fmt, rc_fmt = timed(lambda: fmt_cli.main(["--check", "-q", str(folder)]))
         t_types, rc_types = timed(lambda: check_cli.main([str(folder), "--level", "types", "--format", "json"]))
-        t_types2, _ = timed(lambda: check_cli.main([str(folder), "--level", "types", "--format", "json", "--jobs", "2"]))
+        t_types2, _ = timed(lambda: check_cli.main([str(folder), "--level", "types", "--format", "json", "--workers", "2"]))
         print(f"{n} files, {size / 1e6:.1f} MB (real MetaSchedule traces, avg {size / n / 1e3:.1f} kB)")
         print(f"  baseline: read the files      {n / base:9.0f} files/s")
         print(f"  dragon-fmt --check            {n / t_fmt:9.0f} files/s  ({t_fmt / base:.0f}x the read; exit {rc_fmt})")
         print(f"  dragon-check --level types    {n / t_types:9.0f} files/s  ({t_types / base:.0f}x the read; exit {rc_types})")
-        print(f"  dragon-check types --jobs 2   {n / t_types2:9.0f} files/s")
+        print(f"  dragon-check types --workers 2 {n / t_types2:9.0f} files/s")
         # warm replay latency: TVM imported and the workloads parsed once before timing
         samples = paths[: args.replays]
         texts = [p.read_text(encoding="utf-8") for p in samples]

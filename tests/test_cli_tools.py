@@ -94,7 +94,7 @@ def test_sarif_output_validates_against_the_schema(tmp_path, capsys):
     assert any("relatedLocations" in r for r in results)
 
 
-def test_check_jobs_gives_the_same_findings(tmp_path, capsys):
+def test_check_workers_give_the_same_findings(tmp_path, capsys):
     files = []
     for i in range(6):
         f = tmp_path / f"f{i}.dragon"
@@ -102,7 +102,7 @@ def test_check_jobs_gives_the_same_findings(tmp_path, capsys):
         files.append(str(f))
     check_cli.main(files + ["--format", "json"])
     serial = json.loads(capsys.readouterr().out)
-    check_cli.main(files + ["--format", "json", "--jobs", "2"])
+    check_cli.main(files + ["--format", "json", "--workers", "2"])
     assert json.loads(capsys.readouterr().out) == serial
 
 
