@@ -7,8 +7,8 @@ evaluation's, unpacked by benchmarks/eval_state.sh), read by `dragon_dsl.tvm.dat
 first N tuning records (best first) are built the way the engine's builder builds them
 (`engine/build.py`), with each step timed on its own:
 
-  schedule   the trace replayed on the workload (`build.schedule`)
-  checks     `build.check_gpu` (stages left on the host, thread extents, TVM's VerifyGPUCode limits)
+  schedule   the trace replayed on the workload (`dragon_dsl.tvm.compile.schedule`)
+  checks     `dragon_dsl.tvm.compile.check_gpu` (stages left on the host, thread extents, TVM's VerifyGPUCode limits)
   compile    `tvm.compile` (its own lowering again, then host codegen; no nvcc without a GPU)
   nvcc       the CUDA source to a cubin (`compile_cubin`)
   export     `export_library` (writes the host object and links the shared library)
@@ -36,7 +36,7 @@ def profile_one(mod, trace, target, out_dir: Path) -> dict:
     """Seconds per phase of one build (the phases done before a failure), and the failure if any."""
     import tvm
 
-    from dragon_dsl.engine import build as B
+    from dragon_dsl.tvm import compile as B
     from dragon_dsl.engine.nvcc import compile_cubin
 
     times: dict = {}

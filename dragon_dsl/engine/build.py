@@ -20,12 +20,8 @@ import time
 from pathlib import Path
 
 from dragon_dsl.engine.nvcc import NvccError, compile_cubin
-from dragon_dsl.tvm.compile import (  # noqa: F401 - the compile check lives in the TVM bridge; named here for engine code
-    EXTENT_MISMATCH, HOST_BLOCK, LOOP_PAST_OUTER, BuildError, ReplayError, add_seconds, check_gpu, checked_schedule,
-    host_blocks, schedule, thread_binding_problems,
-)
+from dragon_dsl.tvm.compile import BuildError, ReplayError, add_seconds, checked_schedule
 from dragon_dsl.tvm.errors import tvm_message
-from dragon_dsl.tvm.trace import needs_tensor_intrin  # noqa: F401
 
 
 _compiled_by_tvm: list = []

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from dragon_dsl.table import INST
+from dragon_dsl.table.trace_json import trace_row
+
 
 def plain(obj):
     """Convert `Trace.as_json()` output to plain Python, the way MetaSchedule's JSONDumps does:
@@ -86,7 +89,7 @@ def _apply(trace, mod, seed: int):
 def needs_tensor_intrin(trace) -> bool:
     """Whether trace JSON tensorizes (its intrinsics must be registered before TVM reads or replays it)."""
     try:
-        return any(inst[0] == "Tensorize" for inst in trace[0])
+        return any(trace_row(inst).entry is INST.tensorize for inst in trace[0])
     except (TypeError, IndexError, KeyError):
         return False
 
@@ -107,14 +110,16 @@ def _guarded(trace) -> list:
     `cache_read` with consumer blocks (TVM 0.27 segfaults in CacheRead when the only consumer
     named is the block that writes the buffer, and when the block or a consumer lies inside a
     blockized block; tests/golden/check/cache_read_*.dragon)."""
-    return [i for i, inst in enumerate(trace[0]) if inst[0] == "CacheRead" and len(inst[1]) > 1 and inst[1][1]]
+    rows = [trace_row(inst) for inst in trace[0]]
+    return [i for i, row in enumerate(rows) if row.entry is INST.cache_read and row.arg("consumer_blocks")]
 
 
 def _cache_read_consumer_problem(sch, before: list, inst) -> str:
     """Why the consumer blocks of this CacheRead (trace JSON) are not consumers of the buffer it
     caches, '' when they are. `sch` has replayed the JSON instructions BEFORE it."""
     names = named_objects(before, sch)
-    (block_name, consumers), (index, _scope) = inst[1][:2], inst[2][:2]
+    row = trace_row(inst)
+    block_name, consumers, index = row.arg("block"), row.arg("consumer_blocks"), row.arg("read_buffer_index")
     if block_name not in names or any(c not in names for c in consumers):
         return ""  # TVM reports an undefined name itself
     block = sch.get(names[block_name])
@@ -155,5 +160,5 @@ def named_objects(insts: list, sch) -> dict:
     with its output objects, in order)."""
     names = {}
     for json_inst, inst in zip(insts, sch.trace.insts):
-        names.update(zip(json_inst[3], inst.outputs))
+        names.update(zip(trace_row(json_inst).outputs, inst.outputs))
     return names

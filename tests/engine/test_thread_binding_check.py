@@ -1,4 +1,4 @@
-"""`build.thread_binding_problems`: GPU schedules TVM 0.27 compiles but cannot run correctly.
+"""`tvm.compile.thread_binding_problems` (the compile check of the engine's builds): GPU schedules TVM 0.27 compiles but cannot run correctly.
 
 The cases are data (data/binding/*.tvmscript, each with its `# expect:` line): a block left
 on the host (a segfault on the H200: the host function reads GPU memory), an inner thread loop
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dragon_dsl.engine.build import BuildError, check_gpu, host_blocks, schedule, thread_binding_problems
+from dragon_dsl.tvm.compile import BuildError, check_gpu, host_blocks, schedule, thread_binding_problems
 from dragon_dsl.tvm.workload import load_workload
 
 from .engine_helpers import DATA, H100, ROOT
