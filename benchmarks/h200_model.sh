@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The second-generation CUDA schedule model on a GPU host without network access, in phases that
+# each fit one device command (every phase leaves its state in /tmp/gen2 for the next while the
+# machine is held, and its results under $OUT):
+#
+#   bash benchmarks/h200_model.sh env                  # once per machine: TVM site, wheels, links
+#   bash benchmarks/h200_model.sh data SECONDS         # pretraining records on every core
+#   bash benchmarks/h200_model.sh rows                 # records -> training rows
+#   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU
+#   bash benchmarks/h200_model.sh eval SECONDS [K]     # held-out real operators: dlight vs the model
+#
+# `env` expects the TVM site bundle in .devcache (`pack-tvm .devcache`, sourced by unpack.sh) and
+# the pure-Python wheels the host lacks in .whl (lark, xgrammar, trl, datasets and their needs).
+set -uo pipefail
+phase=${1:?phase}
+W=/tmp/gen2
+mkdir -p $W "${OUT:=/tmp/gen2-out}"
+setup() {
+  export PYTHONUNBUFFERED=1 PYTHONPATH=/opt/dragon-site
+  [ -d /tmp/site ] && export PYTHONPATH=/tmp/site:$PYTHONPATH
+  mkdir -p /tmp/pk
+  ln -sfn "$PWD/model" /tmp/pk/dragon_model
+  ln -sfn "$PWD/lsp" /tmp/pk/dragon_lsp
+  ln -sfn "$PWD/grammar" /tmp/pk/dragon_grammar
+  export PYTHONPATH=$PWD:/tmp/pk:$PYTHONPATH
+}
+case $phase in
+env)
+  [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+  setup
+  python3 -m compileall -q -j "$(nproc)" /opt/dragon-site /tmp/site > /dev/null 2>&1
+  python3 -c 'import tvm, xgrammar, lark, dragon_dsl, dragon_model, torch; print("env ok", tvm.__version__, torch.cuda.get_device_name())'
+  ;;
+data)
+  setup
+  secs=${2:-420}
+  n=$(nproc)
+  dl=$(( n / 4 )); sp=$(( n - dl ))   # a quarter label with dlight (fast), the rest sample design spaces
+  ex=conv1d,reduction,reduction_typed  # the CUDA corpus' test families stay unseen
+  for i in $(seq 0 $((dl - 1))); do
+    timeout "$secs" python3 -m dragon_dsl.corpus.pretrain --out $W/pre-dlight --target cuda --count 8000 \
+      --spaces dlight --exclude-families $ex --shard $i/$dl > $W/dl-$i.log 2>&1 &
+  done
+  for i in $(seq 0 $((sp - 1))); do
+    timeout "$secs" python3 -m dragon_dsl.corpus.pretrain --out $W/pre-spaces --target cuda --count 5000 \
+      --per-space 16 --spaces cuda,cuda-tensorcore --exclude-families $ex --shard $i/$sp > $W/sp-$i.log 2>&1 &
+  done
+  wait
+  for d in pre-dlight pre-spaces; do python3 -m dragon_dsl.corpus.pretrain --out $W/$d --summary; done | tee $OUT/data-summary.json
+  tar -C $W -cf - pre-dlight pre-spaces | xz -T0 -6 > $OUT/pretrain-records.tar.xz
+  ;;
+rows)
+  setup
+  python3 -m dragon_model.records $W/pre-dlight $W/pre-spaces ${EXTRA_RECORDS:-} --out $W/rows \
+    --corpus data/corpus/cuda --jobs "$(nproc)" 2>&1 | tee $OUT/rows.log
+  ;;
+train)
+  setup
+  secs=${2:-480}; size=${3:-base}
+  pre=$(( secs * 55 / 100 )); ft=$(( secs * 35 / 100 ))
+  python3 -m dragon_model.train $W/rows/pretrain -o $W/m-pre --target cuda --size $size --epochs 2 \
+    --batch-size 32 --lr 1e-3 --max-length 3072 --save-dtype float32 --max-seconds $pre 2>&1 | tail -5 | tee $OUT/train-pre.log
+  python3 -m dragon_model.train $W/rows/sft -o $W/m-sft --target cuda --base $W/m-pre --epochs 8 \
+    --batch-size 32 --lr 5e-4 --max-length 3072 --save-dtype float16 --max-seconds $ft --keep-best 2>&1 | tail -5 | tee $OUT/train-sft.log
+  mkdir -p $OUT/model && cp $W/m-sft/*.json $W/m-sft/*.safetensors $OUT/model/ 2>/dev/null
+  ls -la $OUT/model
+  ;;
+eval)
+  setup
+  secs=${2:-420}; k=${3:-1}
+  wl=$W/heldout
+  [ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --held-out-operators -o $wl > /dev/null
+  timeout "$secs" python3 -m dragon_dsl.cli.main eval --workloads $wl --target cuda --gpu-name H200 \
+    --methods dlight,model --k "$k" --model-path $W/m-sft --out $W/eval 2>&1 | tail -30 | tee $OUT/eval.log
+  cp $W/eval/report.md $W/eval/results.json $OUT/ 2>/dev/null
+  ;;
+*) echo "unknown phase $phase" >&2; exit 2 ;;
+esac
