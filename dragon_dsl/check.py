@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from dragon_dsl import diagnostics as dg
 from dragon_dsl import hints
+from dragon_dsl._gc import paused_gc
 from dragon_dsl.codec import index_map as imap
 from dragon_dsl.diagnostics import Diagnostic, Related, Span
 from dragon_dsl.hints import NameIndex
@@ -618,5 +619,6 @@ class Checker:
 def check(script: ast.Script, extents: Optional[dict[str, int]] = None) -> tuple[Program, list[Diagnostic]]:
     """Type-check a parsed script. `extents` maps loop variables to known extents (after a replay)."""
     c = Checker(extents)
-    program = c.run(script)
+    with paused_gc():  # the program is acyclic: reference counting frees it (see dragon_dsl/_gc.py)
+        program = c.run(script)
     return program, sorted(c.diags, key=lambda d: (d.span.line, d.span.column))

@@ -19,6 +19,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from dragon_dsl import diagnostics as dg
+from dragon_dsl._gc import paused_gc
 from dragon_dsl.diagnostics import Diagnostic, Span
 from dragon_dsl.limits import MAX_INT_DIGITS, MAX_NESTING, MAX_SCRIPT_CHARS
 from dragon_dsl.syntax import ast, lexical
@@ -458,6 +459,11 @@ def parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
                                         f"the script has {len(text):,} characters; the limit is "
                                         f"{MAX_SCRIPT_CHARS:,} (16 MiB)")]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    with paused_gc():  # a tree is acyclic: reference counting frees it (see dragon_dsl/_gc.py)
+        return _parse(text)
+
+
+def _parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
     comments, logical, cut_open = _scan(text)
     diags: list[Diagnostic] = []
     statements = fast_parse_or_too_deep(text)
