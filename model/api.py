@@ -11,8 +11,11 @@
         numeric check against the unscheduled workload with fresh seeded inputs and
         NaN-poisoned outputs, timing; results cache off), the fastest verified one returned.
         With `script` (improve), the winner must also beat that script's measured latency.
-        When no candidate verifies, a budgeted MetaSchedule search runs instead and the
-        result says so (`source == "search"`).
+        On a GPU target dlight's schedule, as a script, is measured in the same engine call,
+        so the answer is never slower than dlight (`source == "dlight"` when it won). The
+        baseline (dlight, or the unscheduled program on CPUs) is timed first: a candidate
+        10x slower is stopped early and never shown (`slow`). When no candidate verifies, a
+        budgeted MetaSchedule search runs instead and the result says so (`source == "search"`).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def _workload_text(workload) -> str:
 
 
 def _header_target(target):
-    from dragon_dsl.engine.targets import resolve_target
+    from dragon_dsl.engine import resolve_target
 
     return resolve_target(target).spec
 
@@ -77,7 +80,9 @@ GPU_RETRIES = 4
 #:    while writing an H200 improvement answer)
 #: 7: a script the compiler rejects for stages left on the host is completed by MetaSchedule's
 #:    AutoBind rule (`dragon_model.complete`) and kept when the completion passes the compile check
-GENERATION_VERSION = 7
+#: 8: every candidate is replayed from its own text as `dragon-check --level replay` does before it is
+#:    kept (5 of 46 version-7 answers did not replay from their text after the AutoBind completion)
+GENERATION_VERSION = 8
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True
@@ -88,21 +93,22 @@ def compile_problem(text: str, workload, target: Any) -> Optional[str]:
     replayed schedule is lowered and checked against the target's limits (shared memory, threads,
     vthreads, vector bytes; a bound kernel exists) and compiled to CUDA source. No GPU, no nvcc:
     the engine's build does the same and then compiles the source."""
-    import tvm
-
     from dragon_dsl import to_trace_json
-    from dragon_dsl.engine.build import BuildError, ReplayError, compile_checked, tvm_message
-    from dragon_dsl.engine.targets import resolve_target
-    from dragon_dsl.tvm.workload import load_workload
+    from dragon_dsl.engine import resolve_target
+    from dragon_dsl.tvm.compile import compile_problem as problem
 
-    tvm_target = tvm.target.Target(resolve_target(target).spec)
-    try:
-        compile_checked(load_workload(_workload_text(workload)), {"trace": to_trace_json(text)}, tvm_target)
-    except (ReplayError, BuildError) as exc:
-        return str(exc)
-    except Exception as exc:  # noqa: BLE001  TVM reports lowering and codegen failures as its own errors
-        return tvm_message(exc)
-    return None
+    return problem(to_trace_json(text), _workload_text(workload), resolve_target(target).spec)
+
+
+def replay_problem(text: str, workload) -> Optional[str]:
+    """The first error `dragon-check --level replay` reports for a script, or None: every script
+    shown is replayed from its own text, as a user's check would, whatever path produced it (the
+    model's statements, AutoBind's completion)."""
+    from dragon_dsl.levels import check_text_at_level
+
+    report = check_text_at_level(text, level="replay", workload=_workload_text(workload))
+    errors = [d for d in report.diagnostics if d.severity.name == "ERROR"]
+    return errors[0].message if errors else None
 
 
 def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
@@ -142,6 +148,8 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
                     g.completed_from, g.body, problem = g.body, completed, None
                     seen.add(completed)
         if problem is None:
+            problem = replay_problem(head + g.body, workload)
+        if problem is None:
             out.append((head + g.body, g))
         else:
             g.compile_problem = problem
@@ -158,13 +166,33 @@ def suggest(workload=None, target: Any = "llvm", script: Optional[str] = None, n
                                             max_seconds=max_seconds)][:n]
 
 
+#: a verified candidate slower than this multiple of the baseline (dlight on GPUs, the
+#: unscheduled program on CPUs) is `slow`: never shown as an answer, and stopped once its device
+#: run has taken long enough to prove it (`cut_seconds`)
+SLOW_FACTOR = 10.0
+#: seconds every device run may take whatever the baseline (loading the module, uploading inputs,
+#: comparing outputs)
+RUN_FLOOR_S = 15.0
+
+
+def cut_seconds(baseline_us: float, seeds: int = 3, repeat: int = 5, cap_s: float = 120.0) -> float:
+    """A device run's time limit once the baseline's latency is known: the verifier's runs (`seeds`
+    random sets and two edge sets) and the timer's `repeat` runs of a kernel SLOW_FACTOR times the
+    baseline, twice over, on top of RUN_FLOOR_S; never above `cap_s`."""
+    runs = seeds + 2 + repeat
+    return min(cap_s, RUN_FLOOR_S + 2.0 * runs * SLOW_FACTOR * baseline_us * 1e-6)
+
+
 @dataclass
 class Recommendation:
     script: Optional[str]
     verified: bool
     latency_us: Optional[float]
-    source: str                                   # "model" or "search"
+    source: str                                   # "model", "dlight" (GPU baseline) or "search"
     candidates_tried: int
+    baseline: Optional[float] = None              # the baseline's latency (us): dlight on GPUs, unscheduled on CPUs
+    baseline_kind: Optional[str] = None
+    speedup_vs_baseline: Optional[float] = None
     unscheduled_us: Optional[float] = None
     speedup_vs_unscheduled: Optional[float] = None
     dlight_us: Optional[float] = None             # GPU targets: dlight's default schedule, the baseline there
@@ -179,10 +207,42 @@ class Recommendation:
         return asdict(self)
 
 
+def dlight_script(workload_text: str, spec, workload_name: Optional[str] = None) -> Optional[str]:
+    """dlight's schedule of the workload as a Dragon script (header included), or None when no
+    dlight rule applies."""
+    from dragon_dsl import from_trace_json
+    from dragon_dsl.tvm.dlight import dlight_trace
+    from dragon_dsl.tvm.workload import load_workload
+
+    found = dlight_trace(load_workload(workload_text), spec)
+    return None if found is None else from_trace_json(found[1], workload=workload_name, target=spec)
+
+
+def _entry(source: str, text: str, res, **extra) -> dict:
+    return {"source": source, "script": text, "status": res.status.value, "latency_us": res.latency_us,
+            "message": res.message[:300], **extra}
+
+
+def _mark_slow(tried: list, baseline_us: Optional[float]) -> None:
+    """Verified candidates slower than SLOW_FACTOR x the baseline become `slow` (never an answer)."""
+    if not baseline_us:
+        return
+    for c in tried:
+        if c["status"] == "ok" and c["latency_us"] and c["latency_us"] > SLOW_FACTOR * baseline_us:
+            c["status"] = "slow"
+            c["message"] = f"verified, but {c['latency_us'] / baseline_us:.1f}x slower than the baseline"
+
+
 def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
               search_trials: int = 16, level: str = "time", engine=None, use_model: bool = True,
               timeout_s: float = 120.0, seed: int = 0, max_seconds: float = GENERATION_SECONDS,
-              log=lambda msg: None) -> Recommendation:
+              log=lambda msg: None, stage=lambda name, detail="": None) -> Recommendation:
+    """See the module docstring. On a GPU target dlight's schedule, written as a script, is measured
+    beside the model's candidates in the same engine call, so the answer is never slower than dlight
+    and says which it is (`source`). At level `time` the baseline (dlight on GPUs, the unscheduled
+    program on CPUs) is timed first: every candidate's device run is then stopped once it has run
+    long enough to be SLOW_FACTOR times slower (`cut_seconds`), and a verified candidate that slow is
+    `slow`, not an answer. `stage(name, detail)` reports progress: loading, generating, measuring."""
     from dragon_dsl import to_trace_json
     from dragon_dsl.engine import Engine
     from dragon_model.generate import header
@@ -191,71 +251,94 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
     spec = _header_target(target)
     own = engine is None
     engine = engine or Engine(spec, cache=False, timeout_s=timeout_s)
+    name = None if isinstance(workload, str) and "\n" in workload else Path(workload).name
+    run_timeout_s = engine.run_timeout_s  # a caller's engine gets its limit back
     try:
+        gpu = engine.target.is_gpu
+        kind = "dlight" if gpu else "unscheduled"
+        base_us = None
+        if level == "time":
+            stage("measuring", f"the {kind} baseline")
+            base = engine.baseline(wl_text, kind=kind)
+            if base.ok and base.latency_us:
+                base_us = base.latency_us
+                engine.run_timeout_s = cut_seconds(base_us, cap_s=engine.run_timeout_s)
         given = None
         if script is not None:
             (given,) = engine.measure(wl_text, [to_trace_json(script)], level=level, use_cache=False)
             if not given.ok:
                 raise ValueError(f"the script to improve does not pass {level}: {given.status}: {given.message}")
-        tried = []
+        tried, cands = [], []
         if use_model:
+            stage("generating", f"{k} candidate(s)")
             try:
                 cands = candidates(workload, target, script, k=k, model_path=model_path, seed=seed,
                                    max_seconds=max_seconds)
             except FileNotFoundError as exc:
-                cands = []
                 log(f"model: {exc}")
+        texts = [("model", t, g) for t, g in cands]
+        if gpu:
+            dl = dlight_script(wl_text, spec, name)
+            if dl is not None:
+                texts.append(("dlight", dl, None))
+        if texts:
+            stage("measuring", f"{len(texts)} script(s)")
+            results = engine.measure(wl_text, [to_trace_json(t) for _s, t, _g in texts], level=level, use_cache=False)
+            for (source, text, g), res in zip(texts, results):
+                extra = {"statements": g.statements, "rejected": g.rejected, "stop": g.stop} if g else {}
+                tried.append(_entry(source, text, res, **extra))
+            _mark_slow(tried, base_us)
+            model_ok = [c for c in tried if c["source"] == "model" and c["status"] == "ok"]
+            if cands and not model_ok:  # cut the greedy script back to what passes
+                fixed = repair(engine, wl_text, cands[0][1].body, level, result=results[0])
+                if fixed.result.ok and fixed.body.strip():
+                    tried.append(_entry("model", header(workload, spec) + fixed.body, fixed.result,
+                                        statements=cands[0][1].statements - fixed.dropped, rejected=0, stop="repaired"))
+                    tried[-1]["message"] = f"the greedy script cut by {fixed.dropped} statement(s)"
+                    _mark_slow(tried[-1:], base_us)
             if cands:
-                results = engine.measure(wl_text, [to_trace_json(t) for t, _g in cands], level=level, use_cache=False)
-                for (text, g), res in zip(cands, results):
-                    tried.append({"source": "model", "script": text, "status": res.status.value,
-                                  "latency_us": res.latency_us, "statements": g.statements, "rejected": g.rejected,
-                                  "stop": g.stop, "message": res.message[:300]})
-                if not any(c["status"] == "ok" for c in tried):  # cut the greedy script back to what passes
-                    fixed = repair(engine, wl_text, cands[0][1].body, level, result=results[0])
-                    if fixed.result.ok and fixed.body.strip():
-                        tried.append({"source": "model", "script": header(workload, spec) + fixed.body,
-                                      "status": fixed.result.status.value, "latency_us": fixed.result.latency_us,
-                                      "statements": cands[0][1].statements - fixed.dropped, "rejected": 0,
-                                      "stop": "repaired", "message": f"the greedy script cut by {fixed.dropped} statement(s)"})
-                log(f"model: {sum(c['status'] == 'ok' for c in tried)} of {len(tried)} candidate(s) verified")
-        best = _best(tried, given)
-        source, note = "model", ""
+                n_ok = sum(c["status"] == "ok" for c in tried if c["source"] == "model")
+                log(f"model: {n_ok} of {sum(c['source'] == 'model' for c in tried)} candidate(s) verified")
+        best = _best(tried, given) if use_model else None  # --no-model: a search, raced against dlight
+        note = ""
         if best is None:
-            note = ("no model candidate verified" if not any(c["status"] == "ok" for c in tried)
-                    else "no model candidate beat the given script") if tried else "no model"
+            model_tried = [c for c in tried if c["source"] == "model"]
+            note = ("no model candidate verified" if not any(c["status"] == "ok" for c in model_tried)
+                    else "no model candidate beat the given script") if model_tried else "no model"
             note += f"; fell back to a MetaSchedule search of {search_trials} trials"
             log(note)
+            stage("searching", f"{search_trials} trials")
             found = search(wl_text, spec, search_trials, n=max(1, k), engine=engine)
             if found:
                 results = engine.measure(wl_text, [to_trace_json(t) for t in found], level=level, use_cache=False)
                 for text, res in zip(found, results):
-                    tried.append({"source": "search", "script": text, "status": res.status.value,
-                                  "latency_us": res.latency_us, "message": res.message[:300]})
-            best = _best([c for c in tried if c["source"] == "search"], given)
-            source = "search"
-        rec = Recommendation(script=None, verified=False, latency_us=None, source=source,
+                    tried.append(_entry("search", text, res))
+                _mark_slow(tried, base_us)
+            best = _best([c for c in tried if c["source"] in ("search", "dlight")], given)
+        elif best["source"] == "dlight" and any(c["source"] == "model" for c in tried):
+            note = "dlight's schedule was faster than every model candidate"
+        rec = Recommendation(script=None, verified=False, latency_us=None, source=best["source"] if best else "search",
                              candidates_tried=len(tried), candidates=tried, note=note)
         if given is not None:
             rec.given_latency_us = given.latency_us
+        if base_us:
+            rec.baseline, rec.baseline_kind = base_us, kind
+            setattr(rec, f"{kind}_us", base_us)
         if best is None:
             rec.note += "; no verified schedule found"
             return rec
         rec.script = _with_header(best["script"], workload, spec)
         rec.verified = True
         rec.latency_us = best["latency_us"]
-        if level == "time":
-            # on a GPU the unscheduled program does not build (no thread binding): dlight is the baseline
-            kind = "dlight" if engine.target.is_gpu else "unscheduled"
-            base = engine.baseline(wl_text, kind=kind)
-            if base.ok and base.latency_us and rec.latency_us:
-                setattr(rec, f"{kind}_us", base.latency_us)
-                setattr(rec, f"speedup_vs_{kind}", base.latency_us / rec.latency_us)
-            if given is not None and given.latency_us and rec.latency_us:
-                rec.speedup_vs_given = given.latency_us / rec.latency_us
+        if base_us and rec.latency_us:
+            rec.speedup_vs_baseline = base_us / rec.latency_us
+            setattr(rec, f"speedup_vs_{kind}", rec.speedup_vs_baseline)
+        if given is not None and given.latency_us and rec.latency_us:
+            rec.speedup_vs_given = given.latency_us / rec.latency_us
         rec.explanation = explanation(rec.script, workload, spec)
         return rec
     finally:
+        engine.run_timeout_s = run_timeout_s
         if own:
             engine.close()
 
@@ -361,10 +444,8 @@ def explanation(script: str, workload, target) -> Optional[str]:
 def search(workload_text: str, target_spec, trials: int, n: int = 4, engine=None) -> list[str]:
     """A budgeted MetaSchedule search through the measurement engine (its runner verifies every
     trial); its best distinct schedules as scripts, fastest first."""
-    import tvm
-
-    from dragon_dsl.engine import Engine
-    from dragon_dsl.engine.metaschedule import builder_and_runner
+    from dragon_dsl.engine import Engine, builder_and_runner
+    from dragon_dsl.tvm.target import tvm_target
     from dragon_dsl.tvm.tuning import search_scripts
     from dragon_dsl.tvm.workload import load_workload
 
@@ -372,7 +453,7 @@ def search(workload_text: str, target_spec, trials: int, n: int = 4, engine=None
     own = engine is None
     engine = engine or Engine(target_spec, cache=False)
     try:
-        return search_scripts(mod, tvm.target.Target(target_spec), trials, n,
+        return search_scripts(mod, tvm_target(target_spec), trials, n,
                               *builder_and_runner(engine, workload=mod))
     finally:
         if own:

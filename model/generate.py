@@ -50,6 +50,9 @@ def load_model(path):
 
     from dragon_model.tokenizer import load_tokenizer
 
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the commands show their own stages; a weight-loading bar is noise
     path = Path(path)
     tokenizer = load_tokenizer(path)
     if (path / "adapter_config.json").exists():

@@ -54,19 +54,22 @@ def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int
     bodies = [(s["space"], body_of_text(s["text"])) for s in record["scripts"]]
     dl = record.get("dlight")
     dl_body = body_of_text(dl["text"]) if dl else None
-    pre = [_row(name, family, target, wl, "construction", b, construct, n=i, source=space)
+    h = record.get("hash", "")
+    pre = [_row(name, family, target, wl, "construction", b, construct, n=i, source=space, workload_hash=h)
            for i, (space, b) in enumerate(bodies)]
     if dl_body:
-        pre.append(_row(name, family, target, wl, "construction", dl_body, construct, n=len(pre), source="dlight"))
+        pre.append(_row(name, family, target, wl, "construction", dl_body, construct, n=len(pre), source="dlight",
+                        workload_hash=h))
     best = label or ({"body": dl_body, "source": "dlight"} if dl_body else None)
     if best is None:
         return pre, []
-    sft = [_row(name, family, target, wl, "construction", best["body"], construct, source=best["source"])]
+    sft = [_row(name, family, target, wl, "construction", best["body"], construct, source=best["source"],
+                workload_hash=h)]
     rng = random.Random(f"{seed}:{name}")
     slower = [b for _s, b in bodies if b != best["body"]]
     for i, b in enumerate(rng.sample(slower, min(improvements, len(slower)))):
         sft.append(_row(name, family, target, wl, "improvement", best["body"], prompt_text(wl, target, b),
-                        n=i + 1, source=best["source"], prompt_script=b))
+                        n=i + 1, source=best["source"], prompt_script=b, workload_hash=h))
     return pre, sft
 
 
@@ -91,7 +94,8 @@ def corpus_rows(corpus_dir, target_kind: str = "cuda") -> list:
         if slower == body:
             continue
         row = _row(r["workload"], r.get("family", ""), row_target(r), r["workload_text"], r.get("task", "construction"),
-                   body, prompt_text(r["workload_text"], row_target(r), slower), n=f"corpus{i}", source=source)
+                   body, prompt_text(r["workload_text"], row_target(r), slower), n=f"corpus{i}", source=source,
+                   workload_hash=r.get("workload_hash", ""))
         row["split"] = r.get("split", "train")
         out.append(row)
     return out

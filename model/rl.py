@@ -11,7 +11,11 @@ only once the numeric check has passed:
     type-checks                   0.2
     replays on the workload       0.4   (TVM applies it; repaired decisions count as failures)
     builds                        0.6   (it then failed to run, verify or finish in time)
-    verified                      0.8 + 0.4 * clip(log2(unscheduled / latency), -1, 3) / 3
+    verified                      0.8 + 0.4 * clip(log2(baseline / latency), -1, 3) / 3
+    verified, > 10x the baseline  0.6   (a kernel that slow is a failure, whatever it computes)
+
+The baseline is dlight's schedule on GPU targets (the unscheduled program does not build
+there) and the unscheduled program on CPUs.
 
 It cannot be gamed: every completion is measured again (`use_cache=False`: no cached
 result answers), the engine's verifier compares against the unscheduled workload on
@@ -29,6 +33,9 @@ import sys
 import time
 from pathlib import Path
 from typing import Optional
+
+#: a verified completion slower than this multiple of the baseline earns no more than a build
+SLOW_FACTOR = 10.0
 
 #: reward by the highest level of the check ladder (dragon_dsl.levels.LEVELS) a completion passed
 STAGE_REWARD = {"none": 0.0, "syntax": 0.1, "types": 0.2, "replay": 0.4, "build": 0.6}
@@ -83,25 +90,30 @@ class EngineReward:
         base = self._baseline(workload_text)
         if not base:
             return 0.8
+        if res.latency_us > SLOW_FACTOR * base:  # verified, but a failure for a user: no more than a build
+            return STAGE_REWARD["build"]
         gain = max(-1.0, min(3.0, math.log2(base / res.latency_us)))
         return 0.8 + 0.4 * gain / 3.0
 
     def _baseline(self, workload_text: str) -> Optional[float]:
+        """The latency a completion is rewarded against: dlight's schedule on a GPU target (the
+        unscheduled program does not build there), the unscheduled program on a CPU."""
         if workload_text not in self._baselines:
-            base = self.engine.baseline(workload_text, kind="unscheduled")
+            kind = "dlight" if self.engine.target.is_gpu else "unscheduled"
+            base = self.engine.baseline(workload_text, kind=kind)
             self._baselines[workload_text] = base.latency_us if base.ok else None
         return self._baselines[workload_text]
 
 
 def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, generations: int = 4,
-             max_completion_length: int = 1024, lr: float = 1e-5, level: str = "time", limit: int = 0,
+             max_completion_length: int = 0, lr: float = 1e-5, level: str = "time", limit: int = 0,
              beta: float = 0.0, seed: int = 0, log=print) -> dict:
     import datasets
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
     from dragon_dsl.engine import Engine
-    from dragon_model.data import load_rows, prompt_text, row_target
+    from dragon_model.data import load_rows, prompt_text, row_target, script_body
     from dragon_model.generate import load_model
     from dragon_model.train import _plain, save
 
@@ -118,6 +130,10 @@ def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, 
     if not prompts:
         raise ValueError(f"{corpus}: no training workloads for target {target}")
     model, tokenizer = load_model(model_path)
+    if not max_completion_length:  # above the longest script of the corpus, so no completion is cut
+        longest = max(len(tokenizer(script_body(r["trace"]) if r.get("trace") else r["script"],
+                                    add_special_tokens=False)["input_ids"]) for r in rows)
+        max_completion_length = longest + 64
     for p in prompts:
         p["prompt"] = _plain(tokenizer, p["prompt"])
     info_path = Path(model_path) / "dragon_model.json"
@@ -162,7 +178,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", default="llvm", help="target the rewards are measured on: llvm (default), cuda, a tag or JSON")
     p.add_argument("--steps", type=int, default=50, help="GRPO steps (default 50)")
     p.add_argument("--generations", type=int, default=4, help="completions per prompt (GRPO group size)")
-    p.add_argument("--max-completion-length", type=int, default=1024)
+    p.add_argument("--max-completion-length", type=int, default=0,
+                   help="tokens per completion (default: the corpus' longest script + 64, so none is cut)")
     p.add_argument("--lr", type=float, default=1e-5, help="learning rate (default 1e-5)")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient")
     p.add_argument("--level", choices=("verify", "time"), default="time",

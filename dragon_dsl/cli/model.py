@@ -57,15 +57,83 @@ def add_commands(sub) -> None:
     rl_p.set_defaults(func=lambda args, out, err: rl.run(args))
 
 
-def cmd_suggest(args, out, err) -> int:
-    from dragon_model.api import recommend
+def _validate(args, err) -> bool:
+    """Inputs are checked before the model loads (tens of seconds): the target (TVM's words for an
+    unknown one), the workload (TVMScript, with the position of a parse error) and the script to
+    improve (its diagnostics)."""
+    from dragon_dsl import check_text
+    from dragon_dsl.engine import resolve_target
+    from dragon_dsl.tvm.target import TargetError, tvm_target
+    from dragon_dsl.tvm.workload import WorkloadError, load_workload
 
-    script = read_source(args.script) if getattr(args, "script", None) else None
-    rec = recommend(args.workload, target=args.target, script=script, k=args.k, model_path=args.model,
-                    search_trials=args.search_trials, use_model=not args.no_model, seed=args.seed,
-                    log=lambda m: err.print(m, markup=False))
-    if args.output and rec.script:
-        write_text(args.output, rec.script)
+    try:
+        tvm_target(resolve_target(args.target).spec)
+    except (TargetError, ValueError) as exc:
+        err.print(f"error: {exc}", markup=False)
+        return False
+    try:
+        load_workload(args.workload)
+    except WorkloadError as exc:
+        err.print(f"error: {args.workload}: {exc}", markup=False)
+        return False
+    if getattr(args, "script", None):
+        text = read_source(args.script)
+        _program, diags = check_text(text)
+        errors = [d for d in diags if d.severity.name.lower() == "error"]
+        if errors:
+            err.print(errors[0].render(args.script), markup=False)
+            return False
+    return True
+
+
+class _Stages:
+    """What `dragon suggest` is doing, on a terminal: a rich status line per stage (loading the
+    model, generating k candidates, measuring, searching); nothing in --json mode or when stderr is
+    not a terminal."""
+
+    def __init__(self, err, quiet: bool):
+        self.err, self.status = err, None
+        self.enabled = not quiet and err.is_terminal
+
+    def __call__(self, name: str, detail: str = "") -> None:
+        if not self.enabled:
+            return
+        text = f"{name} {detail}".strip() + "..."
+        if self.status is None:
+            self.status = self.err.status(text)
+            self.status.start()
+        else:
+            self.status.update(text)
+
+    def stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+
+
+def cmd_suggest(args, out, err) -> int:
+    from dragon_dsl.cli.files import FileProblem
+
+    try:
+        if not _validate(args, err):
+            return 2
+        script = read_source(args.script) if getattr(args, "script", None) else None
+    except FileProblem as exc:
+        err.print(f"error: {exc}", markup=False)
+        return 2
+    stages = _Stages(err, quiet=args.json)
+    try:
+        stages("loading", "the model")
+        from dragon_model.api import recommend
+
+        rec = recommend(args.workload, target=args.target, script=script, k=args.k, model_path=args.model,
+                        search_trials=args.search_trials, use_model=not args.no_model, seed=args.seed,
+                        log=lambda m: None if args.json else err.print(m, markup=False), stage=stages)
+    finally:
+        stages.stop()
+    shown = rec.explanation if rec.explanation and not rec.explanation.startswith("# explanation unavailable") \
+        else rec.script
+    if args.output and shown:
+        write_text(args.output, shown)
     if args.json:
         data = rec.to_json()
         out.print(json.dumps(data, indent=2, default=str), markup=False, highlight=False, soft_wrap=True)
@@ -73,18 +141,13 @@ def cmd_suggest(args, out, err) -> int:
     if not rec.verified:
         err.print(f"error: {rec.note}", markup=False)
         return 1
-    if not args.output:
-        out.print(rec.script, markup=False, highlight=False, soft_wrap=True, end="")
-    if rec.explanation:
-        out.print("\nexplain:\n" + rec.explanation if not rec.explanation.lstrip().startswith("explain:") else rec.explanation,
-                  markup=False, highlight=False, soft_wrap=True)
+    if not args.output:  # one script: the explained one when the explanation graph is there
+        out.print(shown, markup=False, highlight=False, soft_wrap=True, end="" if shown.endswith("\n") else "\n")
     figures = [f"source: {rec.source}" + (f" ({rec.note})" if rec.note else ""),
                f"candidates tried: {rec.candidates_tried}",
                f"latency: {rec.latency_us:.3f} us" if rec.latency_us else "latency: not timed"]
-    if rec.speedup_vs_unscheduled:
-        figures.append(f"speedup vs unscheduled: {rec.speedup_vs_unscheduled:.2f}x ({rec.unscheduled_us:.3f} us)")
-    if rec.speedup_vs_dlight:
-        figures.append(f"speedup vs dlight: {rec.speedup_vs_dlight:.2f}x ({rec.dlight_us:.3f} us)")
+    if rec.speedup_vs_baseline:
+        figures.append(f"speedup vs {rec.baseline_kind}: {rec.speedup_vs_baseline:.2f}x ({rec.baseline:.3f} us)")
     if rec.speedup_vs_given:
         figures.append(f"speedup vs the given script: {rec.speedup_vs_given:.2f}x ({rec.given_latency_us:.3f} us)")
     for line in figures:

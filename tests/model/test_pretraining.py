@@ -1,0 +1,137 @@
+"""The second-generation pipeline at toy size on the CPU: design-space records -> rows ->
+pretraining -> fine-tuning from the pretrained weights -> a suggestion, with the compact tokenizer;
+dlight's schedule as a script; the relative cut of slow candidates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dragon_dsl.corpus.generator import WorkloadSpec
+from dragon_dsl.corpus.pretrain import PretrainConfig, PretrainRun, read_records, summary
+
+
+def _tiny(cfg: PretrainConfig) -> list:
+    # two small workloads of today's families, whatever the generator's first draws are
+    return [WorkloadSpec("gated_mlp", (("act", "silu"), ("dtype", "float32"), ("ffn", 64), ("tokens", 4))),
+            WorkloadSpec("rms_norm_llm", (("dtype", "float32"), ("m", 4), ("n", 64), ("rms", 1)))]
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory, monkeypatch_module):
+    out = tmp_path_factory.mktemp("pre")
+    monkeypatch_module.setattr("dragon_dsl.corpus.pretrain.workload_specs", _tiny)
+    run = PretrainRun(out, PretrainConfig(target="llvm", count=2, per_space=3))
+    totals = run.run()
+    return out, totals
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+def test_records_hold_checked_scripts_and_resume(records):
+    from dragon_dsl import check_text
+
+    out, totals = records
+    assert totals["workloads"] == 2 and totals["scripts"] >= 2
+    for r in read_records(out):
+        assert r["target"]["kind"] == "llvm" and "def main" in r["workload"]
+        for s in r["scripts"]:
+            program, diags = check_text(s["text"])
+            assert not [d for d in diags if d.severity.name == "ERROR"], s["text"][:200]
+            assert s["space"] == "llvm"
+    again = PretrainRun(out, PretrainConfig(target="llvm", count=2, per_space=3)).run()
+    assert not again, "a finished run has nothing pending"
+    with pytest.raises(ValueError, match="another configuration"):
+        PretrainRun(out, PretrainConfig(target="llvm", count=2, per_space=4)).open()
+    assert summary(out)["workloads"] == 2
+
+
+def test_dlight_script_round_trips_and_compiles_for_cuda():
+    from dragon_dsl import from_trace_json, to_trace_json
+    from dragon_dsl.codec.equal import traces_equal
+    from dragon_dsl.tvm.compile import compile_checked
+    from dragon_dsl.tvm.dlight import dlight_trace
+    from dragon_dsl.tvm.target import tvm_target
+
+    mod = WorkloadSpec("rms_norm_llm", (("dtype", "float16"), ("m", 8), ("n", 256), ("rms", 1))).build()
+    target = tvm_target("nvidia/nvidia-h100")
+    rule, trace = dlight_trace(mod, target)
+    assert rule == "Reduction"
+    text = from_trace_json(trace, workload="w.tvmscript", target="nvidia/nvidia-h100")
+    assert traces_equal(to_trace_json(text), trace) == []  # index maps compare structurally
+    compile_checked(mod, {"trace": trace}, target)  # CUDA source on a machine without a GPU
+
+
+def test_rows_pretrain_then_finetune_then_suggest(records, tmp_path):
+    from dragon_dsl.cli.main import main
+    from dragon_model.records import build
+    from dragon_model.tokenizer import load_tokenizer
+
+    out, _ = records
+    figures = build([out], tmp_path / "rows", log=lambda m: None)
+    assert figures["pretrain_rows"] >= 2 and figures["errors"] == 0
+    rows = [json.loads(x) for x in (tmp_path / "rows" / "pretrain" / "rows.jsonl").read_text().splitlines()]
+    for r in rows:
+        assert r["prompt"].startswith("<s><workload>") and r["completion"].endswith("</s>")
+        r["split"] = "train"  # a toy set: every row trains
+    (tmp_path / "rows" / "pretrain" / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pre, ft = tmp_path / "pre", tmp_path / "ft"
+    assert main(["train", "sft", str(tmp_path / "rows" / "pretrain"), "-o", str(pre), "--size", "toy",
+                 "--max-steps", "2", "--batch-size", "2"]) == 0
+    assert len(load_tokenizer(pre)) > 3000, "new models use the compact tokenizer"
+    assert main(["train", "sft", str(tmp_path / "rows" / "pretrain"), "-o", str(ft), "--base", str(pre),
+                 "--max-steps", "2", "--batch-size", "2"]) == 0
+    import dragon_model
+
+    wl = read_records(out)[0]["workload"]
+    texts = dragon_model.suggest(workload=wl, target="llvm", n=1, model_path=str(ft), max_seconds=20)
+    assert len(texts) == 1
+
+
+def test_cut_seconds_scales_with_the_baseline():
+    from dragon_model.api import RUN_FLOOR_S, SLOW_FACTOR, cut_seconds
+
+    assert cut_seconds(1.0) == pytest.approx(RUN_FLOOR_S + 2 * 10 * SLOW_FACTOR * 1e-6)
+    assert cut_seconds(1e6, cap_s=120.0) == 120.0  # a one-second baseline: the cap holds
+    assert cut_seconds(1000.0) < cut_seconds(2000.0) < 120.0
+
+
+def test_held_out_operators_are_written_and_never_generated(tmp_path, capsys):
+    from dragon_dsl.cli.main import main
+    from dragon_dsl.corpus.families import HELD_OUT_OPERATORS
+    from dragon_dsl.corpus.pretrain import workload_specs
+
+    held = {WorkloadSpec(f, p) for f, p in HELD_OUT_OPERATORS}
+    assert len(held) == len(HELD_OUT_OPERATORS) >= 40
+    assert not held & set(workload_specs(PretrainConfig(count=3000))), "a held-out operator was drawn for training"
+    assert main(["workloads", "--held-out-operators", "-o", str(tmp_path)]) == 0
+    rows = [json.loads(x) for x in (tmp_path / "manifest.jsonl").read_text().splitlines()]
+    assert len(rows) == len(held) and {r["family"] for r in rows} >= {"linear", "rotary", "attention_scores_decode"}
+
+
+def test_rl_reward_is_relative_to_dlight_on_gpus_and_slow_kernels_fail():
+    from types import SimpleNamespace
+
+    from dragon_dsl.engine import Result, Status
+    from dragon_model.rl import STAGE_REWARD, EngineReward
+
+    asked = []
+
+    class FakeEngine:  # a GPU engine whose dlight baseline runs in 10 us
+        target = SimpleNamespace(is_gpu=True)
+
+        def baseline(self, workload, kind):
+            asked.append(kind)
+            return Result(Status.OK, latency_us=10.0)
+
+    reward = EngineReward(FakeEngine(), level="time")
+    assert reward.score("wl", Result(Status.OK, latency_us=10.0)) == pytest.approx(0.8)
+    assert reward.score("wl", Result(Status.OK, latency_us=5.0)) == pytest.approx(0.8 + 0.4 / 3)
+    assert reward.score("wl", Result(Status.OK, latency_us=150.0)) == STAGE_REWARD["build"], "15x dlight is a failure"
+    assert asked == ["dlight"], "one baseline per workload, dlight's on a GPU"
