@@ -7,7 +7,11 @@ every string made by deleting one of its characters); a query looks up its own
 variants up to two deletions, which finds every word within about three edits
 (insertions, deletions, substitutions, transpositions). difflib's similarity then
 ranks those few candidates with its usual cutoff, so hints read as before; a word
-needing more edits gets no hint.
+needing more edits gets no hint. Definitions are indexed only once a hint is asked
+for, so a script without a slip pays nothing.
+
+Fixed vocabularies (instruction names, parameters, scopes, thread axes) do not grow
+with the script: `closest` keeps difflib over the whole vocabulary, remembering words.
 """
 
 from __future__ import annotations
