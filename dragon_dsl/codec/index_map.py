@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from dragon_dsl.syntax.lexical import float_text
 from dragon_dsl.table import TVM_VERSION
 
 INDEX_DTYPE = "int32"
@@ -300,14 +301,6 @@ def render(im: IndexMap) -> str:
     return f"{head}: {body}"
 
 
-def render_float(value: float) -> str:
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return repr(float(value))
-
-
 def render_expr(e, prec: int = 0) -> str:
     if isinstance(e, Var):
         return e.name
@@ -318,7 +311,7 @@ def render_expr(e, prec: int = 0) -> str:
             return "True" if e.value else "False"
         return f"{e.dtype}({e.value})"
     if isinstance(e, FloatImm):
-        return f"{e.dtype}({render_float(e.value)})"
+        return f"{e.dtype}({float_text(float(e.value))})"
     if e.op == "Cast":
         (inner,) = e.args
         # `int64(16)` is a typed literal; a cast of a bare literal spells the literal's type.
