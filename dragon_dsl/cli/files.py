@@ -17,8 +17,10 @@ class FileProblem(Exception):
 def read_source(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
-    if Path(path).is_dir():  # what `expand` keeps of a folder without scripts
-        raise FileProblem(f"{path}: a folder with no .dragon files")
+    if Path(path).is_dir():  # what `expand` keeps of a folder without scripts, or a folder given for a file
+        if next(Path(path).rglob("*.dragon"), None) is None:
+            raise FileProblem(f"{path}: a folder with no .dragon files")
+        raise FileProblem(f"{path}: a folder, not a file")
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
