@@ -25,16 +25,12 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from dragon_dsl.check import BoundInst, Checker
+from dragon_dsl.hints import NameIndex
 from dragon_dsl.syntax import ast
 
-try:  # the checker's index of names for "did you mean", where it has one
-    from dragon_dsl.hints import NameIndex
-except ImportError:  # pragma: no cover
-    NameIndex = None
-
 #: A segment ends after a statement whose names hash to 0 modulo this, or at SEGMENT_MAX statements.
-SEGMENT_MOD = 48
-SEGMENT_MAX = 192
+SEGMENT_MOD = 96
+SEGMENT_MAX = 384
 
 
 def _names(stmt) -> tuple[str, ...]:
@@ -57,35 +53,34 @@ def _boundary(stmt) -> bool:
     return hash((head, stmt.call.func.id, len(stmt.call.args))) % SEGMENT_MOD == 0
 
 
-if NameIndex is not None:
-    class _LazyIndex(NameIndex):
-        """The checker's name index, filled only when a hint is asked for (most versions ask none)."""
+class _Deferred(NameIndex):
+    """The checker's name index ("did you mean"), except that names a replay adds in bulk are
+    indexed only when a hint is asked for (most versions ask none)."""
 
-        def __init__(self):
-            super().__init__()
-            self.pending: list = []
+    def __init__(self):
+        super().__init__()
+        self.deferred: list = []
 
-        def add(self, word: str) -> None:
-            self.pending.append(word)
+    def add(self, word: str) -> None:
+        self.deferred.append(word)
 
-        def _flush(self) -> None:
-            pending, self.pending = self.pending, []
-            for w in pending:
+    def _flush(self) -> None:
+        if self.deferred:
+            deferred, self.deferred = self.deferred, []
+            for w in deferred:
                 NameIndex.add(self, w)
 
-        def __len__(self) -> int:
-            self._flush()
-            return super().__len__()
+    def __len__(self) -> int:
+        self._flush()
+        return super().__len__()
 
-        def __contains__(self, word) -> bool:
-            self._flush()
-            return super().__contains__(word)
+    def __contains__(self, word) -> bool:
+        self._flush()
+        return super().__contains__(word)
 
-        def closest(self, word: str):
-            self._flush()
-            return super().closest(word)
-else:  # pragma: no cover
-    _LazyIndex = ()
+    def closest(self, word: str):
+        self._flush()
+        return super().closest(word)
 
 
 @dataclass
@@ -111,6 +106,7 @@ class Segment:
     external: tuple  # names it refers to that it does not bind first
     bound: tuple  # the names it binds, in order
     fingerprint: tuple
+    bound_set: frozenset = frozenset()
     kinds: dict = field(default_factory=dict)
     def_span: dict = field(default_factory=dict)
     definitions: dict = field(default_factory=dict)
@@ -118,6 +114,38 @@ class Segment:
     diags: list = field(default_factory=list)
     insts: list = field(default_factory=list)
     used: set = field(default_factory=set)
+
+
+class _Run:
+    """A remembered segment standing for its statements in the checker's walk, so that the walk
+    visits a few hundred items rather than every statement of a large script."""
+
+    __slots__ = ("segment", "start")
+
+    def __init__(self, segment: Segment, start: int):
+        self.segment, self.start = segment, start
+
+    @property
+    def span(self):
+        return self.segment.stmts[0].span
+
+
+def _walk(stmts: list, segments: dict) -> list:
+    """The statements, each run that a remembered segment covers (the same objects, in order)
+    replaced by one `_Run`."""
+    out: list = []
+    k, n = 0, len(stmts)
+    while k < n:
+        s = stmts[k]
+        seg = segments.get(id(s))
+        m = len(seg.stmts) if seg is not None else 0
+        if m and seg.stmts[0] is s and k + m <= n and all(map(operator.is_, seg.stmts, stmts[k:k + m])):
+            out.append(_Run(seg, k))
+            k += m
+        else:
+            out.append(s)
+            k += 1
+    return out
 
 
 @dataclass
@@ -143,24 +171,34 @@ class IncrementalChecker(Checker):
 
     def __init__(self, memo: Memo, stmts: list):
         super().__init__()
-        if NameIndex is not None and isinstance(getattr(self, "known", None), NameIndex):
-            self.known = _LazyIndex()
+        if isinstance(getattr(self, "known", None), NameIndex):
+            self.known = _Deferred()
         self.memo, self.stmts = memo, stmts
-        self.index = {id(s): k for k, s in enumerate(stmts)}
+        self._pos = 0  # where in `stmts` the walk is (it visits every instruction in order)
         self._skip = 0  # statements of a replayed segment still to pass
+        self._plain = 0  # statements still to check one by one (a segment that cannot be replayed)
         self._recording: Optional[list] = None  # [segment, statements left, diagnostics before, used outside]
         self.replayed = 0
 
     # -- the walk ------------------------------------------------------------------------------
 
     def instruction(self, stmt):
+        if type(stmt) is _Run:
+            return self._run(stmt)
         if self.extents:
             return super().instruction(stmt)
         if self._skip:
             self._skip -= 1
+            self._pos += 1
             return None
-        if self._recording is None and self._start_segment(stmt):
-            return None
+        if self._plain:  # inside a run that cannot be replayed: statement by statement
+            self._plain -= 1
+            self._pos += 1
+        elif self._recording is None:
+            if self._start_segment(stmt):
+                return None
+        else:
+            self._pos += 1
         try:
             self._statement(stmt)
         finally:
@@ -169,6 +207,25 @@ class IncrementalChecker(Checker):
                 if self._recording[1] == 0:
                     self._finish_segment()
         return None
+
+    def _run(self, run: _Run) -> None:
+        seg = run.segment
+        if self._recording is None and not self._plain and not self._skip:
+            fp = self._segment_fingerprint(seg.external, seg.bound_set)
+            if fp is not None and fp == seg.fingerprint:
+                self._replay_segment(seg)
+                self._pos = run.start + len(seg.stmts)
+                return
+        self._pos = run.start
+        for s in seg.stmts:  # what it read changed: check its statements again (and remember anew)
+            self.instruction(s)
+
+    def explain_stmt(self, stmt):
+        if type(stmt) is _Run:  # statements an `explain:` above them moved into the explanation
+            for s in stmt.segment.stmts:
+                super().explain_stmt(s)
+            return None
+        return super().explain_stmt(stmt)
 
     # -- statements ------------------------------------------------------------------------------
 
@@ -257,21 +314,33 @@ class IncrementalChecker(Checker):
             if k is None:
                 return None
             out.append((n, k, spans.get(n)))
-        for n in bound:
-            if n in kinds or n in labels or n in spans or n in defs:
-                out.append((n, kinds.get(n), n in labels, spans.get(n)))
+        taken = kinds.keys() & bound  # usually none: a segment binds fresh names
+        taken |= labels.keys() & bound
+        taken |= spans.keys() & bound
+        taken |= defs.keys() & bound
+        for n in sorted(taken):
+            out.append((n, kinds.get(n), n in labels, spans.get(n)))
         return tuple(out)
+
+    def _find(self, stmt) -> Optional[int]:
+        stmts, k = self.stmts, self._pos
+        while k < len(stmts) and stmts[k] is not stmt:
+            k += 1
+        if k == len(stmts):
+            return None
+        self._pos = k + 1
+        return k
 
     def _start_segment(self, stmt) -> bool:
         """Replay the segment that starts here (True), or start recording one (False: check `stmt`)."""
-        k = self.index.get(id(stmt))
+        k = self._find(stmt)
         if k is None:
             return False
         old = self.memo.segments.get(id(stmt))
         if old is not None and old.stmts[0] is stmt:
             n = len(old.stmts)
             if all(map(operator.is_, old.stmts, self.stmts[k:k + n])) and len(self.stmts) >= k + n:
-                fp = self._segment_fingerprint(old.external, old.bound)
+                fp = self._segment_fingerprint(old.external, old.bound_set)
                 if fp is not None and fp == old.fingerprint:
                     self._replay_segment(old)
                     self._skip = n - 1
@@ -279,10 +348,12 @@ class IncrementalChecker(Checker):
         n = self._extent(k)
         stmts = tuple(self.stmts[k:k + n])
         external, bound = self._segment_names(stmts)
-        fp = self._segment_fingerprint(external, bound)
+        fp = self._segment_fingerprint(external, bound.keys())
         if fp is None or n < 2:
-            return False  # checked statement by statement
-        seg = Segment(stmts, len(self.program.instructions), external, tuple(bound), fp)
+            self._plain = n - 1  # checked statement by statement, up to where the next segment starts
+            return False
+        seg = Segment(stmts, len(self.program.instructions), external, tuple(bound), fp,
+                      bound_set=frozenset(bound))
         kinds, spans, defs, labels = self.kinds, self.def_span, self.program.definitions, self.program.labels
         pre = {x for x in bound if x in kinds or x in spans or x in defs or x in labels}
         self._recording = [seg, n, len(self.diags), self.used, pre]
@@ -333,9 +404,9 @@ class IncrementalChecker(Checker):
                 self.program.definitions[n] = (kind, span, idx if idx < 0 else idx + d)
             for n, idx in s.labels.items():
                 self.program.labels[n] = idx + d
-        known = getattr(self, "known", None)
-        if isinstance(known, _LazyIndex):
-            known.pending.extend(s.kinds)
+        known = getattr(self, "known", None)  # the checker's index of names for "did you mean"
+        if isinstance(known, _Deferred):
+            known.deferred.extend(s.kinds)
         elif known is not None:
             for n in s.kinds:
                 known.add(n)
@@ -349,5 +420,5 @@ def check_incremental(stmts: list, memo: Optional[Memo]):
     memo = memo if memo is not None else Memo()
     memo.prune(stmts)
     c = IncrementalChecker(memo, stmts)
-    program = c.run(ast.Script(stmts))
+    program = c.run(ast.Script(_walk(stmts, memo.segments) if not c.extents else stmts))
     return program, sorted(c.diags, key=lambda d: (d.span.line, d.span.column)), memo

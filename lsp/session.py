@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from dragon_dsl import paused_gc
 from dragon_dsl.diagnostics import Span
 
 from dragon_lsp import __version__
@@ -112,11 +113,12 @@ class Session:
             if len(text) > MAX_CHARS:
                 text = ""
                 self.warn_once(f"large:{uri}", f"{uri} is larger than {MAX_CHARS} characters: not analysed")
-            st.analysis = Analysis(text, st.doc.version, previous=st.analysis)
             # What lives now lives long (the statements, the check results): keep it out of the
-            # collector's full passes, which on a large document take as long as a keystroke may;
-            # `Background` collects everything once the user pauses.
-            gc.freeze()
+            # collector's passes, which on a large document take as long as a keystroke may
+            # (frozen before the collector runs again); `Background` collects once the user pauses.
+            with paused_gc():
+                st.analysis = Analysis(text, st.doc.version, previous=st.analysis)
+                gc.freeze()
         return st.analysis
 
     def facts(self, uri: str) -> Optional[ReplayFacts]:
