@@ -154,6 +154,8 @@ def _print_summary(console: Console, summary, args) -> None:
     console.print(table)
     dup = f", {summary.duplicates} copied from an identical candidate" if summary.duplicates else ""
     torn = "; a cut last line of the results file was dropped and measured again" if summary.dropped_torn else ""
+    for problem in summary.problems:
+        console.print(f"note: {problem}", markup=False)
     passed = "verified and timed" if args.level == "time" else "verified"
     ok_rate = summary.counts.get("ok", 0) * 60.0 / summary.wall_s if summary.wall_s > 0 else 0.0
     console.print(f"{summary.written} row(s) written in {summary.wall_s:.1f} s: "

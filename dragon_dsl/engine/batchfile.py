@@ -66,6 +66,7 @@ class Summary:
     duplicates: int = 0              # rows copied from a candidate with identical source or trace
     wall_s: float = 0.0
     dropped_torn: bool = False       # a cut last line of the results file was dropped
+    problems: list = field(default_factory=list)   # workloads whose verifier reference failed
     profile: dict = field(default_factory=dict)
 
     @property
@@ -82,6 +83,7 @@ class Summary:
         return {"total": self.total, "skipped": self.skipped, "written": self.written, "counts": dict(self.counts),
                 "duplicates": self.duplicates, "wall_s": round(self.wall_s, 3),
                 "candidates_per_minute": round(self.per_minute, 1), "dropped_torn_line": self.dropped_torn,
+                "problems": list(self.problems),
                 "profile": {k: round(v, 3) if isinstance(v, float) else v for k, v in self.profile.items()}}
 
 
@@ -297,7 +299,7 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
     row per candidate to OUT. `on_start(total, to_do)` once the files are read, `on_row(row)` after
     each row is written. Raises BatchError when the batch cannot run (no batch file; OUT holds rows
     of another target or level); a bad candidate is a row, never an exception."""
-    from dragon_dsl.engine.result import Task, level_rank
+    from dragon_dsl.engine.result import EngineError, Task, level_rank
 
     level_rank(level)
     t0 = time.perf_counter()
@@ -364,7 +366,14 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
                     first_id.setdefault(mine, cand.id)
                 emit({k: row.get(k) for k in ROW_KEYS if k in row})
 
-            engine.run(tasks, on_result=on_result)
+            written = summary.written
+            try:
+                engine.run(tasks, on_result=on_result)
+            except EngineError as exc:
+                if summary.written - written < len(part):
+                    raise                # nothing measured (no device): the batch cannot run
+                # a workload whose reference failed: its candidates have rows that say so; go on
+                summary.problems.append(str(exc))
     finally:
         writer.close()
         summary.wall_s = time.perf_counter() - t0
