@@ -80,8 +80,9 @@ GPU_RETRIES = 4
 #:    while writing an H200 improvement answer)
 #: 7: a script the compiler rejects for stages left on the host is completed by MetaSchedule's
 #:    AutoBind rule (`dragon_model.complete`) and kept when the completion passes the compile check
-#: 8: every candidate is replayed from its own text as `dragon-check --level replay` does before it is
-#:    kept (5 of 46 version-7 answers did not replay from their text after the AutoBind completion)
+#: 8: a script completed by AutoBind is replayed from its own text as `dragon-check --level replay`
+#:    does before it is kept (5 of 46 version-7 answers did not replay from their text after the
+#:    completion; the decoder's own statements are replayed one by one as they are written)
 GENERATION_VERSION = 8
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
@@ -101,9 +102,9 @@ def compile_problem(text: str, workload, target: Any) -> Optional[str]:
 
 
 def replay_problem(text: str, workload) -> Optional[str]:
-    """The first error `dragon-check --level replay` reports for a script, or None: every script
-    shown is replayed from its own text, as a user's check would, whatever path produced it (the
-    model's statements, AutoBind's completion)."""
+    """The first error `dragon-check --level replay` reports for a script, or None: a script that
+    did not come from the decoder statement by statement (AutoBind's completion) is replayed from
+    its own text, as a user's check would, before it is kept."""
     from dragon_dsl.levels import check_text_at_level
 
     report = check_text_at_level(text, level="replay", workload=_workload_text(workload))
@@ -143,12 +144,12 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
         if problem is not None and COMPLETE_HOST_BLOCKS:
             completed = bind_host_blocks(head + g.body, workload, target)
             if completed is not None and completed not in seen:
-                again = compile_problem(head + completed, workload, target)
+                # AutoBind's statements come from a replayed schedule, not from the decoder, which
+                # replays every statement it keeps: the completed text must replay as dragon-check does
+                again = replay_problem(head + completed, workload) or compile_problem(head + completed, workload, target)
                 if again is None:    # the model's statements, then AutoBind's for the stages it left on the host
                     g.completed_from, g.body, problem = g.body, completed, None
                     seen.add(completed)
-        if problem is None:
-            problem = replay_problem(head + g.body, workload)
         if problem is None:
             out.append((head + g.body, g))
         else:
