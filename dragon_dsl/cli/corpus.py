@@ -255,6 +255,12 @@ def add_parsers(sub) -> None:
     d = csub.add_parser("card", help="write DATA_CARD.md for a corpus")
     d.add_argument("corpus", help="corpus folder (from `dragon corpus build`)")
     d.set_defaults(func=cmd_card)
+    from dragon_dsl.corpus import pretrain
+
+    pt = csub.add_parser("pretrain", help="valid scripts sampled from MetaSchedule's design spaces and dlight's "
+                         "schedules, no measurement (the model's pretraining records); resumable, sharded")
+    pretrain.add_arguments(pt)
+    pt.set_defaults(func=lambda args, out, err: pretrain.run_command(args))
 
 
 def main(argv=None) -> int:

@@ -93,7 +93,7 @@ class PretrainRun:
 
     def run(self, shard=(0, 1), limit: Optional[int] = None, progress=None) -> Counter:
         """Samples every pending workload of the shard; returns counts over this call."""
-        from dragon_dsl.engine.targets import resolve_target  # public once the bridge lands
+        from dragon_dsl.engine import resolve_target
         from dragon_dsl.tvm.design_space import SpaceSampler
         from dragon_dsl.tvm.target import tune_target
 
@@ -218,8 +218,6 @@ def summary(out_dir) -> dict:
 def main(argv=None) -> int:
     """`python -m dragon_dsl.corpus.pretrain` (also `dragon corpus pretrain`)."""
     import argparse
-
-    from dragon_dsl.corpus.search_run import parse_shard
 
     ap = argparse.ArgumentParser(prog="dragon corpus pretrain", description=__doc__.split("\n\n")[0])
     add_arguments(ap)
