@@ -175,6 +175,8 @@ async def main(a):
     baseline = Path(a.baseline).resolve() if a.baseline else None
     print(f"dragon-lsp over stdio; this version: {ROOT}" + (f"; baseline: {baseline}" if baseline else ""))
     print(f"samples: {a.n} per row (this version), {a.baseline_n} (baseline); break/repair rows: twice half as many")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start "
+          "(both versions run in the same conditions; absolute figures scale with the load)")
     goals = []
     for size in a.sizes:
         now = await measure(size, a.n)
@@ -183,6 +185,7 @@ async def main(a):
         if now["lines"] >= 10000:
             goals.append(("completion p95 < 100 ms", p95["completion"] < 100))
             goals.append(("diagnostics p95 < 500 ms", max(p95["valid"], p95["broken"]) < 500))
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     for what, ok in goals:
         print(f"goal on 10k lines, {what}: {'met' if ok else 'NOT met'}")
 

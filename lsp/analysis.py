@@ -12,6 +12,7 @@ diagnostics equal to `dragon_dsl.parse` + `dragon_dsl.check`'s.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 from dataclasses import dataclass
 from functools import cached_property
@@ -209,6 +210,33 @@ class Analysis:
                 out.append((name, kind, span))
         out.sort(key=lambda t: (t[2].line, t[2].column))
         return out
+
+    def nearest_visible(self, line: int, kinds: tuple[str, ...], prefix: Optional[str], limit: int) \
+            -> tuple[list[tuple[str, str, Span]], bool]:
+        """`visible(line, kinds)` when it has at most `limit` entries; else those starting with `prefix`,
+        the `limit` nearest before `line` (and True: some were left out). Walks back from `line` over
+        the definitions, which the checker records in source order, so a large script costs what
+        is offered, not every definition."""
+        items = list(self.program.definitions.items())
+        hi = bisect.bisect_left(items, line, key=lambda it: it[1][1].line)
+
+        def nearest(test) -> list:
+            out = []
+            for k in range(hi - 1, -1, -1):
+                name, (kind, span, _idx) = items[k]
+                if kind in kinds and test(name):
+                    out.append((name, kind, span))
+                    if len(out) > limit:
+                        break
+            out.reverse()
+            return out
+
+        found = nearest(lambda _name: True)
+        if len(found) <= limit:
+            return found, False
+        if prefix:
+            found = nearest(lambda name: name.startswith(prefix))
+        return (found[-limit:], True) if len(found) > limit else (found, False)
 
     def close_names(self, name: str, line: int, kinds=("block", "loop", "value"), n: int = 3) -> list[str]:
         return difflib.get_close_matches(name, [v[0] for v in self.visible(line, kinds)], n=n)

@@ -143,7 +143,9 @@ def _values_for(an, ctx: Context, entry, param: Param, in_list: bool, replace, b
     out = []
     kinds = _kinds_for(param, in_list)
     if kinds:
-        names = _nearest(an.visible(ctx.first_line, kinds), ctx, result)
+        prefix = ctx.word.text[: ctx.col - ctx.word.col] if ctx.word is not None and ctx.word.col <= ctx.col else None
+        names, left_out = an.nearest_visible(ctx.first_line, kinds, prefix, MAX_VARIABLES)
+        result.incomplete = result.incomplete or left_out
         n = len(names)
         for k, (name, kind, span) in enumerate(names):
             found = an.defining_instruction(name)
@@ -181,22 +183,9 @@ class Completions(list):
     incomplete = False
 
 
-#: At most this many variables are offered at once (a 10,000-line script defines ~30,000).
+#: At most this many variables are offered at once (a 10,000-line script defines ~30,000): those
+#: that start with the word typed so far, the nearest definitions before the line first.
 MAX_VARIABLES = 300
-
-
-def _nearest(names: list, ctx: Context, result: Completions) -> list:
-    """The variables to offer: those that start with the word typed so far, the nearest definitions
-    first, at most MAX_VARIABLES (more: the answer is marked incomplete)."""
-    if len(names) <= MAX_VARIABLES:
-        return names
-    if ctx.word is not None and ctx.word.col <= ctx.col:
-        prefix = ctx.word.text[: ctx.col - ctx.word.col]
-        names = [v for v in names if v[0].startswith(prefix)]
-    if len(names) > MAX_VARIABLES:
-        result.incomplete = True
-        names = names[-MAX_VARIABLES:]  # sorted by place: the last are the nearest before the cursor
-    return names
 
 
 def _in_string(an: Analysis, ctx: Context, blocks, workload_files) -> list[CompletionEntry]:

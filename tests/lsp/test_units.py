@@ -181,3 +181,23 @@ def test_the_cursor_context_lexes_with_the_languages_rules():
     assert kinds('x = "ab') == [("NAME", "x"), ("OP", "="), ("STR", '"ab')]  # a string being typed
     for word in ("b0", "_x1", "None"):
         assert kinds(word) == [("NAME", word)] and lexical.is_name(word)
+
+
+def test_nearest_visible_is_visible_cut_to_the_nearest():
+    from tests.lsp.test_incremental import blocks
+
+    def reference(an, line, kinds, prefix, limit):
+        names = an.visible(line, kinds)
+        if len(names) <= limit:
+            return names, False
+        if prefix:
+            names = [v for v in names if v[0].startswith(prefix)]
+        return (names[-limit:], True) if len(names) > limit else (names, False)
+
+    rng = random.Random(3)
+    for text in (SCRIPT, blocks(60)):
+        an = Analysis(text, 1)
+        for _ in range(200):
+            args = (rng.randrange(1, len(an.lines) + 2), rng.choice([("loop",), ("block",), ("block", "loop", "value")]),
+                    rng.choice([None, "", "t", "io1", "b", "zz"]), rng.choice([1, 5, 50, 300]))
+            assert an.nearest_visible(*args) == reference(an, *args), args
