@@ -9,7 +9,9 @@ The batch: workloads of every family of the target's corpus (data/corpus/<cuda|l
 splits; --workloads of them, spread over the families), each with its corpus traces and variants
 of them whose sampling decisions are changed (a SamplePerfectTile's factors permuted, a
 SampleCategorical's choice moved: what MetaSchedule's evolutionary search does), --candidates in
-all. It is written to OUT/batch.jsonl with the workloads in OUT/workloads/.
+all. It is written to OUT/batch.jsonl (the workloads to --workload-dir, by default a temporary
+folder); OUT gets four files in all: batch.jsonl, results-measure.jsonl, results-rpc.jsonl and
+bench_measure.json.
 
 Modes, one after the other, each on a fresh engine (results cache off) whose workers are started
 and warm before the clock starts:
@@ -39,6 +41,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -107,33 +110,41 @@ def variant(trace: list, rng: random.Random):
     return [insts, new]
 
 
-def make_batch(kind: str, n_candidates: int, n_workloads: int, out: Path, seed: int) -> dict:
+def make_batch(kind: str, n_candidates: int, n_workloads: int, out: Path, seed: int, wl_dir: Path) -> dict:
     from dragon_dsl.engine.keys import trace_hash
 
     rows = corpus_rows(kind)
     chosen = pick_workloads(rows, n_workloads)
-    (out / "workloads").mkdir(parents=True, exist_ok=True)
+    wl_dir.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     per = -(-n_candidates // len(chosen))
-    lines, families = [], set()
+    pools, families = {}, set()
     for name, (family, text, traces) in chosen.items():
-        path = out / "workloads" / f"{name}.tvmscript"
+        path = wl_dir / f"{name}.tvmscript"
         path.write_text(text, encoding="utf-8")
         seen, mine = set(), []
         for t in traces:
             if trace_hash(t) not in seen:
                 seen.add(trace_hash(t))
                 mine.append(t)
-        for attempt in range(per * 20):
-            if len(mine) >= per:
+        for attempt in range(per * 40):     # up to 3x its share: workloads with few decisions fall short
+            if len(mine) >= 3 * per:
                 break
             v = variant(rng.choice(traces), rng)
             if v is not None and trace_hash(v) not in seen:
                 seen.add(trace_hash(v))
                 mine.append(v)
-        for i, t in enumerate(mine[:per]):
-            lines.append({"id": f"{name}/{i}", "workload": f"workloads/{name}.tvmscript", "trace": t})
+        pools[name] = (path, mine)
         families.add(family)
+    # every workload its share where it has one, the shortfall from those with more
+    taken = {name: min(per, len(mine)) for name, (_, mine) in pools.items()}
+    while sum(taken.values()) < n_candidates and any(taken[n] < len(pools[n][1]) for n in pools):
+        for name in pools:
+            if taken[name] < len(pools[name][1]) and sum(taken.values()) < n_candidates:
+                taken[name] += 1
+    lines = [{"id": f"{name}/{i}", "workload": str(path), "trace": t}
+             for name, (path, mine) in pools.items() for i, t in enumerate(mine[:taken[name]])]
     rng.shuffle(lines)          # a labelling batch mixes workloads
     lines = lines[:n_candidates]
     (out / "batch.jsonl").write_text("".join(json.dumps(ln) + "\n" for ln in lines), encoding="utf-8")
@@ -306,6 +317,7 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, help="build workers (default: one per core)")
     p.add_argument("--out", default="bench_measure_out", help="folder for the batch, results and bench_measure.json")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workload-dir", help="where the batch's .tvmscript files go (default: a temporary folder)")
     p.add_argument("--rpc", action="store_true", help="also measure through a TVM RPC tracker on loopback")
     p.add_argument("--skip-baseline", action="store_true")
     p.add_argument("--build-group", type=int, default=1,
@@ -321,7 +333,10 @@ def main(argv=None) -> int:
     kind = "cuda" if spec.is_gpu else "llvm"
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    batch_info = make_batch(kind, args.candidates, args.workloads, out, args.seed)
+    # the workloads go to a folder of their own: OUT keeps four files (the batch, two results files,
+    # bench_measure.json), so that a GPU machine's output folder brings all of them back
+    wl_dir = Path(args.workload_dir) if args.workload_dir else Path(tempfile.mkdtemp(prefix="bench-measure-wl-"))
+    batch_info = make_batch(kind, args.candidates, args.workloads, out, args.seed, wl_dir)
     batch = out / "batch.jsonl"
     timing = {"repeat": args.repeat, "min_repeat_ms": args.min_repeat_ms}
     print(f"target {spec.spec}; {batch_info['candidates']} candidates in {batch}", flush=True)
