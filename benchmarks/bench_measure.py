@@ -32,7 +32,6 @@ share within 5%). OUT/bench_measure.json holds all of it. Exit 1 when verdicts d
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import random
