@@ -34,14 +34,9 @@ class WorkloadSpec:
 
     def build(self):
         """The IRModule (function `main`), printed and parsed once so that names are stable."""
-        import tvm
-        from tvm import te
+        from dragon_dsl.tvm.workload import module_of
 
-        from dragon_dsl.tvm.workload import load_workload
-
-        tensors = ALL_FAMILIES[self.family].build(**dict(self.params))
-        func = te.create_prim_func(tensors)
-        return load_workload(tvm.IRModule({"main": func}).script())
+        return module_of(ALL_FAMILIES[self.family].build(**dict(self.params)))
 
 
 def generate(count: int, seed: int = 0, families: Iterable[str] | None = None, max_draws: int | None = None) -> list:
@@ -73,8 +68,7 @@ def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float |
     `max_bytes` those whose parameter buffers take more bytes in all (the verifier runs the
     unscheduled program on several input sets as its reference: a CPU corpus wants it fast
     and small)."""
-    import tvm_ffi
-    from tvm.s_tir.analysis import estimate_tir_flops
+    from dragon_dsl.tvm.workload import estimate_flops, structural_hash
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -85,10 +79,10 @@ def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float |
     with manifest.open("a", encoding="utf-8") as f:
         for spec in specs:
             mod = spec.build()
-            h = str(tvm_ffi.structural_hash(mod))
+            h = structural_hash(mod)
             if h in hashes:
                 continue
-            flops = float(estimate_tir_flops(mod))
+            flops = estimate_flops(mod, strict=True)
             if max_flops is not None and flops > max_flops:
                 continue
             nbytes = param_bytes(mod)

@@ -36,9 +36,10 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from dragon_dsl.files import create_text, stray_temporaries, write_json
+from dragon_dsl.tvm.tuning import tvm_version
 
 RUN_FORMAT = 1
 STATUSES = ("ok", "replay_error", "build_error", "launch_error", "timeout", "numeric_mismatch",
@@ -118,47 +119,7 @@ def read_manifest(workloads_dir) -> list:
         raise RunConfigError(str(exc)) from None
 
 
-def _tvm_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("apache-tvm")
-    except PackageNotFoundError:  # a source build
-        import tvm
-
-        return str(tvm.__version__)
-
-
-# --- MetaSchedule ---------------------------------------------------------------------------------
-_CAPTURE = None
-
-
-def _capture_class():
-    """A MetaSchedule measure callback that keeps every measured candidate in measurement order
-    (defined lazily: deriving from TVM's classes imports TVM)."""
-    global _CAPTURE
-    if _CAPTURE is None:
-        from tvm.ir.utils import derived_object
-        from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
-
-        from dragon_dsl.tvm.trace import trace_json
-
-        @derived_object
-        class CaptureCandidates(PyMeasureCallback):
-            def __init__(self, on_batch: Optional[Callable] = None):
-                super().__init__()
-                self.candidates: list = []
-                self.on_batch = on_batch
-
-            def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
-                batch = [candidate_entry(trace_json(c.sch), b.error_msg, r.error_msg, r.run_secs)
-                         for c, b, r in zip(measure_candidates, builder_results, runner_results, strict=True)]
-                self.candidates.extend(batch)
-                if self.on_batch is not None:
-                    self.on_batch(batch)
-
-        _CAPTURE = CaptureCandidates
-    return _CAPTURE
+# --- MetaSchedule (through the TVM bridge, dragon_dsl.tvm.tuning) ------------------------------------
 
 
 def candidate_entry(trace, build_error, run_error, run_secs) -> dict:
@@ -172,22 +133,6 @@ def candidate_entry(trace, build_error, run_error, run_secs) -> dict:
     if not secs or any(s >= 1e9 for s in secs):  # MetaSchedule's marker of a failed run
         return {"trace": trace, "status": "error", "latency_us": None}
     return {"trace": trace, "status": "ok", "latency_us": statistics.median(secs) * 1e6}
-
-
-def _strategy(cfg: SearchConfig):
-    from tvm.s_tir import meta_schedule as ms
-
-    return ms.search_strategy.EvolutionarySearch(population_size=cfg.population_size,
-                                                 genetic_num_iters=cfg.genetic_num_iters,
-                                                 init_min_unmeasured=cfg.init_min_unmeasured)
-
-
-def _cost_model(cfg: SearchConfig, seed: int):
-    from tvm.s_tir import meta_schedule as ms
-
-    if cfg.cost_model == "random":
-        return ms.cost_model.RandomModel(seed=seed)  # unseeded, it draws from numpy's global state
-    return "xgb"
 
 
 # --- the run --------------------------------------------------------------------------------------
@@ -216,7 +161,7 @@ class SearchRun:
 
     # --- run.json -------------------------------------------------------------------------------
     def _identity(self) -> dict:
-        return {"format": RUN_FORMAT, "config": self.config.to_json(), "tvm_version": _tvm_version(),
+        return {"format": RUN_FORMAT, "config": self.config.to_json(), "tvm_version": tvm_version(),
                 "workloads_dir": str(self.workloads_dir)}
 
     def open(self) -> dict:
@@ -308,11 +253,11 @@ class SearchRun:
     def search_one(self, engine, row: dict, progress=None) -> dict:
         """Search one workload from scratch; always returns a record (status 'failed' with the
         error when MetaSchedule or the engine gave up)."""
-        import tvm
-        from tvm.s_tir import meta_schedule as ms
-
-        from dragon_dsl.engine.metaschedule import builder_and_runner
-        from dragon_dsl.tvm.tuning import tune
+        from dragon_dsl.engine import builder_and_runner
+        from dragon_dsl.tvm.target import tvm_target
+        from dragon_dsl.tvm.tuning import (
+            capture_callback, cost_model, default_measure_callbacks, evolutionary_search, tune,
+        )
         from dragon_dsl.tvm.workload import load_workload
 
         cfg = self.config
@@ -329,28 +274,36 @@ class SearchRun:
                   "seed": seed, "candidates": [],
                   "baselines": {"unscheduled_us": None, "dlight_us": None}}
         t0 = time.perf_counter()
-        capture = _capture_class()((lambda batch: progress("batch", candidates=batch)) if progress else None)
+        candidates: list = []   # every measured candidate, in measurement order
+
+        def on_batch(batch):
+            entries = [candidate_entry(*measured) for measured in batch]
+            candidates.extend(entries)
+            if progress:
+                progress("batch", candidates=entries)
+
+        capture = capture_callback(on_batch)
         try:
             mod = load_workload(wl_path)
             builder, runner = builder_and_runner(engine, workload=mod)
             if cfg.baselines:
                 record["baselines"] = measure_baselines(engine, str(wl_path))
-            target = tvm.target.Target(engine.target.spec)
+            target = tvm_target(engine.target.spec)
             # only warnings reach the terminal; MetaSchedule's log files stay in work_dir
             tune(mod, target, work_dir, max_trials_global=cfg.budget,
                  num_trials_per_iter=cfg.num_trials_per_iter, builder=builder,
-                 runner=runner, cost_model=_cost_model(cfg, seed),
-                 strategy=_strategy(cfg),
-                 measure_callbacks=ms.measure_callback.MeasureCallback.create("default") + [capture],
+                 runner=runner, cost_model=cost_model(cfg.cost_model, seed),
+                 strategy=evolutionary_search(cfg.population_size, cfg.genetic_num_iters, cfg.init_min_unmeasured),
+                 measure_callbacks=default_measure_callbacks() + [capture],
                  num_tuning_cores=cfg.num_tuning_cores, seed=seed)
         except Exception as exc:  # TVM, the workload parser and the engine raise their own types
             record["status"] = "failed"
             record["error"] = f"{type(exc).__name__}: {_last_line(exc)}"
-        record["candidates"] = capture.candidates
-        record["trials"] = len(capture.candidates)
-        if record["status"] == "ok" and not any(c["status"] == "ok" for c in capture.candidates):
+        record["candidates"] = candidates
+        record["trials"] = len(candidates)
+        if record["status"] == "ok" and not any(c["status"] == "ok" for c in candidates):
             record["status"] = "failed"
-            record["error"] = ("no candidate passed" if capture.candidates
+            record["error"] = ("no candidate passed" if candidates
                                else "MetaSchedule produced no candidate")
         record["wall_s"] = time.perf_counter() - t0
         return record

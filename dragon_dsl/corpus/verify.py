@@ -57,10 +57,8 @@ def _static_problems(row: dict, manifest: dict) -> list:
 
 def verify_corpus(corpus_dir, engine=None, workers=None, timeout_s: float = 60.0, progress=None) -> dict:
     """Re-verify every example; the share passing is the corpus's figure of merit (goal 1.0)."""
-    import tvm_ffi
-
     from dragon_dsl import to_trace_json
-    from dragon_dsl.tvm.workload import WorkloadError, load_workload
+    from dragon_dsl.tvm.workload import WorkloadError, load_workload, structural_hash
 
     manifest, splits = load_corpus(corpus_dir)
     rows = [dict(r) for split in SPLITS for r in splits[split]]
@@ -88,7 +86,7 @@ def verify_corpus(corpus_dir, engine=None, workers=None, timeout_s: float = 60.0
                 problems = _static_problems(row, manifest)
                 try:
                     mod = load_workload(row["workload_text"])
-                    if str(tvm_ffi.structural_hash(mod)) != row["workload_hash"]:
+                    if structural_hash(mod) != row["workload_hash"]:
                         problems.append("workload text does not hash to workload_hash")
                 except WorkloadError as exc:
                     problems.append(f"workload: {exc}")

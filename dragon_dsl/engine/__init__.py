@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dragon_dsl.engine.batchfile import BatchError, Summary, engine_options, measure_batch, read_batch, read_results
 from dragon_dsl.engine.cache import ResultsCache
-from dragon_dsl.engine.compare import compare
+from dragon_dsl.engine.compare import compare as compare_outputs
 from dragon_dsl.engine.devices import gpu_lock
 from dragon_dsl.engine.engine import Engine
 from dragon_dsl.engine.pool import PoolError
@@ -49,7 +49,9 @@ def workload_hash(source) -> str:
     return keys.load(source).hash
 
 
-__all__ = ["GPU_KINDS", "MEASURE_LEVELS", "BatchError", "Engine", "EngineError", "PoolError", "Result", "ResultsCache",
-           "Status", "Summary", "TargetSpec", "Task", "best", "builder_and_runner", "compare", "engine_options", "geomean",
-           "gpu_lock", "local_gpus", "measure_batch", "parse_device", "read_batch", "read_results", "resolve_target",
-           "speedup", "workload_hash"]
+__all__ = [
+    "GPU_KINDS", "MEASURE_LEVELS", "BatchError", "Engine", "EngineError", "PoolError", "Result", "ResultsCache",
+    "Status", "Summary", "TargetSpec", "Task", "best", "builder_and_runner", "compare_outputs",
+    "engine_options", "geomean", "gpu_lock", "local_gpus", "measure_batch", "parse_device", "read_batch",
+    "read_results", "resolve_target", "speedup", "workload_hash",
+]

@@ -48,9 +48,9 @@ class Context:
     def whash(self, path) -> str:
         key = str(path)
         if key not in self.hashes:
-            from dragon_dsl.engine import keys
+            from dragon_dsl.engine import workload_hash
 
-            self.hashes[key] = keys.load(key).hash
+            self.hashes[key] = workload_hash(key)
         return self.hashes[key]
 
 

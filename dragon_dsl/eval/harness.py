@@ -94,7 +94,7 @@ def versions() -> dict:
 def _gpu_name(settings: Settings, engine) -> Optional[str]:
     if settings.gpu_name:
         return settings.gpu_name
-    from dragon_dsl.engine.targets import local_gpus
+    from dragon_dsl.engine import local_gpus
 
     gpus = local_gpus()
     return gpus[0] if gpus else str(engine.target.spec)
@@ -115,7 +115,7 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         advance: Callable[[], None] = lambda: None, log: Callable[[str], None] = lambda s: None) -> dict:
     """Evaluate; `progress(label, total)` starts a phase and `advance()` moves it (a rich bar in the CLI)."""
     from dragon_dsl.engine import Engine
-    from dragon_dsl.engine.cache import ResultsCache
+    from dragon_dsl.engine import ResultsCache
     from dragon_dsl.eval.peaks import peaks_for
     from dragon_dsl.eval.workload_info import analyse
     from dragon_dsl.tvm.workload import load_workload
@@ -338,7 +338,7 @@ def generate(settings: Settings, progress: Callable[[str, int], None] = lambda l
     construction at 1 and k samples, and improvement where a workload has exactly one script (with
     several, the measured run gives the model the fastest, which only measuring tells). No engine and
     no GPU: the model and TVM's replay run on the CPU."""
-    from dragon_dsl.engine.targets import resolve_target
+    from dragon_dsl.engine import resolve_target
 
     if "model" not in settings.methods:
         raise ValueError("--generate-only writes the model's scripts: --methods must include model")

@@ -106,9 +106,9 @@ def metaschedule(ctx: Context, entry, budget: int, strategy: str = "evolutionary
 def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict:
     import shutil
 
-    import tvm
-
-    from dragon_dsl.engine.metaschedule import builder_and_runner
+    from dragon_dsl.engine import builder_and_runner
+    from dragon_dsl.tvm.target import tvm_target
+    from dragon_dsl.tvm.trace import register_tensor_intrinsics
     from dragon_dsl.tvm.tuning import tune
     from dragon_dsl.tvm.workload import load_workload
 
@@ -117,10 +117,10 @@ def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict
     if "tvm.s_tir.tensor_intrin" not in sys.modules:
         # the first tune_tir would pay these imports (tens of seconds) inside its wall time
         t0 = time.perf_counter()
-        import tvm.s_tir.tensor_intrin  # noqa: F401
+        register_tensor_intrinsics()
         ctx.import_s += time.perf_counter() - t0
     mod = load_workload(str(entry.path))
-    target = tvm.target.Target(ctx.engine.target.spec)
+    target = tvm_target(ctx.engine.target.spec)
     builder, runner = builder_and_runner(ctx.engine, workload=mod)
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(None):

@@ -31,7 +31,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from dragon_dsl.engine.compare import compare
+from dragon_dsl.engine import compare_outputs
 
 
 @dataclass
@@ -176,7 +176,7 @@ def run(reference, family: str, params: dict, device: str = "cuda", repeat: int 
                 break
             got_np = got.float().cpu().numpy() if out.dtype == "bfloat16" else got.cpu().numpy()
             want = expected[out.name].astype(np.float32) if out.dtype == "bfloat16" else expected[out.name]
-            verdict = compare(got_np, want, tolerance_dtype)
+            verdict = compare_outputs(got_np, want, tolerance_dtype)
             worst = max(worst, verdict.max_abs)
             if verdict.bad or verdict.n_unwritten:
                 ok = False
@@ -250,7 +250,7 @@ def method(ctx, entry) -> dict:
     store = ctx.out_dir / "cache" / "vendor.json"
     stored = json.loads(store.read_text()) if store.exists() else {}
     if key not in stored:
-        from dragon_dsl.engine.devices import gpu_lock
+        from dragon_dsl.engine import gpu_lock
 
         ref = ctx.engine.reference(str(entry.path), seeds=ctx.seeds)   # big ones are not in the cache
         with gpu_lock(0):   # the GPU PyTorch uses here; other engines' runs wait

@@ -207,3 +207,11 @@ def tvm_version() -> str:
         import tvm
 
         return str(tvm.__version__)
+
+
+def default_measure_callbacks() -> list:
+    """MetaSchedule's default measure callbacks (add results to the database, remove failed builds'
+    artifacts, update the cost model), to which a caller may add its own."""
+    from tvm.s_tir import meta_schedule as ms
+
+    return list(ms.measure_callback.MeasureCallback.create("default"))

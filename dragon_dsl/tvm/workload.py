@@ -131,13 +131,16 @@ def structural_hash(mod) -> str:
     return str(tvm_ffi.structural_hash(mod))
 
 
-def estimate_flops(mod) -> float:
-    """TVM's estimate of a module's floating-point operations; 0.0 where its estimator refuses one."""
+def estimate_flops(mod, *, strict: bool = False) -> float:
+    """TVM's estimate of a module's floating-point operations; 0.0 where its estimator refuses one
+    (with STRICT, TVM's error is raised instead)."""
     from tvm.s_tir.analysis import estimate_tir_flops
 
     try:
         return float(estimate_tir_flops(mod))
     except Exception:  # noqa: BLE001 - TVM's estimator rejects some kernels
+        if strict:
+            raise
         return 0.0
 
 
