@@ -138,12 +138,14 @@ def _without_tvm(prog, target, *args):
 
 def test_language_tools_work_without_tvm(tmp_path):
     """What `pip install little-dragon` (no extras) installs runs with TVM, numpy and torch
-    unimportable: dragon-fmt, and dragon-check up to --level types (an error is found too)."""
+    unimportable: dragon-fmt, dragon-check up to --level types (an error is found too), dragon --help."""
     good = ROOT / "tests" / "golden" / "check" / "replay_error.dragon"
     r = _without_tvm("dragon-fmt", "dragon_dsl.cli.fmt:main", "--check", str(good))
     assert r.returncode == 0, r.stderr
     r = _without_tvm("dragon-check", "dragon_dsl.cli.check:main", "--level", "types", str(good))
     assert r.returncode == 0 and "0 error(s)" in r.stdout + r.stderr, r.stdout + r.stderr
+    r = _without_tvm("dragon", "dragon_dsl.cli.main:main", "--help")
+    assert r.returncode == 0 and "usage: dragon" in r.stdout, r.stdout + r.stderr
     bad = ROOT / "tests" / "golden" / "check" / "type_error.dragon"
     r = _without_tvm("dragon-check", "dragon_dsl.cli.check:main", "--level", "types", str(bad))
     assert r.returncode == 1 and "DRG" in r.stdout + r.stderr and "Traceback" not in r.stderr, r.stdout + r.stderr

@@ -29,10 +29,6 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-import numpy as np
-
-from dragon_dsl.engine import compare_outputs
-
 
 @dataclass
 class VendorResult:
@@ -129,7 +125,8 @@ def _torch_dtype(dtype: str):
             "uint8": torch.uint8}[dtype]
 
 
-def _to_torch(array: np.ndarray, dtype: str, device: str):
+def _to_torch(array, dtype: str, device: str):
+    import numpy as np  # imported here: `dragon --help` builds this package's parser without numpy
     import torch
 
     if dtype == "bfloat16":
@@ -147,7 +144,10 @@ def _check_dtype(args: list) -> str:
 def run(reference, family: str, params: dict, device: str = "cuda", repeat: int = 5,
         min_repeat_ms: float = 1.0) -> VendorResult:
     """Find the matching PyTorch operator for a workload and time it (see the module docstring)."""
+    import numpy as np
     import torch
+
+    from dragon_dsl.engine import compare_outputs
 
     if device.startswith("cuda"):
         torch.backends.cuda.matmul.allow_tf32 = False
