@@ -34,7 +34,7 @@ CONSTANTS = frozenset({"None", "True", "False", "inf", "nan"})
 def parse_document(text: str) -> tuple[ast.Script, list[Diagnostic]]:
     """(Script, syntax diagnostics) of normalized text, statement by statement as `Analysis` parses a
     first version; never raises on text."""
-    stmts, diags, _parsed = parse_incremental(text, None, None)
+    stmts, diags, _parsed, _origin = parse_incremental(text, None, None)
     return ast.Script(stmts), diags
 
 
@@ -79,10 +79,10 @@ class Analysis:
         self.lines = self.text.split("\n")
         prior = previous if previous is not None and previous._parsed is not None else None
         with paused_gc():
-            stmts, syntax, self._parsed = parse_incremental(
+            stmts, syntax, self._parsed, origin = parse_incremental(
                 self.text, prior._parsed if prior else None, prior.text if prior else None)
             self.script = ast.Script(stmts)
-            self.program, types, self._memo = check_incremental(stmts, prior._memo if prior else None)
+            self.program, types, self._memo = check_incremental(stmts, prior._memo if prior else None, origin)
         self.diagnostics: list[Diagnostic] = syntax + types
 
     @property

@@ -100,18 +100,20 @@ def _shift_span(s: Span, d: int) -> Span:
 
 def shift(node: Any, d: int) -> Any:
     """A copy of a tree (or a list of them) d lines lower."""
-    if isinstance(node, list):
+    t = type(node)
+    if t is list:
         return [shift(x, d) for x in node]
-    if isinstance(node, Span):
-        return _shift_span(node, d)
-    if isinstance(node, tuple):
+    if t is Span:
+        return Span(node[0] + d, node[1], node[2] + d, node[3])
+    fields = _FIELDS.get(t)
+    if fields is None:  # the node types are slotted dataclasses; anything else is a leaf
+        fields = _FIELDS[t] = tuple(f.name for f in dataclasses.fields(node)) \
+            if dataclasses.is_dataclass(node) and not isinstance(node, type) else ()
+    if fields:
+        return t(*[shift(getattr(node, f), d) for f in fields])
+    if t is tuple:
         return tuple(shift(x, d) for x in node)
-    fields = _FIELDS.get(type(node))
-    if fields is None:
-        if not dataclasses.is_dataclass(node) or isinstance(node, type):
-            return node
-        fields = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
-    return type(node)(*[shift(getattr(node, f), d) for f in fields])
+    return node
 
 
 _FIELDS: dict = {}
@@ -146,7 +148,7 @@ class Parsed:
     pieces: list
 
 
-def _piece(first_line: int, chunk: str, pool: dict, by_text: dict):
+def _piece(first_line: int, chunk: str, pool: dict, by_text: dict, origin: dict):
     if not chunk.strip():
         return None
     hit = pool.get((first_line, chunk))
@@ -154,33 +156,39 @@ def _piece(first_line: int, chunk: str, pool: dict, by_text: dict):
         return hit
     moved = by_text.get(chunk)
     if moved is not None:
-        return _moved(moved, first_line - moved[0])
+        return _moved(moved, first_line - moved[0], origin)
     return (first_line, chunk, *parse_statement(chunk, first_line))
 
 
-def _moved(piece, d: int):
+def _moved(piece, d: int, origin: dict):
+    """The piece d lines lower; `origin` maps each moved statement (its id) to the one it moved from."""
     if piece is None or d == 0:
         return piece
     fl, chunk, stmts, diags = piece
-    return fl + d, chunk, shift(stmts, d), [shift_diagnostic(x, d) for x in diags]
+    moved = shift(stmts, d)
+    for new, old in zip(moved, stmts):
+        origin[id(new)] = old
+    return fl + d, chunk, moved, [shift_diagnostic(x, d) for x in diags]
 
 
 def parse_incremental(text: str, previous: Optional["Parsed"], old_text: Optional[str]):
-    """(statements, syntax diagnostics, Parsed) of normalized text, reusing the previous version's
-    pieces for what the edit left alone."""
+    """(statements, syntax diagnostics, Parsed, origin) of normalized text, reusing the previous
+    version's pieces for what the edit left alone; origin: id(moved statement) -> the statement of
+    the previous version it is a shifted copy of."""
+    origin: dict = {}
     if previous is None:
         cut = logical_lines(text)
         pieces = _distribute(text, cut)
         if pieces is None:
-            pieces = [_piece(fl, text[a:b], {}, {}) for fl, a, b in cut]
+            pieces = [_piece(fl, text[a:b], {}, {}, {}) for fl, a, b in cut]
     else:
         cut, i, j, n, lines_delta = recut(old_text, previous.cut, text)
         old = previous.pieces
         gone = [x for x in old[i:j] if x is not None]
         pool = {(x[0], x[1]): x for x in gone}
         by_text = {x[1]: x for x in gone}
-        mid = [_piece(fl, text[a:b], pool, by_text) for fl, a, b in cut[i:i + n]]
-        tail = old[j:] if lines_delta == 0 else [_moved(x, lines_delta) for x in old[j:]]
+        mid = [_piece(fl, text[a:b], pool, by_text, origin) for fl, a, b in cut[i:i + n]]
+        tail = old[j:] if lines_delta == 0 else [_moved(x, lines_delta, origin) for x in old[j:]]
         pieces = old[:i] + mid + tail
     parsed = Parsed(cut, pieces)
     present = [x for x in pieces if x is not None]
@@ -188,7 +196,7 @@ def parse_incremental(text: str, previous: Optional["Parsed"], old_text: Optiona
         present = _joined(present)
     stmts = [st for x in present for st in x[2]]
     diags = [d for x in present if x[3] for d in x[3]]
-    return stmts, diags, parsed
+    return stmts, diags, parsed, origin
 
 
 #: How many statements a broken one may be joined with (see `_joined`).

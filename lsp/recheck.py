@@ -28,6 +28,8 @@ from dragon_dsl.check import BoundInst, Checker
 from dragon_dsl.hints import NameIndex
 from dragon_dsl.syntax import ast
 
+from dragon_lsp.incremental import shift_diagnostic
+
 #: A segment ends after a statement whose names hash to 0 modulo this, or at SEGMENT_MAX statements.
 SEGMENT_MOD = 96
 SEGMENT_MAX = 384
@@ -45,6 +47,10 @@ def _names(stmt) -> tuple[str, ...]:
 
 def _bound(stmt) -> list:
     return [*stmt.targets, *((stmt.label,) if stmt.label is not None else ())]
+
+
+def _rel(span, line: int):
+    return None if span is None else (span.line - line, span.column, span.end_line - line, span.end_column)
 
 
 def _boundary(stmt) -> bool:
@@ -156,11 +162,12 @@ class Memo:
     statements: dict = field(default_factory=dict)
     segments: dict = field(default_factory=dict)
 
-    def prune(self, stmts: list) -> None:
-        """Forget results for statements no longer in the document, once they outnumber the rest."""
+    def prune(self, stmts: list, origin: dict) -> None:
+        """Forget results for statements no longer in the document (nor moved from), once they
+        outnumber the rest."""
         if len(self.statements) + len(self.segments) <= 3 * len(stmts) + 1024:
             return
-        alive = {id(s) for s in stmts}
+        alive = {id(s) for s in stmts} | {id(s) for s in origin.values()}
         self.statements = {k: v for k, v in self.statements.items() if k in alive and v.stmt is not None}
         self.segments = {k: v for k, v in self.segments.items() if k in alive}
 
@@ -169,8 +176,9 @@ class IncrementalChecker(Checker):
     """`dragon_dsl.check.Checker`, replaying an instruction's (or a segment's) check when nothing it
     reads changed."""
 
-    def __init__(self, memo: Memo, stmts: list):
+    def __init__(self, memo: Memo, stmts: list, origin: Optional[dict] = None):
         super().__init__()
+        self.origin = origin or {}  # id(moved statement) -> the statement it was before the edit
         if isinstance(getattr(self, "known", None), NameIndex):
             self.known = _Deferred()
         self.memo, self.stmts = memo, stmts
@@ -230,27 +238,41 @@ class IncrementalChecker(Checker):
     # -- statements ------------------------------------------------------------------------------
 
     def _fingerprint(self, stmt, names) -> Optional[tuple]:
+        """What checking `stmt` reads, with places relative to its line (a moved statement compares)."""
         kinds, spans, labels = self.kinds, self.def_span, self.program.labels
+        line = stmt.span.line
         out = []
         for n in names:
             k = kinds.get(n)
             if k is None:
                 return None  # an undefined name: its message weighs every defined name
-            out.append((n, k, spans.get(n)))
+            out.append((n, k, _rel(spans.get(n), line)))
         for t in _bound(stmt):
-            out.append((t.id, kinds.get(t.id), t.id in labels, spans.get(t.id)))
+            out.append((t.id, kinds.get(t.id), t.id in labels, _rel(spans.get(t.id), line)))
         return tuple(out)
 
     def _statement(self, stmt) -> None:
         old = self.memo.statements.get(id(stmt))
         if old is not None and old.stmt is not stmt:
             old = None
+        if old is None and id(stmt) in self.origin:  # a statement an edit above it moved
+            was = self.origin[id(stmt)]
+            old = self.memo.statements.get(id(was))
+            if old is not None and old.stmt is not was:
+                old = None
         names = old.names if old is not None else _names(stmt)
         fp = self._fingerprint(stmt, names)
         if fp is None:
             super().instruction(stmt)
             return
         if old is not None and old.fingerprint == fp:
+            if old.stmt is not stmt:  # moved: the same effects, lower
+                d = stmt.span.line - old.stmt.span.line
+                inst = None if old.inst is None else BoundInst(old.inst.entry, stmt, old.inst.args,
+                                                               old.inst.outputs, old.inst.label)
+                old = Checked(stmt, old.names, fp, [shift_diagnostic(x, d) for x in old.diags], old.defined,
+                              old.label, inst, old.used)
+                self.memo.statements[id(stmt)] = old
             self._replay(old, stmt)
             return
         self.memo.statements[id(stmt)] = self._record(stmt, names, fp)
@@ -365,7 +387,9 @@ class IncrementalChecker(Checker):
         external: dict = {}
         for stmt in stmts:
             old = self.memo.statements.get(id(stmt))
-            for n in (old.names if old is not None and old.stmt is stmt else _names(stmt)):
+            if old is None and id(stmt) in self.origin:
+                old = self.memo.statements.get(id(self.origin[id(stmt)]))
+            for n in (old.names if old is not None else _names(stmt)):
                 if n not in bound:
                     external[n] = None
             bound.update((t.id, None) for t in _bound(stmt))
@@ -415,10 +439,11 @@ class IncrementalChecker(Checker):
         self.used |= s.used
 
 
-def check_incremental(stmts: list, memo: Optional[Memo]):
-    """(program, sorted diagnostics, memo for the next version) of parsed statements."""
+def check_incremental(stmts: list, memo: Optional[Memo], origin: Optional[dict] = None):
+    """(program, sorted diagnostics, memo for the next version) of parsed statements; `origin`:
+    which statements only moved since the memo's version (see `incremental.parse_incremental`)."""
     memo = memo if memo is not None else Memo()
-    memo.prune(stmts)
-    c = IncrementalChecker(memo, stmts)
+    memo.prune(stmts, origin or {})
+    c = IncrementalChecker(memo, stmts, origin)
     program = c.run(ast.Script(_walk(stmts, memo.segments) if not c.extents else stmts))
     return program, sorted(c.diags, key=lambda d: (d.span.line, d.span.column)), memo
