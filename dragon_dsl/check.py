@@ -10,12 +10,12 @@ A program with error diagnostics must not be encoded.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from dragon_dsl import diagnostics as dg
-from dragon_dsl import hints
 from dragon_dsl._gc import paused_gc
+from dragon_dsl.check_explain import ExplanationChecks
+from dragon_dsl.check_words import _ARTICLE, _CONSTANTS, _Bad, _closest, _describe, _did_you_mean, in_domain  # noqa: F401
 from dragon_dsl.codec import index_map as imap
 from dragon_dsl.diagnostics import Diagnostic, Related, Span
 from dragon_dsl.hints import NameIndex
@@ -23,99 +23,17 @@ from dragon_dsl.limits import MAX_NESTING
 from dragon_dsl.syntax import ast
 from dragon_dsl.target_names import closest_target, target_problem
 from dragon_dsl.table import (
-    BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, REF_KINDS, RESERVED, SCOPE_PREFIXES, SECTIONS, STORAGE_SCOPES,
+    BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, REF_KINDS, RESERVED, SECTIONS, STORAGE_SCOPES,
     Instruction, Param,
 )
+from dragon_dsl.program import DISCARD, BoundInst, ExplainEntry, Program  # noqa: F401  (importers use dragon_dsl.check)
 from dragon_dsl.values import Buffer, Ref
 
-DISCARD = "_"
 
 
-@dataclass
-class BoundInst:
-    """An instruction with its arguments typed and bound to the table's parameters."""
-
-    entry: Instruction
-    stmt: Any  # ast.CallStmt, or ast.Section for enter_postproc
-    args: dict[str, Any]  # parameter name -> typed value; absent: the default
-    outputs: list[str]
-    label: Optional[str] = None
-
-    @property
-    def span(self) -> Span:
-        return self.stmt.span
-
-    def value(self, param: Param):
-        return self.args.get(param.name, param.default)
 
 
-@dataclass
-class ExplainEntry:
-    kind: str
-    name: Optional[str]
-    text: str
-    links: dict[str, list[str]]
-    data: dict[str, Any]
-    stmt: Any
-
-
-@dataclass
-class Program:
-    workload: Optional[str] = None
-    target: Any = None  # a tag string or a dict
-    instructions: list[BoundInst] = field(default_factory=list)
-    explain: list[ExplainEntry] = field(default_factory=list)
-    definitions: dict[str, tuple[str, Span, int]] = field(default_factory=dict)  # name -> (kind, span, inst index)
-    labels: dict[str, int] = field(default_factory=dict)  # label -> instruction index
-
-
-_CONSTANTS = {"None": None, "True": True, "False": False, "inf": math.inf, "nan": math.nan}
-
-
-class _Bad(Exception):
-    """One problem with one argument; turned into a diagnostic by the caller."""
-
-    def __init__(self, code: str, span: Span, message: str, related=(), suggestion=None):
-        self.diag = dg.make(code, span, message, tuple(related), suggestion)
-
-
-def _closest(word: str, choices) -> Optional[str]:
-    """The closest known word, for "did you mean" (the diagnostic carries it as its suggestion)."""
-    if isinstance(choices, NameIndex):
-        return choices.closest(word)
-    return hints.closest(word, choices)
-
-
-def _did_you_mean(hint: Optional[str], suffix: str = "") -> str:
-    return f"; did you mean '{hint}{suffix}'?" if hint else ""
-
-
-_WHAT = {ast.Str: "a string", ast.Int: "an integer", ast.Float: "a float", ast.ListExpr: "a list",
-         ast.DictExpr: "a dict", ast.TupleExpr: "a tuple", ast.Lambda: "a lambda"}
-
-
-def _describe(e) -> str:
-    """How a message names what was written: 'b0', a string, a call of 'read'..."""
-    if isinstance(e, ast.Name):
-        return f"'{e.id}'"
-    if isinstance(e, ast.Call):
-        return f"a call of '{e.func.id}'"
-    return _WHAT.get(type(e), "an expression")
-
-
-_ARTICLE = {"block": "a block", "loop": "a loop", "value": "a sampled value",
-            "location": "a compute location (only compute_at and reverse_compute_at take one)"}
-
-
-def in_domain(t: str, value: str) -> bool:
-    """Whether a string is a value of a string type of the table (scope, thread, dtype, buffer_kind)."""
-    if t == "scope":
-        return value in STORAGE_SCOPES or value.startswith(SCOPE_PREFIXES)
-    allowed = DOMAINS.get(t)
-    return not allowed or value in allowed
-
-
-class Checker:
+class Checker(ExplanationChecks):
     def __init__(self, extents: Optional[dict[str, int]] = None):
         self.diags: list[Diagnostic] = []
         self.program = Program()
@@ -538,72 +456,8 @@ class Checker:
         self.program.labels[label.id] = index
         self.def_span[label.id] = label.span
 
-    def explain_stmt(self, stmt: ast.CallStmt):
-        name = stmt.call.func.id
-        kind = EXPLAIN_KINDS.get(name)
-        if kind is None:
-            hint = _closest(name, EXPLAIN_KINDS)
-            self.report("DRG405", stmt.call.func.span, f"'{name}' is not an explanation entry{_did_you_mean(hint)}"
-                        " (entries: fact, rationale, effect)", suggestion=hint)
-            return
-        if stmt.label is not None or len(stmt.targets) > 1:
-            self.report("DRG405", stmt.span, f"an explanation entry is written 'name = {name}(\"text\", ...)'")
-            return
-        text = None
-        links: dict[str, list[str]] = {}
-        data: dict[str, Any] = {}
-        for arg in stmt.call.args:
-            if arg.name is None:
-                if text is None and isinstance(arg.value, ast.Str):
-                    text = arg.value.value
-                    continue
-                self.report("DRG405", arg.span, f"{name}: the only positional argument is its text, a string")
-                continue
-            key = arg.name.id
-            if key in kind.links:
-                items = arg.value.items if isinstance(arg.value, ast.ListExpr) else [arg.value]
-                names = []
-                for it in items:
-                    if not isinstance(it, ast.Name):
-                        self.report("DRG405", it.span, f"{name}: '{key}' links to names, got {_describe(it)}")
-                        continue
-                    names.append(it)
-                links[key] = names
-            elif kind.free_data:
-                try:
-                    data[key] = self.literal(arg.value, f"{name}: '{key}'")
-                except _Bad as b:
-                    self.diags.append(b.diag)
-            else:
-                self.report("DRG405", arg.name.span, f"{name} has no field '{key}' (fields: {', '.join(kind.links)})")
-        if text is None:
-            self.report("DRG405", stmt.call.span, f"{name} needs its text as the first argument")
-        target = stmt.targets[0].id if stmt.targets else None
-        if stmt.targets:
-            t = stmt.targets[0]
-            if t.id in self.kinds or t.id in self.program.labels or t.id in self._explain_names:
-                self.report("DRG103", t.span, f"'{t.id}' is already defined",
-                            [Related(self.def_span[t.id], f"'{t.id}' is first defined here")])
-            else:
-                self._explain_names[t.id] = name
-                self.def_span[t.id] = t.span
-        self.program.explain.append(ExplainEntry(name, target, text or "", {k: [n.id for n in v] for k, v in links.items()},
-                                                 data, stmt))
-        self._pending_links.append((kind, links))
-
     def finish(self):
-        # explanation links: to instructions (labels or variables they define) or to entries of a kind
-        for kind, links in self._pending_links:
-            for key, names in links.items():
-                wanted = kind.links[key]
-                for n in names:
-                    if "instruction" in wanted and (n.id in self.program.labels or n.id in self.program.definitions):
-                        self.used.add(n.id)
-                        continue
-                    if self._explain_names.get(n.id) in wanted:
-                        continue
-                    what = " or ".join("an instruction label or result" if w == "instruction" else f"a {w}" for w in wanted)
-                    self.report("DRG404", n.span, f"'{key}' links to '{n.id}', which is not {what} of this script")
+        self.check_links()
         # unused results of pure instructions
         for inst in self.program.instructions:
             if not inst.entry.pure or inst.label:

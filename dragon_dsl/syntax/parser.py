@@ -16,13 +16,14 @@ from functools import lru_cache
 from importlib import resources
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedInput, VisitError
 
 from dragon_dsl import diagnostics as dg
 from dragon_dsl._gc import paused_gc
 from dragon_dsl.diagnostics import Diagnostic, Span
 from dragon_dsl.limits import MAX_INT_DIGITS, MAX_NESTING, MAX_SCRIPT_CHARS
 from dragon_dsl.syntax import ast, lexical
+from dragon_dsl.syntax.errors import _error_diag, _tspan
 from dragon_dsl.syntax.fastparse import TooDeep, fast_parse_or_too_deep
 
 _OPEN = {"LPAR", "LSQB", "LBRACE"}
@@ -44,10 +45,6 @@ class _BracketNewlines:
             elif tok.type == "_NL" and depth:
                 continue
             yield tok
-
-
-def _tspan(tok: Token) -> Span:
-    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
 
 
 def _span_of(item) -> Span:
@@ -270,55 +267,6 @@ def logical_lines(text: str) -> list[tuple[int, int, int]]:
     the parser recovers from errors: a statement continues over lines inside brackets,
     and an unindented line starts a new one. Editors use it to reparse one statement."""
     return _scan(text)[1]
-
-
-def _error_diag(exc: UnexpectedInput, text: str, offset: int = 0) -> Diagnostic:
-    """The diagnostic for Lark's error on `text`, whose first line is line offset + 1."""
-    d = _chunk_error_diag(exc, text)
-    if not offset:
-        return d
-    s = d.span
-    return dg.make(d.code, Span(s.line + offset, s.column, s.end_line + offset, s.end_column), d.message,
-                   d.related, d.suggestion)
-
-
-def _chunk_error_diag(exc: UnexpectedInput, text: str) -> Diagnostic:
-    if isinstance(exc, UnexpectedCharacters):
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-        if ch == '"':
-            msg = "unterminated or invalid string literal (strings use JSON escapes: \\\" \\\\ \\n \\t \\uXXXX)"
-            return dg.make("DRG004", Span.point(exc.line, exc.column), msg)
-        if ch == "0" and text[exc.pos_in_stream + 1 : exc.pos_in_stream + 2].isdigit():
-            digits = re.match(r"[0-9]+", text[exc.pos_in_stream :]).group()
-            return dg.make("DRG001", Span(exc.line, exc.column, exc.line, exc.column + len(digits)),
-                           f"an integer cannot have a leading zero: write {digits.lstrip('0') or '0'}",
-                           suggestion=digits.lstrip("0") or "0")
-        return dg.make("DRG001", Span.point(exc.line, exc.column), f"unexpected character {ch!r}")
-    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
-        body = text.rstrip()  # point just after the last character, not at a trailing newline
-        line = body.count("\n") + 1
-        col = len(body) - (body.rfind("\n") + 1) + 1
-        return dg.make("DRG003", Span.point(line, col), "unexpected end of input: a bracket or call is not closed")
-    tok = exc.token
-    expected = _describe_expected(exc.expected)
-    shown = "end of line" if tok.type == "_NL" else repr(str(tok))
-    span = Span.point(tok.line, tok.column) if tok.type == "_NL" else _tspan(tok)
-    return dg.make("DRG002", span, f"unexpected {shown}" + (f"; expected {expected}" if expected else ""))
-
-
-_TERMINAL_WORDS = {
-    "NAME": "a name", "INT": "an integer", "FLOAT": "a number", "STRING": "a string",
-    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'",
-    "COMMA": "','", "EQUAL": "'='", "COLON": "':'", "_NL": "end of line", "LAMBDA": "'lambda'",
-    "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "PERCENT": "'%'", "__ANON_0": "'//'",
-}
-
-
-def _describe_expected(expected) -> str:
-    words = sorted({_TERMINAL_WORDS.get(t, t) for t in expected or ()})
-    if not words or len(words) > 6:
-        return ""
-    return ", ".join(words[:-1]) + (" or " if len(words) > 1 else "") + words[-1]
 
 
 def lark_parse(text: str, logical, diags: list, cut_open: bool = True) -> list:
