@@ -48,12 +48,13 @@ def schedule(mod, source: dict, target):
     if source.get("baseline") == "dlight":
         from tvm.s_tir import dlight as dl
 
+        from dragon_dsl.tvm.dlight import gpu_rules
+
         # dlight's module pass assigns the scheduled functions into the module it is given:
         # hand it a copy, never the worker's cached workload
         copy = tvm.IRModule({gv.name_hint: func for gv, func in mod.functions_items()}, attrs=mod.attrs)
         with target:
-            return dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(),
-                                           dl.gpu.GeneralReduction(), dl.gpu.Fallback())(copy)
+            return dl.ApplyDefaultSchedule(*gpu_rules())(copy)
     if source.get("baseline") == "unscheduled":
         return mod
     raise ValueError(f"unknown build source {sorted(source)}")
