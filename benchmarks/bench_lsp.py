@@ -8,7 +8,8 @@ as an editor sees them (request sent -> answer read, JSON-RPC over pipes include
 1. diagnostics after one keystroke: didChange -> publishDiagnostics for that version, for an
    edit that keeps the script valid and for one that breaks (then repairs) a statement; the
    server's debounce (setting debounceMs, 30 ms here) is part of the figure;
-2. completion right after a keystroke (the analysis of the new version is part of it);
+2. completion right after a keystroke in the line above the cursor (a tile decision): the server
+   may answer before analysing the new version only where that gives the current answer;
 3. hover right after a keystroke.
 
 With `--baseline PATH` (a checkout of an older version, e.g. `git worktree add PATH 4772f13`)

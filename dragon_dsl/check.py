@@ -423,8 +423,8 @@ class Checker(ExplanationChecks):
         if stmt.label is not None:
             self.define_label(stmt.label, index)
         args = self.bind(entry, stmt.call)
-        if args is None:
-            self.define(stmt.targets, entry.results.kind or "unknown", index)
+        if args is None:  # no instruction is recorded: its results name none (-1), not the next one's index
+            self.define(stmt.targets, entry.results.kind or "unknown", -1)
             return
         self.check_decision(entry, args, stmt.call)
         want = self.expected_results(entry, args)

@@ -269,6 +269,18 @@ class Analysis:
         return out
 
 
+class EarlierAnalysis:
+    """An earlier version's analysis read with the current version's lines. Only for what lies
+    before a line that the edits since left alone with everything above it
+    (`Session.analysis_before` decides): there it answers as the current analysis would."""
+
+    def __init__(self, analysis: Analysis, lines: list[str]):
+        self.analysis, self.lines = analysis, lines
+
+    def __getattr__(self, name: str):
+        return getattr(self.analysis, name)
+
+
 def is_reserved(name: str) -> bool:
     from dragon_dsl.table import RESERVED
 

@@ -19,9 +19,9 @@ from dragon_dsl import paused_gc
 from dragon_dsl.diagnostics import Span
 
 from dragon_lsp import __version__
-from dragon_lsp.analysis import Analysis
+from dragon_lsp.analysis import Analysis, EarlierAnalysis
 from dragon_lsp.config import Settings, SettingsError, merge
-from dragon_lsp.documents import MAX_CHARS, Document
+from dragon_lsp.documents import MAX_CHARS, Document, normalize
 from dragon_lsp.features.data import Edit, ReplayFacts
 
 
@@ -121,6 +121,33 @@ class Session:
                 gc.freeze()
         return st.analysis
 
+    def analysis_before(self, uri: str, pos, encoding: Optional[str] = None):
+        """(analysis, line, col) for a request that reads only the statements before a position
+        (completion): the current version's analysis when it is computed. When it is not (a request
+        right after a keystroke comes before the debounced analysis), the last analysis seen through
+        the current lines, provided that every line before the statement at the position is unchanged
+        since and no earlier statement ran into it: then what it says about those statements (their
+        definitions, sections, instructions) is exactly what the current analysis would say, at no
+        cost, where computing the current one re-checks the edit. Otherwise the current one, computed
+        now. None when the document is not open."""
+        from dragon_lsp import convert
+        from dragon_lsp.features.context import statement_start
+
+        st = self.docs.get(uri)
+        if st is None:
+            return None
+        prev = st.analysis
+        if prev is not None and prev.version != st.doc.version and len(st.doc.text) <= MAX_CHARS:
+            lines = normalize(st.doc.text).split("\n")
+            line, col = convert.from_position(lines, pos, encoding or self.encoding)
+            first = statement_start(lines, line)
+            before = prev.statement_at(first - 1) if first > 1 else None
+            if (before is None or before.span.end_line < first) and _same_definitions(prev, lines, first) \
+                    and prev.mode_at(first) != "explain":  # the explanation graph's links name the whole program
+                return EarlierAnalysis(prev, lines), line, col
+        an = self.analysis(uri)
+        return (an, *convert.from_position(an.lines, pos, encoding or self.encoding))
+
     def facts(self, uri: str) -> Optional[ReplayFacts]:
         st = self.docs.get(uri)
         if st is None or st.facts is None or st.facts.version != st.doc.version:
@@ -219,3 +246,38 @@ class Session:
 
 def new_token() -> str:
     return f"dragon-{uuid.uuid4().hex[:12]}"
+
+
+#: At most this many edited lines above a completion are compared statement by statement.
+_MAX_EDITED = 8
+
+
+def _same_definitions(prev: Analysis, lines: list[str], first: int) -> bool:
+    """Whether the statements on lines 1..first-1 of `lines` define what those of `prev` define (the
+    same names, kinds, lines and instructions): the lines are the same, or the few that differ are
+    one-line instruction statements that keep their label, results and instruction and still parse
+    (a keystroke in an argument: a tile decision, a factor)."""
+    old = prev.lines
+    if old[:first - 1] == lines[:first - 1]:
+        return True
+    if len(old) != len(lines):
+        return False
+    edited = [i for i in range(first - 1) if old[i] != lines[i]]
+    if len(edited) > _MAX_EDITED:
+        return False
+    from dragon_dsl import Severity, parse
+    from dragon_dsl.syntax import ast
+
+    for i in edited:
+        was = prev.statement_at(i + 1)
+        if not isinstance(was, ast.CallStmt) or was.span.line != i + 1 or was.span.end_line != i + 1:
+            return False
+        script, diags = parse(lines[i])
+        now = script.statements
+        if any(d.severity is Severity.ERROR for d in diags) or len(now) != 1 or not isinstance(now[0], ast.CallStmt):
+            return False
+        now = now[0]
+        if (now.call.func.id, [t.id for t in now.targets], now.label and now.label.id) != \
+                (was.call.func.id, [t.id for t in was.targets], was.label and was.label.id):
+            return False
+    return True

@@ -149,7 +149,7 @@ def _values_for(an, ctx: Context, entry, param: Param, in_list: bool, replace, b
         n = len(names)
         for k, (name, kind, span) in enumerate(names):
             found = an.defining_instruction(name)
-            by = found[1].entry.name if found else "?"
+            by = found[1].entry.name if found else _called_at(an, span.line)
             out.append(CompletionEntry(label=name, kind="variable", detail=f"{kind} (from {by}, line {span.line})",
                                        replace=replace, sort=f"2{n - k:06d}"))
         if param.type == "list[factor]":
@@ -175,6 +175,14 @@ def _values_for(an, ctx: Context, entry, param: Param, in_list: bool, replace, b
         if t.endswith("?"):
             out.append(CompletionEntry(label="None", kind="constant", replace=replace))
     return out
+
+
+def _called_at(an, line: int) -> str:
+    """The instruction a statement on `line` calls (its results are defined even when its arguments
+    did not bind), or '?'."""
+    stmt = an.statement_at(line)
+    call = getattr(stmt, "call", None)
+    return call.func.id if call is not None else "?"
 
 
 class Completions(list):

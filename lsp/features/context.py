@@ -129,7 +129,7 @@ class Context:
         return None
 
 
-def _statement_start(lines: list[str], line: int) -> int:
+def statement_start(lines: list[str], line: int) -> int:
     """A line at or above `line` from which lexing finds the statement (continuations are indented)."""
     start = line
     while start > 1 and start - line < 200:
@@ -144,7 +144,7 @@ def _statement_start(lines: list[str], line: int) -> int:
 
 def context_at(lines: list[str], line: int, col: int) -> Context:
     """The cursor context at (line, col), both 1-based; col may be one past the line's end."""
-    first = _statement_start(lines, line)
+    first = statement_start(lines, line)
     toks = lex_lines(lines, first, line)
     before: list[Tok] = []
     word = string = None

@@ -12,10 +12,11 @@ def register(host) -> None:
 
     @host.feature("textDocument/completion", convert.COMPLETION_OPTIONS)
     def on_completion(params):
-        uri, an = document(host, params)
-        if an is None:
+        uri = params.text_document.uri
+        found = session.analysis_before(uri, params.position)
+        if found is None:
             return None
-        line, col = position(host, an, params.position)
+        an, line, col = found
         items = completion.complete(an, line, col, blocks=host.background.blocks(uri),
                                     workload_files=session.workload_files(uri))
         return convert.completion_list(items, an.lines, session.encoding, caps["snippets"],
