@@ -31,6 +31,10 @@ LEVELS = ("syntax", "types", "replay", "build", "verify", "time")
 STATIC_LEVELS = LEVELS[:LEVELS.index("build")]
 #: the levels the measurement engine decides (`Engine.measure(level=...)`)
 MEASURE_LEVELS = LEVELS[LEVELS.index("build"):]
+#: a verified kernel more than this many times slower than the baseline (dlight's schedule on GPUs,
+#: the unscheduled program on CPUs) is a failure for a user, not an answer: `slow` (the model's
+#: answers, its reward and the evaluation's counts)
+SLOW_FACTOR = 10.0
 
 
 def level_rank(level: str) -> int:

@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from dragon_dsl.levels import SLOW_FACTOR  # a slower verified candidate is `slow`: never an answer
+
 WEIGHTS = Path(__file__).resolve().parent / "weights"
 
 
@@ -167,10 +169,6 @@ def suggest(workload=None, target: Any = "llvm", script: Optional[str] = None, n
                                             max_seconds=max_seconds)][:n]
 
 
-#: a verified candidate slower than this multiple of the baseline (dlight on GPUs, the
-#: unscheduled program on CPUs) is `slow`: never shown as an answer, and stopped once its device
-#: run has taken long enough to prove it (`cut_seconds`)
-SLOW_FACTOR = 10.0
 #: seconds every device run may take whatever the baseline (loading the module, uploading inputs,
 #: comparing outputs)
 RUN_FLOOR_S = 15.0

@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-#: a verified completion slower than this multiple of the baseline earns no more than a build
-SLOW_FACTOR = 10.0
+#: a verified completion slower than SLOW_FACTOR x the baseline earns no more than a build
+from dragon_dsl.levels import SLOW_FACTOR
 
 #: reward by the highest level of the check ladder (dragon_dsl.levels.LEVELS) a completion passed
 STAGE_REWARD = {"none": 0.0, "syntax": 0.1, "types": 0.2, "replay": 0.4, "build": 0.6}

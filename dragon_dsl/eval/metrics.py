@@ -17,6 +17,10 @@ Conventions (the tests in tests/eval/test_metrics.py hold each one on hand-compu
     a baseline) and for time to a verified kernel: the ratio of the medians (search median /
     method median, each over the tasks that method solved) and the median of the per-task
     ratios over the tasks both solved. A ratio above 1 means the method answers sooner.
+  * `slow`: a verified candidate of a method more than SLOW_FACTOR (10) times slower than the
+    task's baseline (dlight where it was measured, else the unscheduled program) is a failure, not
+    an answer: it does not solve the task, is not a correct first answer, and is counted in the
+    failure taxonomy as `slow` (the baselines themselves are never slow).
   * pass@k is the unbiased estimator 1 - C(n - c, k) / C(n, k) of Chen et al. (2021) for
     n samples of which c are correct, averaged over tasks.
   * The roofline bound of a kernel is max(FLOPs / peak FLOP/s, bytes / peak bytes/s); the
@@ -29,11 +33,14 @@ import math
 from collections import Counter
 from typing import Iterable, Optional, Sequence
 
+from dragon_dsl.levels import SLOW_FACTOR
+
 THRESHOLDS = (1.0, 1.2, 1.5)
 
 # Failure taxonomy: the stage a candidate failed at.
-CATEGORIES = ("parse", "type", "replay", "build", "launch", "numeric", "timeout")
+CATEGORIES = ("parse", "type", "replay", "build", "launch", "numeric", "timeout", "slow")
 _STATUS_CATEGORY = {
+    "slow": "slow",
     "parse_error": "parse",
     "type_error": "type",
     "replay_error": "replay",
@@ -196,7 +203,7 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
     "status" ("measured"|"not_available"|"not_applicable"), "candidates": [{"status",
     "latency_us", ...}], "time_s" (wall time to the method's verified answer or None), "k"}.
     """
-    rows = [r for r in results["measurements"] if r["status"] == "measured"]
+    rows = _mark_slow([r for r in results["measurements"] if r["status"] == "measured"])
     workloads = {w["name"]: w for w in results["workloads"]}
     methods = sorted({r["method"] for r in rows})
     latency = {m: {} for m in methods}                 # construction task latencies per method
@@ -222,6 +229,7 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
                 "n": len(tr),
                 "solved": sum(best_latency(r["candidates"]) is not None for r in tr),
                 "first_answer_correct": first_answer_correctness(first_ok(r["candidates"]) for r in tr),
+                "first_answer_slow": sum(bool(r["candidates"]) and r["candidates"][0]["status"] == "slow" for r in tr),
                 "time_to_verified_s": {"median": median(times), "p90": percentile(times, 90.0), "n": len(times)},
             }
             ks = sorted({r["k"] for r in tr if r.get("k")})
@@ -256,6 +264,30 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
                          "geomean": geomean([s for s in v if s is not None])} for fam, v in sorted(fams.items())}
             for base, fams in families.items()}
         out["methods"][m] = entry
+    return out
+
+
+BASELINES = ("unscheduled", "dlight")
+
+
+def _mark_slow(rows: list) -> list:
+    """ROWS with every verified candidate of a non-baseline method that is more than SLOW_FACTOR
+    times slower than its task's baseline (dlight's construction latency where measured, else the
+    unscheduled program's) given status `slow` (copies; the stored results stay as measured)."""
+    base: dict = {}
+    for r in rows:
+        if r["method"] in BASELINES and r["task"] == "construction":
+            base.setdefault(r["workload"], {})[r["method"]] = best_latency(r["candidates"])
+    out = []
+    for r in rows:
+        refs = base.get(r["workload"], {})
+        ref = refs.get("dlight") or refs.get("unscheduled")
+        if r["method"] in BASELINES or not ref:
+            out.append(r)
+            continue
+        cands = [dict(c, status="slow") if c["status"] == "ok" and c.get("latency_us") is not None
+                 and c["latency_us"] > SLOW_FACTOR * ref else c for c in r["candidates"]]
+        out.append(dict(r, candidates=cands))
     return out
 
 

@@ -65,7 +65,7 @@ def test_first_answer_and_taxonomy():
     assert M.first_answer_correctness([]) is None
     got = M.taxonomy(["ok", "parse_error", "type_error", "type_error", "replay_error", "build_error",
                       "numeric_mismatch", "unwritten_output", "timeout", "launch_error"])
-    assert got == {"parse": 1, "type": 2, "replay": 1, "build": 1, "launch": 1, "numeric": 2, "timeout": 1}
+    assert got == {"parse": 1, "type": 2, "replay": 1, "build": 1, "launch": 1, "numeric": 2, "timeout": 1, "slow": 0}
     with pytest.raises(ValueError):
         M.failure_category("exploded")
 
@@ -117,10 +117,37 @@ def test_summarize_by_hand():
     assert t["pass_at_k"]["2"] == pytest.approx(((1 - 1 / 6) + 0.5) / 2)
     assert t["pass_at_k"]["4"] == pytest.approx(1.0)
     assert mb["taxonomy"] == {"parse": 1, "type": 1, "replay": 0, "build": 1, "launch": 0, "numeric": 1,
-                              "timeout": 1}
+                              "timeout": 1, "slow": 0}
     assert mb["roofline_fraction"]["per_task"] == {"w1": pytest.approx(0.25), "w2": pytest.approx(0.125)}
     assert mb["families"]["unscheduled"]["mm"]["geomean"] == pytest.approx(5.0)
     assert "dlight" not in s["methods"]       # not measured anywhere
+
+
+def test_a_verified_answer_10x_slower_than_the_baseline_is_slow_not_a_success():
+    def row(w, method, *cands, task="construction"):
+        return {"workload": w, "task": task, "method": method, "status": "measured", "k": len(cands),
+                "candidates": list(cands), "time_s": 1.0}
+
+    results = {
+        "workloads": [{"name": "w1", "family": "mm"}, {"name": "w2", "family": "sm"}, {"name": "w3", "family": "sm"}],
+        "measurements": [
+            row("w1", "dlight", _cand("ok", 10.0)),
+            row("w1", "unscheduled", _cand("ok", 5000.0)),   # dlight is w1's baseline where measured
+            row("w2", "unscheduled", _cand("ok", 10.0)),     # no dlight: the unscheduled program
+            row("w1", "model", _cand("ok", 101.0), _cand("ok", 99.0)),    # first: 10.1x dlight
+            row("w2", "model", _cand("ok", 100.0)),                       # exactly 10x: still an answer
+            row("w3", "model", _cand("ok", 1e6)),                          # no baseline: never slow
+            row("w1", "model", _cand("ok", 500.0), task="improvement"),
+        ],
+    }
+    t = M.summarize(results)["methods"]["model"]
+    c = t["tasks"]["construction"]
+    assert c["first_answer_correct"] == pytest.approx(2 / 3) and c["first_answer_slow"] == 1
+    assert c["solved"] == 3                                 # w1's second answer is 9.9x: a success
+    assert t["over_dlight"]["per_task"] == {"w1": pytest.approx(10 / 99)}
+    assert t["tasks"]["improvement"]["solved"] == 0 and t["tasks"]["improvement"]["first_answer_slow"] == 1
+    assert t["taxonomy"]["slow"] == 2
+    assert results["measurements"][3]["candidates"][0]["status"] == "ok"   # the stored results stay as measured
 
 
 def test_improvement_speedup_over_existing():
