@@ -142,3 +142,21 @@ def test_loop_partition_with_a_rest_round_trips_and_replays(case, factors, parts
         bad = text.replace(", ".join(names) + " =", ", ".join(wrong) + " =")
         _, diags = dragon_dsl.check_text(bad)
         assert "DRG206" in [d.code for d in diags], bad
+
+
+def test_the_cache_read_guard_replays_only_where_tvm_could_crash():
+    """MetaSchedule's GPU tiling names the block itself as cache_read's only consumer, on workloads
+    without nested blocks: no prefix is replayed for a look (the look could only find nothing)."""
+    from dragon_dsl.tvm.trace import _guarded
+
+    looks = skipped = 0
+    mods: dict = {}
+    for rec in LINES:
+        if rec["source"] != "sampled" or not isinstance(rec["target"], str):
+            continue
+        mod = mods.get(rec["workload"]) or mods.setdefault(rec["workload"], workload_module(rec["workload"]))
+        every, needed = _guarded(rec["trace"]), _guarded(rec["trace"], mod)
+        assert set(needed) <= set(every)
+        looks += len(every)
+        skipped += len(every) - len(needed)
+    assert looks and skipped == looks, (looks, skipped)

@@ -50,7 +50,7 @@ class UnsafeInstruction(ValueError):
 def apply(trace, mod, *, seed: int = 1):
     """Apply trace JSON to a fresh schedule of `mod`; returns the schedule (raises TVM's errors, and
     UnsafeInstruction for an instruction that would crash TVM)."""
-    for index in _guarded(trace):
+    for index in _guarded(trace, mod):
         problem = _checked(trace, index, mod, seed)
         if problem:
             raise UnsafeInstruction(index, problem)
@@ -105,13 +105,51 @@ def prefix(trace: list, n: int) -> list:
     return [insts[:n], [d for d in decisions if d[0] < n]]
 
 
-def _guarded(trace) -> list:
+def _guarded(trace, mod=None) -> list:
     """Positions of the instructions that need a look at the schedule before TVM applies them:
     `cache_read` with consumer blocks (TVM 0.27 segfaults in CacheRead when the only consumer
     named is the block that writes the buffer, and when the block or a consumer lies inside a
-    blockized block; tests/golden/check/cache_read_*.dragon)."""
+    blockized block; tests/golden/check/cache_read_*.dragon).
+
+    With MOD, those that cannot meet either condition are left out (each look replays the trace up
+    to the instruction): the only consumer named is the block itself (it reads the buffer it
+    caches: that is the read it names), while no block lies inside another, neither in MOD nor
+    after an earlier blockize or tensorize. MetaSchedule's GPU tiling writes exactly these."""
     rows = [trace_row(inst) for inst in trace[0]]
-    return [i for i, row in enumerate(rows) if row.entry is INST.cache_read and row.arg("consumer_blocks")]
+    nested = mod is None or _nested_blocks(mod)
+    out = []
+    for i, row in enumerate(rows):
+        if row.entry is INST.blockize or row.entry is INST.tensorize:
+            nested = True
+        elif row.entry is INST.cache_read and row.arg("consumer_blocks"):
+            if nested or any(c != row.arg("block") for c in row.arg("consumer_blocks")):
+                out.append(i)
+    return out
+
+
+_NESTED: "OrderedDict[int, tuple]" = OrderedDict()  # id(mod) -> (mod, whether a block holds another)
+
+
+def _nested_blocks(mod) -> bool:
+    """Whether a block of MOD's functions (other than a root block) holds another block."""
+    from dragon_dsl.tvm.blocks import children
+
+    found = _NESTED.get(id(mod))
+    if found is not None and found[0] is mod:
+        return found[1]
+
+    def holds(node, depth: int) -> bool:
+        if type(node).__name__ == "SBlock":
+            if depth >= 2:  # the root block, then a block, then this one
+                return True
+            depth += 1
+        return any(holds(child, depth) for child in children(node))
+
+    nested = any(holds(func.body, 0) for _gv, func in mod.functions_items() if hasattr(func, "body"))
+    _NESTED[id(mod)] = (mod, nested)
+    if len(_NESTED) > 64:
+        _NESTED.popitem(last=False)
+    return nested
 
 
 def _cache_read_consumer_problem(sch, before: list, inst) -> str:
