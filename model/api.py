@@ -72,6 +72,8 @@ GENERATION_SECONDS = 60.0
 #: GPU targets: extra samples drawn, over all k candidates, to replace scripts the compiler rejects
 #: without running them (resource limits, no kernel, lowering errors); 0 turns the check off
 GPU_RETRIES = 4
+#: CPU targets: extra samples drawn to replace scripts that do not replay from their own text
+CPU_RETRIES = 2
 
 #: bumped when decoding changes what the same weights write (evaluation caches key answers by it)
 #: 3: the compile check rejects blocks left on the host and over-long inner thread loops;
@@ -85,7 +87,12 @@ GPU_RETRIES = 4
 #: 8: a script completed by AutoBind is replayed from its own text as `dragon-check --level replay`
 #:    does before it is kept (5 of 46 version-7 answers did not replay from their text after the
 #:    completion; the decoder's own statements are replayed one by one as they are written)
-GENERATION_VERSION = 8
+#: 9: every script is replayed from its own text before it is kept, the model's own too (a first
+#:    answer of the shipped CUDA model blockized [root, S, S, root, ...]: TVM took it while the
+#:    decoder replayed it, and the text then failed `dragon-check --level replay`); blockize's
+#:    block list holds distinct blocks with loops, in increasing order; CPU targets draw up to
+#:    CPU_RETRIES further samples for a rejected script
+GENERATION_VERSION = 9
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True
@@ -118,10 +125,12 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
                temperature: float = 0.8, seed: int = 0, max_seconds: float = GENERATION_SECONDS,
                retries: Optional[int] = None) -> list:
     """k generations (the first greedy, the others sampled), as (script text with header, Generation);
-    duplicates dropped. On a GPU target a script the compiler rejects (`compile_problem`) for stages
+    duplicates dropped. Each script is replayed from its own text (`replay_problem`, as dragon-check
+    does) before it is kept. On a GPU target a script the compiler rejects (`compile_problem`) for stages
     left on the host is first completed by AutoBind (`dragon_model.complete`; the Generation keeps the
     model's own body in `completed_from`); one still rejected is replaced by a further sample, up to
-    `retries` (GPU_RETRIES) in all; the rejected ones fill the list only when too few pass."""
+    `retries` (GPU_RETRIES; on CPUs CPU_RETRIES) in all; the rejected ones fill the list only when too
+    few pass."""
     from dragon_model.complete import bind_host_blocks
     from dragon_model.data import body_of_text
     from dragon_model.generate import header
@@ -133,7 +142,8 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
     slower = body_of_text(script) if script else None
     head = header(workload, _header_target(target))
     k = max(1, k)
-    extra = (GPU_RETRIES if retries is None else retries) if target_kind(target) in GPU_KINDS else 0
+    gpu = target_kind(target) in GPU_KINDS
+    extra = (GPU_RETRIES if gpu else CPU_RETRIES) if retries is None else retries
     out, rejected, seen = [], [], set()
     i = 0
     while len(out) < k and i < k + extra:
@@ -142,8 +152,12 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
         if g.body in seen:
             continue
         seen.add(g.body)
-        problem = compile_problem(head + g.body, workload, target) if extra else None
-        if problem is not None and COMPLETE_HOST_BLOCKS:
+        # the decoder replayed each statement as it came; the whole text is replayed once more, as
+        # `dragon-check --level replay` does, so that no shown script fails its user's check
+        problem = replay_problem(head + g.body, workload) if g.body.strip() else None
+        if problem is None and gpu and extra:
+            problem = compile_problem(head + g.body, workload, target)
+        if problem is not None and COMPLETE_HOST_BLOCKS and gpu and extra:
             completed = bind_host_blocks(head + g.body, workload, target)
             if completed is not None and completed not in seen:
                 # AutoBind's statements come from a replayed schedule, not from the decoder, which

@@ -232,14 +232,30 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+def _increasing(names, key: str, extra: dict) -> str:
+    """One or more distinct NAMES, in increasing number order (rules KEY_name)."""
+    names = sorted(names, key=lambda n: int(n[1:]))
+    for i, name in enumerate(names):
+        later = names[i + 1:]
+        extra[f"{key}_{name}"] = lit(name) + (f' ( ", " ( {" | ".join(f"{key}_{n}" for n in later)} ) )?'
+                                              if later else "")
+    return "( " + " | ".join(f"{key}_{n}" for n in names) + " )"
+
+
 def _increasing_loops(env: Env, extra: dict) -> str:
     """One or more distinct live loops, in increasing name order (TVM numbers loops outermost
     first, so a run of loops to fuse is increasing; a repeated loop is never right)."""
-    loops = sorted(env.loops, key=lambda n: int(n[1:]))
-    for i, name in enumerate(loops):
-        later = loops[i + 1:]
-        extra[f"fuse_{name}"] = lit(name) + (f' ( ", " ( {" | ".join(f"fuse_{n}" for n in later)} ) )?' if later else "")
-    return "( " + " | ".join(f"fuse_{n}" for n in loops) + " )"
+    return _increasing(env.loops, "fuse", extra)
+
+
+def _blockize_target(env: Env, extra: dict) -> Optional[str]:
+    """A live loop, or a list of distinct blocks that have loops (never the root block), in
+    increasing order: TVM 0.27 accepts a repeated block or the root in blockize's list, and a
+    script replayed from its text then no longer matches the trace (get_loops binds other counts)."""
+    blocks = [b for b, facts in env.blocks.items() if (facts.get("loops") or 0) > 0]
+    parts = [r for r in (_names(env, "loop"), f'("[" {_increasing(blocks, "blockize", extra)} "]")' if blocks else None)
+             if r]
+    return _alts(parts)
 
 
 def _tile_rule(extent: int, n: int, extra: dict) -> str:
@@ -359,6 +375,10 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
     if res.count == 0:
         call = _call(env, inst)
         return [call] if call else []
+    if inst is INST.blockize:
+        target = _blockize_target(env, extra)
+        call = _call(env, inst, {"target": target}) if target else None
+        return [_outputs(env, res.kind, res.count) + call] if call else []
     if inst is INST.fuse and env.loops:  # consecutive loops, outermost first: names in increasing order
         call = _call(env, inst, {"loops": _increasing_loops(env, extra)})
         return [_outputs(env, res.kind, res.count) + call] if call else []

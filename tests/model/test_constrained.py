@@ -184,6 +184,11 @@ TIGHT_CASES = [
     ("l6 = fuse(l2, l3)\n", True),
     ("l6 = fuse(l3, l2", False),
     ("l6 = fuse(l2, l2", False),
+    # blockize: a loop, or distinct blocks with loops in increasing order (a repeated block made a
+    # script whose text no longer replayed)
+    ("b6 = blockize(l2)\n", True),
+    ("b6 = blockize([b0])\n", True),
+    ("b6 = blockize([b0, b0", False),
     # vectorize: loops of at most 64 iterations (all are 64 here)
     ("vectorize(l3)\n", True),
     # the section header may follow a statement's newline as one "\n\n" token
