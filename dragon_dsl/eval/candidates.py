@@ -107,8 +107,9 @@ def script_candidate(text: str):
 
 
 def measure_scripts(ctx: Context, entry, texts: list, key: str, **kw) -> tuple:
-    """(one candidate per script text, in order; the seconds to a verified kernel): a script
-    that does not parse, check or encode is a failed candidate; the others are measured."""
+    """(one candidate per script text, in order, each with its "script"; the seconds to a verified
+    kernel): a script that does not parse, check or encode is a failed candidate; the others are
+    measured."""
     cands: list = [None] * len(texts)
     traces, where = [], []
     for i, text in enumerate(texts):
@@ -121,6 +122,8 @@ def measure_scripts(ctx: Context, entry, texts: list, key: str, **kw) -> tuple:
     measured, seconds = measure(ctx, entry, traces, key, **kw) if traces else ([], None)
     for i, c in zip(where, measured, strict=True):
         cands[i] = c
+    # each candidate keeps its script: the report's answers can be checked again from results.json
+    cands = [dict(c, script=text) for c, text in zip(cands, texts, strict=True)]
     return cands, seconds
 
 

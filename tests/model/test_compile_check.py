@@ -41,10 +41,11 @@ class Scripted:
 
 @pytest.fixture
 def scripted(monkeypatch):
-    def install(bodies, passes):
+    def install(bodies, passes, replays=lambda text: True):
         gen = Scripted(bodies)
         monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
         monkeypatch.setattr(api, "compile_problem", lambda text, w, t: None if passes(text) else "rejected")
+        monkeypatch.setattr(api, "replay_problem", lambda text, w: None if replays(text) else "does not replay")
         return gen
     return install
 
@@ -64,7 +65,16 @@ def test_too_few_pass_the_rejected_fill_the_list_after_the_passing(scripted):
     assert len(gen.calls) == 4 and out[1][1].compile_problem == "rejected"
 
 
-def test_no_check_on_cpus(scripted):
+def test_no_compile_check_on_cpus(scripted):
     gen = scripted(["anything\n"], passes=lambda text: False)
     out = api.candidates(str(WORKLOAD), "llvm", k=1)
     assert len(out) == 1 and out[0][1].compile_problem is None and len(gen.calls) == 1
+
+
+@pytest.mark.parametrize("target", ["llvm", "nvidia/nvidia-h100"])
+def test_a_script_that_does_not_replay_from_its_text_is_replaced(scripted, target):
+    """The decoder replays statement by statement; the whole text is replayed once more, as
+    dragon-check does, and a script that fails is replaced by a further sample on every target."""
+    gen = scripted(["unreplayable\n", "good\n"], passes=lambda text: True, replays=lambda text: "good" in text)
+    out = api.candidates(str(WORKLOAD), target, k=1)
+    assert [t.split("\n\n", 1)[1] for t, _ in out] == ["good\n"] and len(gen.calls) == 2
