@@ -92,6 +92,13 @@ def test_rows_pretrain_then_finetune_then_suggest(records, tmp_path):
     wl = read_records(out)[0]["workload"]
     texts = dragon_model.suggest(workload=wl, target="llvm", n=1, model_path=str(ft), max_seconds=20)
     assert len(texts) == 1
+    # then RL from execution on the fine-tuned weights, with the same rows: the whole second-generation
+    # pipeline, records to GRPO, at toy size
+    rl = tmp_path / "rl"
+    assert main(["train", "rl", str(tmp_path / "rows" / "pretrain"), "--model", str(ft), "-o", str(rl), "--steps", "1",
+                 "--generations", "2", "--max-completion-length", "24", "--level", "verify", "--limit", "1"]) == 0
+    stages = json.loads((rl / "dragon_model.json").read_text())["stages"]
+    assert stages["rl"]["completions"] == 2 and "sft" in stages
 
 
 def test_cut_seconds_scales_with_the_baseline():
