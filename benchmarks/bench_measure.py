@@ -26,7 +26,9 @@ Printed: candidates per minute (all, and verified-and-timed ones), the phase pro
 summed over workers: replay, checks, codegen, compile, upload, wait, verify, time; idle device
 seconds), the duplicate sources found, and the verdict comparison (status and checked input sets
 of every candidate must match; latencies of candidates both modes timed: median ratio and the
-share within 5%). OUT/bench_measure.json holds all of it. Exit 1 when verdicts differ.
+share within 5%). OUT/bench_measure.json holds all of it. Exit 1 when verdicts differ; exit 3 when
+--rpc could not start its tracker or servers (what they said is printed and kept as `rpc_error`; the
+local figures are still written).
 """
 
 from __future__ import annotations
@@ -234,10 +236,20 @@ def start_rpc(n_servers: int, env_for) -> tuple:
         except Exception:  # noqa: BLE001 - the tracker is not listening yet
             pass
         if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            died = [(name, p.poll()) for name, p in zip(["tracker"] + [f"server {i}" for i in range(n_servers)], procs)]
             stop_rpc(procs)
-            raise SystemExit("the RPC tracker and servers did not come up")
+            said = []
+            for (name, code), proc in zip(died, procs):
+                tail = (proc.stderr.read() or b"").decode("utf-8", "replace").strip().splitlines()[-3:]
+                said.append(f"{name}: " + ("exited with code %s" % code if code is not None else "still running")
+                            + (" (" + " | ".join(tail) + ")" if tail else ""))
+            raise RpcUnavailable("the RPC tracker and servers did not come up within 120 s: " + "; ".join(said))
         time.sleep(0.3)
     return f"rpc://127.0.0.1:{port}/{RPC_KEY}", procs
+
+
+class RpcUnavailable(RuntimeError):
+    """The loopback tracker or its servers did not start (what each process said is in the message)."""
 
 
 def stop_rpc(procs) -> None:
@@ -341,6 +353,7 @@ def main(argv=None) -> int:
     print(f"target {spec.spec}; {batch_info['candidates']} candidates in {batch}", flush=True)
 
     modes_raw: dict = {}
+    rpc_error = None
     if not args.skip_baseline:
         modes_raw["baseline"] = run_baseline(spec, batch, args.level, args.workers, timing)
         print(f"baseline: {modes_raw['baseline']['wall_s']:.1f} s", flush=True)
@@ -357,13 +370,18 @@ def main(argv=None) -> int:
             n = 1
             threads = str(spec.num_cores or os.cpu_count() or 1)
             env_for = lambda i: {"TVM_NUM_THREADS": threads}  # noqa: E731 - as the local CPU device worker
-        device, procs = start_rpc(n, env_for)
         try:
-            modes_raw["rpc"] = run_measure(spec, batch, out / "results-rpc.jsonl", args.level, args.workers, timing,
-                                           device=device, build_group=args.build_group)
-        finally:
-            stop_rpc(procs)
-        print(f"rpc: {modes_raw['rpc']['wall_s']:.1f} s", flush=True)
+            device, procs = start_rpc(n, env_for)
+        except RpcUnavailable as exc:   # the local figures are still reported and written
+            rpc_error = str(exc)
+            print(f"rpc: not measured: {rpc_error}", flush=True)
+        else:
+            try:
+                modes_raw["rpc"] = run_measure(spec, batch, out / "results-rpc.jsonl", args.level, args.workers,
+                                               timing, device=device, build_group=args.build_group)
+            finally:
+                stop_rpc(procs)
+            print(f"rpc: {modes_raw['rpc']['wall_s']:.1f} s", flush=True)
 
     modes = {name: figures(m) for name, m in modes_raw.items()}
     comparisons = {}
@@ -374,10 +392,12 @@ def main(argv=None) -> int:
     print_report(batch_info, modes, comparisons)
     report = {"target": spec.spec, "level": args.level, "batch": batch_info, "modes": modes,
               "comparisons": comparisons, "stats": {n: m["stats"] for n, m in modes_raw.items()},
-              "gpus": list(local_gpus()), "cpu_count": os.cpu_count()}
+              "gpus": list(local_gpus()), "cpu_count": os.cpu_count(), "rpc_error": rpc_error}
     (out / "bench_measure.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(f"\nwritten: {out / 'bench_measure.json'}")
-    return 1 if any(c["verdicts_differ"] for c in comparisons.values()) else 0
+    if any(c["verdicts_differ"] for c in comparisons.values()):
+        return 1
+    return 3 if rpc_error else 0
 
 
 if __name__ == "__main__":
