@@ -37,6 +37,12 @@ MEASURE_LEVELS = LEVELS[LEVELS.index("build"):]
 SLOW_FACTOR = 10.0
 
 
+def is_slow(latency_us: Optional[float], baseline_us: Optional[float]) -> bool:
+    """Whether a verified kernel's latency is more than SLOW_FACTOR times the baseline's (False when
+    either is unknown)."""
+    return bool(latency_us and baseline_us and latency_us > SLOW_FACTOR * baseline_us)
+
+
 def level_rank(level: str) -> int:
     """The position of LEVEL on the ladder; ValueError for an unknown level."""
     try:

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from dragon_dsl.levels import SLOW_FACTOR  # a slower verified candidate is `slow`: never an answer
+from dragon_dsl.levels import SLOW_FACTOR, is_slow  # a slow verified candidate is never an answer
 
 WEIGHTS = Path(__file__).resolve().parent / "weights"
 
@@ -241,7 +241,7 @@ def _mark_slow(tried: list, baseline_us: Optional[float]) -> None:
     if not baseline_us:
         return
     for c in tried:
-        if c["status"] == "ok" and c["latency_us"] and c["latency_us"] > SLOW_FACTOR * baseline_us:
+        if c["status"] == "ok" and is_slow(c["latency_us"], baseline_us):
             c["status"] = "slow"
             c["message"] = f"verified, but {c['latency_us'] / baseline_us:.1f}x slower than the baseline"
 

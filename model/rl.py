@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Optional
 
 #: a verified completion slower than SLOW_FACTOR x the baseline earns no more than a build
-from dragon_dsl.levels import SLOW_FACTOR
+from dragon_dsl.levels import is_slow
 
 #: reward by the highest level of the check ladder (dragon_dsl.levels.LEVELS) a completion passed
 STAGE_REWARD = {"none": 0.0, "syntax": 0.1, "types": 0.2, "replay": 0.4, "build": 0.6}
@@ -90,7 +90,7 @@ class EngineReward:
         base = self._baseline(workload_text)
         if not base:
             return 0.8
-        if res.latency_us > SLOW_FACTOR * base:  # verified, but a failure for a user: no more than a build
+        if is_slow(res.latency_us, base):  # verified, but a failure for a user: no more than a build
             return STAGE_REWARD["build"]
         gain = max(-1.0, min(3.0, math.log2(base / res.latency_us)))
         return 0.8 + 0.4 * gain / 3.0

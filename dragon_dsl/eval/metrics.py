@@ -34,9 +34,11 @@ import math
 from collections import Counter
 from typing import Iterable, Optional, Sequence
 
-from dragon_dsl.levels import SLOW_FACTOR
+from dragon_dsl.levels import is_slow
 
 THRESHOLDS = (1.0, 1.2, 1.5)
+#: the methods every other is compared with (a task's baseline: dlight where measured)
+BASELINES = ("unscheduled", "dlight")
 
 # Failure taxonomy: the stage a candidate failed at.
 CATEGORIES = ("parse", "type", "replay", "build", "launch", "numeric", "timeout", "slow")
@@ -216,7 +218,7 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
                 solve_s[r["method"]][r["workload"]] = r["time_s"]
     search = search_method(m for m in methods if latency[m])
 
-    out: dict = {"methods": {}, "baselines": [b for b in ("unscheduled", "dlight") if b in latency],
+    out: dict = {"methods": {}, "baselines": [b for b in BASELINES if b in latency],
                  "search": search}
     for m in methods:
         mine = [r for r in rows if r["method"] == m]
@@ -268,9 +270,6 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
     return out
 
 
-BASELINES = ("unscheduled", "dlight")
-
-
 def _mark_slow(rows: list) -> list:
     """ROWS with every verified candidate of a model method that is more than SLOW_FACTOR times
     slower than its task's baseline (dlight's construction latency where measured, else the
@@ -286,8 +285,8 @@ def _mark_slow(rows: list) -> list:
         if not r["method"].startswith("model") or not ref:
             out.append(r)
             continue
-        cands = [dict(c, status="slow") if c["status"] == "ok" and c.get("latency_us") is not None
-                 and c["latency_us"] > SLOW_FACTOR * ref else c for c in r["candidates"]]
+        cands = [dict(c, status="slow") if c["status"] == "ok" and is_slow(c.get("latency_us"), ref) else c
+                 for c in r["candidates"]]
         out.append(dict(r, candidates=cands))
     return out
 
