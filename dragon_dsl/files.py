@@ -33,6 +33,14 @@ PathLike = Union[str, "os.PathLike[str]"]
 TEMP_SUFFIX = ".tmp"
 
 
+def cache_root() -> Path:
+    """The user's cache folder for Little Dragon (results, TVM's tensor intrinsics):
+    $DRAGON_CACHE_DIR, else ~/.cache/little-dragon. Nothing in it is data a user would lose:
+    every file there can be rebuilt."""
+    base = os.environ.get("DRAGON_CACHE_DIR")
+    return Path(base) if base else Path.home() / ".cache" / "little-dragon"
+
+
 def write_text(path: PathLike, text: str) -> Path:
     """Replace `path` with `text` (UTF-8, a trailing newline added when missing) atomically."""
     return write_bytes(path, _with_newline(text).encode("utf-8"))

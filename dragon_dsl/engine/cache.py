@@ -17,13 +17,13 @@ Only the engine's parent process opens it; WAL mode lets several engines share i
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from pathlib import Path
 from typing import Optional
 
 from dragon_dsl.engine.result import Result, Status, Task, level_rank
+from dragon_dsl.files import cache_root
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -37,9 +37,7 @@ CREATE TABLE IF NOT EXISTS refs (
 
 
 def default_path() -> Path:
-    base = os.environ.get("DRAGON_CACHE_DIR")
-    root = Path(base) if base else Path.home() / ".cache" / "little-dragon"
-    return root / "results.sqlite"
+    return cache_root() / "results.sqlite"
 
 
 def _config(task: Task) -> dict:

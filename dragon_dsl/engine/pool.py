@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-STARTUP_TIMEOUT_S = 300.0   # importing TVM took 9 s, tensor intrinsics 31 s, on the H200 host
+STARTUP_TIMEOUT_S = 300.0   # importing TVM took 9 s on the H200 host (TVM's tensor intrinsics 31 s, before their cache)
 MAX_START_FAILURES = 3
 
 

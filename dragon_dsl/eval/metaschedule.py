@@ -108,7 +108,7 @@ def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict
 
     from dragon_dsl.engine import builder_and_runner
     from dragon_dsl.tvm.target import tvm_target
-    from dragon_dsl.tvm.trace import register_tensor_intrinsics
+    from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics
     from dragon_dsl.tvm.tuning import tune
     from dragon_dsl.tvm.workload import load_workload
 

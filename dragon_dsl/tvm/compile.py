@@ -16,7 +16,8 @@ from typing import Any, Optional
 
 from dragon_dsl.tvm.errors import tvm_message
 from dragon_dsl.tvm.target import GPU_KINDS
-from dragon_dsl.tvm.trace import apply, needs_tensor_intrin, register_tensor_intrinsics
+from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics, tensor_intrin_names
+from dragon_dsl.tvm.trace import apply
 
 
 class ReplayError(Exception):
@@ -34,8 +35,9 @@ def schedule(mod, source: dict, target):
     if "trace" in source:
         trace = source["trace"]
         _check_trace(trace)
-        if needs_tensor_intrin(trace):
-            register_tensor_intrinsics()
+        names = tensor_intrin_names(trace)
+        if names:
+            register_tensor_intrinsics(names)
         try:
             return apply(trace, mod).mod
         except Exception as exc:  # TVM reports replay failures through its own exception types

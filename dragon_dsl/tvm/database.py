@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dragon_dsl.tvm.errors import tvm_message
-from dragon_dsl.tvm.trace import needs_tensor_intrin, register_tensor_intrinsics
+from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics, tensor_intrin_names
 
 
 class DatabaseError(ValueError):
@@ -75,9 +75,10 @@ def read_database(folder_or_records: str | Path, workload_file: str | Path | Non
     workloads_path = Path(workload_file) if workload_file else records_path.with_name("database_workload.json")
     raw = _json_lines(records_path)
     workloads = _json_lines(workloads_path)
-    if any(needs_tensor_intrin(body[0]) for _, body in raw if body):
+    names = set().union(*(tensor_intrin_names(body[0]) for _, body in raw if body))
+    if names:
         # TVM's reader needs the intrinsics a record tensorizes with registered (wmma, mma...: seconds)
-        register_tensor_intrinsics()
+        register_tensor_intrinsics(names)
     try:
         db = ms.database.JSONDatabase(path_workload=str(workloads_path), path_tuning_record=str(records_path))
     except Exception as exc:  # TVM reports a record it cannot parse as its own error type

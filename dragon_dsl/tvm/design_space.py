@@ -43,8 +43,11 @@ class SpaceSampler:
 
     def __init__(self, target):
         import tvm
-        import tvm.s_tir.tensor_intrin  # noqa: F401  (the tensor-core rules name registered intrinsics)
         from tvm.s_tir import meta_schedule as ms
+
+        from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics
+
+        register_tensor_intrinsics()  # the tensor-core rules name registered intrinsics
 
         self.ms = ms
         self.target = target if isinstance(target, tvm.target.Target) else tvm.target.Target(target)

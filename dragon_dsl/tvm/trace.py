@@ -1,5 +1,5 @@
 """TVM trace objects -> plain JSON, replay of trace JSON on a fresh schedule, and the trace helpers
-every caller shares (prefixes, the objects an instruction bound, tensor intrinsics)."""
+every caller shares (prefixes, the objects an instruction bound)."""
 
 from __future__ import annotations
 
@@ -84,19 +84,6 @@ def _apply(trace, mod, seed: int):
     sch = s_tir.Schedule(mod, seed=seed)
     s_tir.Trace.apply_json_to_schedule(trace, sch)
     return sch
-
-
-def needs_tensor_intrin(trace) -> bool:
-    """Whether trace JSON tensorizes (its intrinsics must be registered before TVM reads or replays it)."""
-    try:
-        return any(trace_row(inst).entry is INST.tensorize for inst in trace[0])
-    except (TypeError, IndexError, KeyError):
-        return False
-
-
-def register_tensor_intrinsics() -> None:
-    """Register TVM's tensor intrinsics (wmma, mma, dot products...: seconds, once per process)."""
-    import tvm.s_tir.tensor_intrin  # noqa: F401
 
 
 def prefix(trace: list, n: int) -> list:
