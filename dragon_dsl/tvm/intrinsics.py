@@ -11,7 +11,8 @@ Invariants:
   tests/tvm/test_intrinsics.py compares every one);
 - the cache folder is keyed by the TVM and tvm-ffi versions; its index is written last and every
   file atomically, so a reader sees a whole cache or none; a missing, partial or unreadable cache
-  means the full import, which writes it again;
+  means the full import, which writes it again; processes that miss the cache at once (the build
+  workers of a new machine) take a lock: one imports, the others then read what it wrote;
 - TVM's modules imported after a registration from the cache still import: they register the same
   intrinsics again, and `TensorIntrin.register` overrides exactly the names the cache registered.
 """
@@ -19,7 +20,9 @@ Invariants:
 from __future__ import annotations
 
 import json
+import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -62,11 +65,34 @@ def register_tensor_intrinsics(names: Optional[Iterable[str]] = None) -> None:
 
     if _PACKAGE in sys.modules:
         return
-    if names is not None:
-        missing = sorted(n for n in set(names) if TensorIntrin.get(n, allow_missing=True) is None)
-        if not missing or _register_from_cache(missing):
-            return
-    _import_all()
+    if names is None:
+        _import_all()
+        return
+    missing = sorted(n for n in set(names) if TensorIntrin.get(n, allow_missing=True) is None)
+    if not missing or _register_from_cache(missing):
+        return
+    with _filling():   # one process of a machine imports and fills the cache; the others wait, then read it
+        if not _register_from_cache(missing):
+            _import_all()
+
+
+@contextmanager
+def _filling():
+    """An exclusive lock on the cache folder's lock file (no lock where the cache cannot be written)."""
+    import fcntl
+
+    try:
+        folder = cache_folder()
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(str(folder.parent / f".{folder.name}.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)   # closing releases the lock
 
 
 def _register_from_cache(names: list) -> bool:
