@@ -5,7 +5,9 @@
 #
 #   bash benchmarks/h200_model.sh env                  # once per machine: TVM site, wheels, links
 #   bash benchmarks/h200_model.sh data SECONDS         # pretraining records on every core
-#   bash benchmarks/h200_model.sh rows                 # records -> training rows
+#   bash benchmarks/h200_model.sh label SECONDS [TAR...]  # every record's scripts verified and timed
+#                                                      # (`dragon measure`; the committed records and TARs)
+#   bash benchmarks/h200_model.sh rows                 # records (+ measured labels) -> training rows
 #   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU
 #   bash benchmarks/h200_model.sh eval SECONDS [K]     # held-out real operators: dlight vs the model
 #
@@ -30,6 +32,18 @@ env)
   setup
   python3 -m compileall -q -j "$(nproc)" /opt/dragon-site /tmp/site > /dev/null 2>&1
   python3 -c 'import tvm, xgrammar, lark, dragon_dsl, dragon_model, torch; print("env ok", tvm.__version__, torch.cuda.get_device_name())'
+  # TVM's tensor intrinsics into the user's cache once, before any engine starts its workers
+  python3 -c 'from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics as r; r()'
+  ;;
+label)
+  setup
+  secs=${2:-300}; shift 2 || shift $#
+  mkdir -p $W/rec
+  for t in data/pretrain/cuda/records.tar.xz "$@"; do tar -C $W/rec -xJf "$t"; done
+  python3 -m dragon_model.records $W/rec/* --batch $W/label/batch.jsonl
+  timeout "$secs" python3 -m dragon_dsl.cli.main measure $W/label/batch.jsonl --target cuda \
+    --out $W/label/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --profile 2>&1 | tail -25 | tee $OUT/label.log
+  xz -T0 -6 -c $W/label/results.jsonl > $OUT/label-results.jsonl.xz
   ;;
 data)
   setup
@@ -51,7 +65,9 @@ data)
   ;;
 rows)
   setup
-  python3 -m dragon_model.records $W/pre-dlight $W/pre-spaces ${EXTRA_RECORDS:-} --out $W/rows \
+  pre=$(ls -d $W/pre-dlight $W/pre-spaces $W/rec/* 2>/dev/null)
+  measured=$(ls $W/label/results.jsonl 2>/dev/null | sed 's/^/--measured /')
+  python3 -m dragon_model.records $pre ${EXTRA_RECORDS:-} --out $W/rows $measured \
     --corpus data/corpus/cuda --jobs "$(nproc)" 2>&1 | tee $OUT/rows.log
   ;;
 train)
@@ -74,7 +90,7 @@ eval)
   wl=$W/heldout
   [ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --held-out-operators -o $wl > /dev/null
   timeout "$secs" python3 -m dragon_dsl.cli.main eval --workloads $wl --target cuda --gpu-name H200 \
-    --methods dlight,model --k "$k" --model-path $W/m-sft --out $W/eval 2>&1 | tail -30 | tee $OUT/eval.log
+    --methods dlight,model --k "$k" --model-path $W/m-sft --out $W/eval --stop-after $(( secs - 45 )) 2>&1 | tail -30 | tee $OUT/eval.log
   cp $W/eval/report.md $W/eval/results.json $OUT/ 2>/dev/null
   ;;
 *) echo "unknown phase $phase" >&2; exit 2 ;;

@@ -1,16 +1,21 @@
 """Training rows from the pretraining records (`dragon corpus pretrain`) and the measured corpus.
 
     python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
+                                   [--measured RESULTS.jsonl]
+    python -m dragon_model.records PRE_DIR... --batch BATCH.jsonl     # what `dragon measure` labels
 
 Writes two row sets, each a folder `dragon train sft` reads (JSON Lines, `split` train/valid):
 
 * `ROWS/pretrain/`: every sampled script of every record (and dlight's), one construction row
   each: validity, learned without a measurement.
-* `ROWS/sft/`: one label per workload: the fastest known schedule. For a workload of the measured
-  corpus that is the corpus' answer unless dlight's measured latency was lower (then dlight's
-  script); for a workload nobody measured, dlight's script (the baseline a GPU answer must reach).
-  Improvement rows pair each of a workload's sampled scripts (slower, as sampled design points
-  mostly are) with that label, so the model learns to rewrite a script into the label.
+* `ROWS/sft/`: one label per workload: the fastest known schedule. With `--measured` (the results
+  of `dragon measure` on `--batch`'s file: every record's scripts and dlight's, verified and timed
+  on the GPU), that is the fastest verified script of the record, dlight's included. For a
+  workload of the measured corpus it is the corpus' answer unless dlight's measured latency was
+  lower (then dlight's script); for a workload nobody measured, dlight's script (the baseline a
+  GPU answer must reach). Improvement rows pair scripts of the workload with that label, so the
+  model learns to rewrite a script into the label: measured ones first, slowest first (a ranking
+  the label wins), then unmeasured samples.
 
 Rows carry the prompt and the completion already rendered (`prompt`, `completion`): rendering a
 workload needs TVM (tens of milliseconds each), so it is done here, in parallel, once.
@@ -44,9 +49,77 @@ def _row(name: str, family: str, target, workload_text: str, task: str, body: st
             "script": body, "trace": "", **extra}
 
 
-def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int = 2, seed: int = 0) -> tuple:
+def candidate_id(name: str, text: str) -> str:
+    """The id of one record script in a labelling batch (and its results): stable across merges."""
+    import hashlib
+
+    return f"{name}|{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def record_scripts(record: dict) -> list:
+    """(source, text) of every script of a record: its samples, then dlight's."""
+    out = [(s["space"], s["text"]) for s in record["scripts"]]
+    if record.get("dlight"):
+        out.append(("dlight", record["dlight"]["text"]))
+    return out
+
+
+def write_batch(records: list, path) -> int:
+    """A `dragon measure` batch of every record's scripts (workloads as .tvmscript files beside it)."""
+    from dragon_dsl.files import write_text
+
+    path = Path(path)
+    wl_dir = path.parent / "workloads"
+    wl_dir.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for r in records:
+        write_text(wl_dir / f"{r['name']}.tvmscript", r["workload"])
+        for _source, text in record_scripts(r):
+            lines.append(json.dumps({"id": candidate_id(r["name"], text), "workload": f"workloads/{r['name']}.tvmscript",
+                                     "script": text}))
+    write_text(path, "".join(x + "\n" for x in lines))
+    return len(lines)
+
+
+def read_measured(paths: Iterable) -> dict:
+    """id -> latency in microseconds (None: measured, not verified) from `dragon measure` results."""
+    out: dict = {}
+    for p in paths:
+        for line in Path(p).read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue   # a line cut short by a kill
+            key = str(row.get("id"))
+            lat = row.get("latency_us") if row.get("status") == "ok" else None
+            have = out.get(key)
+            out[key] = have if lat is None else lat if have is None else min(have, lat)
+    return out
+
+
+def measured_label(record: dict, measured: dict) -> tuple:
+    """(label, ranked): the record's fastest verified script as {"body", "source", "latency_us",
+    "dlight_us"}, or None when none of its scripts was measured; and the other measured scripts'
+    texts, slowest first (failures first of all: they lose to any verified script)."""
+    from dragon_model.data import body_of_text
+
+    seen = [(measured[candidate_id(record["name"], t)], src, t) for src, t in record_scripts(record)
+            if candidate_id(record["name"], t) in measured]
+    ok = sorted((lat, src, t) for lat, src, t in seen if lat is not None)
+    if not ok:
+        return None, []
+    lat, src, text = ok[0]
+    dl = next((x for x, s, _t in seen if s == "dlight"), None)
+    label = {"body": body_of_text(text), "source": src, "latency_us": lat, "dlight_us": dl}
+    ranked = [t for _l, _s, t in seen if _l is None] + [t for _l, _s, t in reversed(ok[1:])]
+    return label, ranked
+
+
+def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int = 2, seed: int = 0,
+                   ranked: Optional[list] = None) -> tuple:
     """(pretraining rows, sft rows) of one pretraining record; `label` overrides dlight's script
-    as the workload's best ({"body": ..., "source": ...})."""
+    as the workload's best ({"body": ..., "source": ...}); `ranked`: texts of measured scripts
+    the label beats, the first ones paired with it before unmeasured samples."""
     from dragon_model.data import body_of_text, prompt_text
 
     name, family, target, wl = record["name"], record["family"], record["target"], record["workload"]
@@ -63,13 +136,16 @@ def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int
     best = label or ({"body": dl_body, "source": "dlight"} if dl_body else None)
     if best is None:
         return pre, []
+    measured = {k: best[k] for k in ("latency_us", "dlight_us") if best.get(k) is not None}
     sft = [_row(name, family, target, wl, "construction", best["body"], construct, source=best["source"],
-                workload_hash=h)]
+                workload_hash=h, **measured)]
     rng = random.Random(f"{seed}:{name}")
-    slower = [b for _s, b in bodies if b != best["body"]]
-    for i, b in enumerate(rng.sample(slower, min(improvements, len(slower)))):
+    first = [b for b in dict.fromkeys(body_of_text(t) for t in (ranked or [])) if b != best["body"]]
+    rest = [b for _s, b in bodies if b != best["body"] and b not in first]
+    slower = (first + rng.sample(rest, len(rest)))[:improvements]
+    for i, b in enumerate(slower):
         sft.append(_row(name, family, target, wl, "improvement", best["body"], prompt_text(wl, target, b),
-                        n=i + 1, source=best["source"], prompt_script=b, workload_hash=h))
+                        n=i + 1, source=best["source"], prompt_script=b, workload_hash=h, **measured))
     return pre, sft
 
 
@@ -119,9 +195,10 @@ def merged_records(pre_dirs: list) -> list:
 
 
 def _work(args) -> tuple:
-    record, improvements = args
+    record, improvements, measured = args
     try:
-        return rows_of_record(record, improvements=improvements)
+        label, ranked = measured_label(record, measured) if measured else (None, [])
+        return rows_of_record(record, label, improvements=improvements, ranked=ranked)
     except Exception as exc:  # noqa: BLE001  (a record this code cannot render is reported, not fatal)
         return [], [], f"{record['name']}: {type(exc).__name__}: {exc}"
 
@@ -135,12 +212,14 @@ def write_rows(folder: Path, rows: Iterable[dict]) -> int:
     return len(rows)
 
 
-def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print) -> dict:
+def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print, measured=()) -> dict:
     from multiprocessing import get_context
 
     records = merged_records(pre_dirs)
+    latencies = read_measured(measured)
     pre, sft, errors = [], [], []
-    work = [(r, improvements) for r in records]
+    work = [(r, improvements, {k: v for k, v in latencies.items() if k.startswith(r["name"] + "|")})
+            for r in records]
     if jobs > 1:
         with get_context("spawn").Pool(jobs) as pool:
             results = pool.map(_work, work, chunksize=8)
@@ -154,8 +233,11 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
     if corpus:
         sft.extend(corpus_rows(corpus))
     out = Path(out)
+    labels = [r for r in sft if r["task"] == "construction" and r.get("latency_us")]
     figures = {"workloads": len(records), "pretrain_rows": write_rows(out / "pretrain", pre),
-               "sft_rows": write_rows(out / "sft", sft), "errors": len(errors)}
+               "sft_rows": write_rows(out / "sft", sft), "errors": len(errors),
+               "measured_labels": len(labels),
+               "measured_labels_not_dlight": sum(1 for r in labels if r["source"] != "dlight")}
     (out / "errors.txt").write_text("".join(e + "\n" for e in errors), encoding="utf-8")
     log(json.dumps(figures))
     return figures
@@ -164,13 +246,22 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m dragon_model.records", description=__doc__.split("\n\n")[0])
     ap.add_argument("pretrain", nargs="+", help="pretraining run folders (with records/)")
-    ap.add_argument("--out", required=True, help="folder for pretrain/ and sft/ rows")
+    ap.add_argument("--out", help="folder for pretrain/ and sft/ rows")
+    ap.add_argument("--batch", help="write a `dragon measure` batch of every record's scripts here instead of rows")
+    ap.add_argument("--measured", action="append", default=[],
+                    help="`dragon measure` results of that batch: labels are the fastest verified scripts (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, help="processes rendering records (default 1)")
     ap.add_argument("--corpus", help="a measured corpus (e.g. data/corpus/cuda) whose rows join the sft rows")
     ap.add_argument("--improvements", type=int, default=2, help="improvement rows per workload (default 2)")
     args = ap.parse_args(argv)
+    if args.batch:
+        n = write_batch(merged_records(args.pretrain), args.batch)
+        print(json.dumps({"batch": args.batch, "candidates": n}), file=sys.stderr)
+        return 0
+    if not args.out:
+        ap.error("--out is required (or --batch)")
     build(args.pretrain, args.out, jobs=args.jobs, improvements=args.improvements, corpus=args.corpus,
-          log=lambda m: print(m, file=sys.stderr))
+          log=lambda m: print(m, file=sys.stderr), measured=args.measured)
     return 0
 
 

@@ -11,7 +11,8 @@ The loss covers only the completion (the script), never the prompt.
 
 Multi-GPU on one host: `accelerate launch -m dragon_model.train ...` or
 `torchrun --nproc-per-node N -m dragon_model.train ...` (the Trainer is data-parallel).
-The output folder holds `model.safetensors`, `config.json`, the tokenizer files and
+The output folder holds `model.safetensors` (or, past MAX_SHARD_SIZE, numbered shards with their
+index: every file small enough for the repository), `config.json`, the tokenizer files and
 `dragon_model.json` (the target, the corpus manifest, training figures).
 """
 
@@ -227,6 +228,10 @@ def _time_limit_callback():
     return TimeLimit
 
 
+#: the largest weights file a save writes (a shipped model's files stay small enough for the repository)
+MAX_SHARD_SIZE = "15MB"
+
+
 def save(model, tokenizer, out, *, target, corpus, figures, base=None, lora=False, save_dtype="float32",
          stage="sft", extra: Optional[dict] = None) -> None:
     import torch
@@ -235,7 +240,7 @@ def save(model, tokenizer, out, *, target, corpus, figures, base=None, lora=Fals
     out.mkdir(parents=True, exist_ok=True)
     if save_dtype != "float32" and not lora:
         model = model.to(getattr(torch, save_dtype))
-    model.save_pretrained(str(out), safe_serialization=True)
+    model.save_pretrained(str(out), safe_serialization=True, max_shard_size=MAX_SHARD_SIZE)
     tokenizer.save_pretrained(str(out))
     manifest = None
     corpus_manifest = Path(corpus) / "manifest.json" if corpus else None

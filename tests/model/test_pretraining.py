@@ -101,6 +101,42 @@ def test_rows_pretrain_then_finetune_then_suggest(records, tmp_path):
     assert stages["rl"]["completions"] == 2 and "sft" in stages
 
 
+def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path):
+    """Records -> a `dragon measure` batch -> measured on this CPU -> rows whose label is each
+    workload's fastest verified script, with the slower measured ones as improvement prompts."""
+    from dragon_dsl.cli.main import main
+    from dragon_model.data import body_of_text
+    from dragon_model.records import build, candidate_id, merged_records, read_measured, record_scripts
+
+    out, _ = records
+    batch, results = tmp_path / "b" / "batch.jsonl", tmp_path / "results.jsonl"
+    assert main(["measure", str(batch), "--target", "llvm", "--out", str(results)]) == 2   # no batch yet
+    from dragon_model.records import main as records_main
+
+    assert records_main([str(out), "--batch", str(batch)]) == 0
+    recs = merged_records([out])
+    assert len(batch.read_text().splitlines()) == sum(len(record_scripts(r)) for r in recs)
+    assert main(["measure", str(batch), "--target", "llvm", "--out", str(results), "--json", "--repeat", "1",
+                 "--min-repeat-ms", "1", "--workers", "1"]) == 0
+    measured = read_measured([results])
+    figures = build([out], tmp_path / "rows", log=lambda m: None, measured=[results])
+    assert figures["measured_labels"] >= 1
+    sft = [json.loads(x) for x in (tmp_path / "rows" / "sft" / "rows.jsonl").read_text().splitlines()]
+    for r in recs:
+        timed = {t: measured[candidate_id(r["name"], t)] for _s, t in record_scripts(r)
+                 if measured.get(candidate_id(r["name"], t)) is not None}
+        if not timed:
+            continue
+        fastest = min(timed, key=timed.get)
+        rows = [x for x in sft if x["workload"] == r["name"]]
+        label = next(x for x in rows if x["task"] == "construction")
+        assert label["completion"].startswith(body_of_text(fastest)) and label["latency_us"] == timed[fastest]
+        for x in rows:
+            assert x["completion"] == label["completion"]
+            if x["task"] == "improvement":
+                assert body_of_text(x["prompt_script"]) != body_of_text(fastest)
+
+
 def test_cut_seconds_scales_with_the_baseline():
     from dragon_model.api import RUN_FLOOR_S, SLOW_FACTOR, cut_seconds
 
