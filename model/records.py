@@ -64,15 +64,22 @@ def record_scripts(record: dict) -> list:
     return out
 
 
-def write_batch(records: list, path) -> int:
-    """A `dragon measure` batch of every record's scripts (workloads as .tvmscript files beside it)."""
+def write_batch(records: list, path, max_flops: Optional[float] = None) -> int:
+    """A `dragon measure` batch of every record's scripts (workloads as .tvmscript files beside
+    it), smallest workloads first. With MAX_FLOPS, larger workloads are left out: the verifier's
+    reference runs the unscheduled program on a CPU, minutes for the largest (4e11 FLOPs)."""
     from dragon_dsl.files import write_text
+    from dragon_dsl.tvm.workload import estimate_flops, load_workload
 
     path = Path(path)
     wl_dir = path.parent / "workloads"
     wl_dir.mkdir(parents=True, exist_ok=True)
     lines = []
-    for r in records:
+    sized = sorted(((estimate_flops(load_workload(r["workload"])) or 0.0, r["name"], r) for r in records),
+                   key=lambda x: x[:2])
+    for flops, _name, r in sized:
+        if max_flops is not None and flops > max_flops:
+            continue
         write_text(wl_dir / f"{r['name']}.tvmscript", r["workload"])
         for _source, text in record_scripts(r):
             lines.append(json.dumps({"id": candidate_id(r["name"], text), "workload": f"workloads/{r['name']}.tvmscript",
@@ -248,6 +255,8 @@ def main(argv=None) -> int:
     ap.add_argument("pretrain", nargs="+", help="pretraining run folders (with records/)")
     ap.add_argument("--out", help="folder for pretrain/ and sft/ rows")
     ap.add_argument("--batch", help="write a `dragon measure` batch of every record's scripts here instead of rows")
+    ap.add_argument("--max-flops", type=float,
+                    help="with --batch: leave out workloads above this many FLOPs (their CPU reference takes minutes)")
     ap.add_argument("--measured", action="append", default=[],
                     help="`dragon measure` results of that batch: labels are the fastest verified scripts (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, help="processes rendering records (default 1)")
@@ -255,7 +264,7 @@ def main(argv=None) -> int:
     ap.add_argument("--improvements", type=int, default=2, help="improvement rows per workload (default 2)")
     args = ap.parse_args(argv)
     if args.batch:
-        n = write_batch(merged_records(args.pretrain), args.batch)
+        n = write_batch(merged_records(args.pretrain), args.batch, args.max_flops)
         print(json.dumps({"batch": args.batch, "candidates": n}), file=sys.stderr)
         return 0
     if not args.out:
