@@ -43,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from typing import Optional
 import time
 from pathlib import Path
 
@@ -185,25 +186,48 @@ def run_baseline(target, batch: Path, level: str, workers, timing: dict) -> dict
     return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats}
 
 
+class _TimeUp(Exception):
+    """A mode's time limit passed: its rows so far are compared, the rest is left out."""
+
+
 def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dict, device: str = "local",
-                build_group: int = 1) -> dict:
+                build_group: int = 1, seconds: float = 0.0) -> dict:
+    """One mode through `measure_batch`; with SECONDS, it stops after that long (rows written so
+    far are kept: `complete` says whether every candidate has one)."""
     from dragon_dsl.engine import Engine
     from dragon_dsl.engine.batchfile import engine_options, measure_batch, read_batch
 
     out.unlink(missing_ok=True)
     first = next(c for c in read_batch(batch) if not c.problem)
     options = {**engine_options(target, device), "build_group": build_group}
+    deadline = time.monotonic() + seconds if seconds else None
+
+    def on_row(_row):
+        if deadline is not None and time.monotonic() > deadline:
+            raise _TimeUp()
+
+    t0 = time.perf_counter()
+    complete = True
     with Engine(target, device=device, workers=workers, cache=False, **options) as engine:
         warm(engine, first.workload, level)
-        summary = measure_batch(batch, out, engine, level, **timing)
+        t0 = time.perf_counter()
+        try:
+            summary = measure_batch(batch, out, engine, level, on_row=on_row, **timing)
+            wall, profile, duplicates = summary.wall_s, summary.profile, summary.duplicates
+        except _TimeUp:
+            complete = False
+            wall, profile = time.perf_counter() - t0, engine.profile()
+            duplicates = None
         stats = engine.stats()
     rows = {}
     for line in out.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         rows[r["id"]] = {"status": r["status"], "n_checked": r.get("n_checked"), "latency_us": r.get("latency_us"),
                          "duplicate_of": r.get("duplicate_of") or ""}
-    return {"wall_s": summary.wall_s, "rows": rows, "profile": summary.profile, "stats": stats,
-            "duplicates": summary.duplicates}
+    if duplicates is None:
+        duplicates = sum(1 for r in rows.values() if r["duplicate_of"])
+    return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "duplicates": duplicates,
+            "complete": complete}
 
 
 # --- RPC on loopback ------------------------------------------------------------------------------
@@ -267,9 +291,10 @@ def stop_rpc(procs) -> None:
 
 
 # --- comparing -----------------------------------------------------------------------------------
-def compare(a: dict, b: dict) -> dict:
-    """Verdicts (status, input sets checked) of every candidate, and latencies of those both timed."""
-    ids = sorted(set(a) | set(b))
+def compare(a: dict, b: dict, partial: Optional[dict] = None) -> dict:
+    """Verdicts (status, input sets checked) of every candidate, and latencies of those both timed;
+    with PARTIAL (the rows of a mode stopped by its time limit: a or b), only its candidates."""
+    ids = sorted(set(a) | set(b)) if partial is None else sorted(set(partial))
     differ = [i for i in ids if i not in a or i not in b
               or (a[i]["status"], a[i]["n_checked"]) != (b[i]["status"], b[i]["n_checked"])]
     ratios = [b[i]["latency_us"] / a[i]["latency_us"] for i in ids if i in a and i in b
@@ -290,7 +315,7 @@ def figures(mode: dict) -> dict:
     return {"wall_s": round(mode["wall_s"], 2), "candidates": decided, "ok": ok,
             "per_minute": round(decided / minutes, 1) if minutes else None,
             "ok_per_minute": round(ok / minutes, 1) if minutes else None,
-            "duplicates": mode.get("duplicates", 0),
+            "duplicates": mode.get("duplicates", 0), "complete": mode.get("complete", True),
             "profile": {k: round(v, 2) if isinstance(v, float) else v for k, v in mode["profile"].items()}}
 
 
@@ -303,6 +328,9 @@ def print_report(batch_info: dict, modes: dict, comparisons: dict) -> None:
                        ("candidates per minute", "per_minute"), ("ok per minute", "ok_per_minute"),
                        ("copied (identical source)", "duplicates")):
         print(f"{label:28}" + "".join(f"{str(modes[n][key]):>14}" for n in names))
+    for n in names:
+        if not modes[n].get("complete", True):
+            print(f"{n}: stopped by its time limit; compared on the {modes[n]['candidates']} candidates it measured")
     print("\nphase profile (seconds summed over workers)")
     for phase in PHASES + ("wall", "devices"):
         print(f"  {phase:26}" + "".join(f"{str(modes[n]['profile'].get(phase, '-')):>14}" for n in names))
@@ -330,6 +358,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workload-dir", help="where the batch's .tvmscript files go (default: a temporary folder)")
     p.add_argument("--rpc", action="store_true", help="also measure through a TVM RPC tracker on loopback")
+    p.add_argument("--rpc-seconds", type=float, default=0.0,
+                   help="stop the RPC mode after this long and compare the candidates it measured (default: no limit)")
     p.add_argument("--skip-baseline", action="store_true")
     p.add_argument("--build-group", type=int, default=1,
                    help="the measure path compiles up to N candidates of a workload as one library (default 1)")
@@ -378,7 +408,8 @@ def main(argv=None) -> int:
         else:
             try:
                 modes_raw["rpc"] = run_measure(spec, batch, out / "results-rpc.jsonl", args.level, args.workers,
-                                               timing, device=device, build_group=args.build_group)
+                                               timing, device=device, build_group=args.build_group,
+                                               seconds=args.rpc_seconds)
             finally:
                 stop_rpc(procs)
             print(f"rpc: {modes_raw['rpc']['wall_s']:.1f} s", flush=True)
@@ -388,7 +419,9 @@ def main(argv=None) -> int:
     if "baseline" in modes_raw:
         comparisons["measure vs baseline"] = compare(modes_raw["baseline"]["rows"], modes_raw["measure"]["rows"])
     if "rpc" in modes_raw:
-        comparisons["rpc vs measure (local)"] = compare(modes_raw["measure"]["rows"], modes_raw["rpc"]["rows"])
+        rpc = modes_raw["rpc"]
+        comparisons["rpc vs measure (local)"] = compare(modes_raw["measure"]["rows"], rpc["rows"],
+                                                        None if rpc["complete"] else rpc["rows"])
     print_report(batch_info, modes, comparisons)
     report = {"target": spec.spec, "level": args.level, "batch": batch_info, "modes": modes,
               "comparisons": comparisons, "stats": {n: m["stats"] for n, m in modes_raw.items()},
