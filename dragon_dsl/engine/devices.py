@@ -15,8 +15,8 @@ verify and time, so that timings never share the GPU. The lock names the physica
 
 Remote: a TVM RPC tracker (`python -m tvm.exec.rpc_tracker`) lends a server
 registered under a key (`python -m tvm.exec.rpc_server --tracker HOST:PORT --key KEY`).
-Each task takes a fresh session with a session timeout, uploads the library,
-loads it there and runs it there; the tensors live on the remote device.
+A session (with a session timeout) serves the tasks of its first half-timeout: each uploads its
+library, loads it there and runs it there; the tensors live on the remote device.
 """
 
 from __future__ import annotations
@@ -105,22 +105,41 @@ class LocalDevice:
 
 
 class RemoteDevice:
+    """The GPUs (or CPUs) of a TVM RPC tracker. A session the tracker lends is kept for the next
+    tasks while it is young: the server ends every session SESSION_TIMEOUT after it began (so that
+    a hung kernel holds it no longer), and a task started in the first half of that always has
+    time to finish. Tasks in one session also share the references staged on its device
+    (worker.py), instead of copying every input set over the socket for every candidate."""
+
     _names = itertools.count()
 
     def __init__(self, host: str, port: int, key: str, device_type: str, session_timeout: float):
         self.host, self.port, self.key = host, port, key
         self.device_type = device_type
         self.session_timeout = session_timeout
+        self._session = None
+        self._since = 0.0
 
     def exclusive(self):
         return contextlib.nullcontext()   # the tracker lends each server to one session at a time
 
-    def load(self, artifact: str):
-        """(module, device, session): the session must stay referenced while the module is used."""
+    def session(self):
+        """The session for the next task: the kept one while young, else a new one from the tracker."""
+        import time
+
         from tvm import rpc
 
+        if self._session is not None and time.monotonic() - self._since < self.session_timeout / 2:
+            return self._session
+        self._session = None          # the old session goes back to the tracker before the next is asked for
         tracker = rpc.connect_tracker(self.host, self.port)
-        session = tracker.request(self.key, priority=1, session_timeout=int(self.session_timeout) + 1)
+        self._session = tracker.request(self.key, priority=1, session_timeout=int(self.session_timeout) + 1)
+        self._since = time.monotonic()
+        return self._session
+
+    def load(self, artifact: str):
+        """(module, device, session): the session must stay referenced while the module is used."""
+        session = self.session()
         name = f"dragon_{os.getpid()}_{next(self._names)}.so"
         session.upload(artifact, target=name)
         module = session.load_module(name)

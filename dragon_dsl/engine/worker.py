@@ -85,6 +85,7 @@ class _State:
         self.workloads: OrderedDict = OrderedDict()
         self.references: OrderedDict = OrderedDict()
         self.staged: OrderedDict = OrderedDict()     # reference path -> run.Staged on this worker's device
+        self._staged_session = None                  # the remote session self.staged lives in
         self.device = None
         self._loaded = None                          # (artifact path, what device.load returned)
         if self.role == "device":
@@ -166,13 +167,14 @@ class _State:
                 self.references.popitem(last=False)
         return self.references[path]
 
-    def _staged_for(self, path, dev, fresh: bool = False):
-        """The reference staged on the device; kept for the next candidates unless the device is
-        remote (a session per task: nothing outlives it)."""
+    def _staged_for(self, path, dev, fresh: bool = False, session=None):
+        """The reference staged on the device; kept for the next candidates (on a remote device,
+        those of the same session: the arrays live in it)."""
         from dragon_dsl.engine.run import Staged
 
-        if self.options.get("remote"):
-            return Staged(dev, self._reference_for(path))
+        if session is not None and session is not self._staged_session:
+            self.staged.clear()
+            self._staged_session = session
         if fresh or path not in self.staged:
             self.staged[path] = Staged(dev, self._reference_for(path))
         self.staged.move_to_end(path)
@@ -200,7 +202,8 @@ class _State:
 
     def _load(self, artifact: str):
         """The loaded library: kept for the next job on a local device, since a group's candidates
-        share one (build.build_group); a remote session does not outlive its task."""
+        share one (build.build_group); on a remote device, every task uploads its own (the
+        session is kept while young: devices.RemoteDevice)."""
         if self.options.get("remote"):
             return self.device.load(artifact)
         if self._loaded is None or self._loaded[0] != artifact:
@@ -219,8 +222,9 @@ class _State:
             entry = job.get("entry", "main")
             func = module[entry]
             if job.get("reference"):
-                reply, staged = verify_staged(func, self._staged_for(job["reference"], dev),
-                                              lambda: self._staged_for(job["reference"], dev, fresh=True))
+                reply, staged = verify_staged(func, self._staged_for(job["reference"], dev, session=session),
+                                              lambda: self._staged_for(job["reference"], dev, fresh=True,
+                                                                       session=session))
                 if reply["status"] != "ok":
                     reply["run_s"] = time.perf_counter() - t0
                     reply["phases"] = {"verify": time.perf_counter() - t_verify}

@@ -93,3 +93,20 @@ def test_remote_verification_equals_local(tracker, llvm_engine):
         (timed,) = remote.measure(workload("matmul_64"), fixture_traces("matmul_64", LLVM, limit=1), level="time")
         assert timed.ok and len(timed.latencies_us) == 5
     assert seen == {"ok", "numeric_mismatch", "unwritten_output"}
+
+
+def test_a_session_serves_the_next_tasks_only_while_young(tracker):
+    """A session is kept for the next tasks during the first half of its timeout (the server ends
+    it at the timeout, whatever runs), then a new one is asked for."""
+    from dragon_dsl.engine.devices import RemoteDevice
+
+    host, port = tracker[len("rpc://"):].split("/")[0].split(":")
+    young = RemoteDevice(host, int(port), KEY, "cpu", session_timeout=120.0)
+    first = young.session()
+    assert young.session() is first
+    del first, young   # the server goes back to the tracker
+    old = RemoteDevice(host, int(port), KEY, "cpu", session_timeout=0.0)
+    old.session()
+    began = old._since
+    old.session()
+    assert old._since > began   # a new session: the old one went back before it was asked for
