@@ -29,6 +29,23 @@ def test_sft_saves_a_loadable_model(toy_model):
     assert (toy_model / "model.safetensors").exists() and (toy_model / "tokenizer.json").exists()
 
 
+def test_a_model_past_the_shard_size_is_saved_in_small_files_and_loads(tmp_path):
+    import torch
+
+    from dragon_model.generate import load_model
+    from dragon_model.tokenizer import build_tokenizer
+    from dragon_model.train import make_model, save
+
+    tok = build_tokenizer(compact=True)
+    model = make_model(tok, "base")   # 16M parameters: 33 MB in float16
+    save(model, tok, tmp_path, target="cuda", corpus=None, figures={}, save_dtype="float16")
+    shards = sorted(tmp_path.glob("*.safetensors"))
+    assert len(shards) >= 3 and all(p.stat().st_size <= 15_000_000 for p in shards)
+    loaded, _ = load_model(tmp_path)
+    for (name, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items()):
+        assert torch.equal(a.to(torch.float16).float(), b.float()), name
+
+
 def test_rl_runs_with_the_engine_reward(toy_corpus, toy_model, tmp_path):
     from dragon_dsl.cli.main import main
 
