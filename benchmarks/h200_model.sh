@@ -6,7 +6,8 @@
 #   bash benchmarks/h200_model.sh env                  # once per machine: TVM site, wheels, links
 #   bash benchmarks/h200_model.sh data SECONDS         # pretraining records on every core
 #   bash benchmarks/h200_model.sh label SECONDS [TAR...]  # every record's scripts verified and timed
-#                                                      # (`dragon measure`; the committed records and TARs)
+#                                                      # (`dragon measure`; the committed records and TARs;
+#                                                      # LABEL_BATCH=X.tar.xz: a batch written beforehand)
 #   bash benchmarks/h200_model.sh rows                 # records (+ measured labels) -> training rows
 #   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU
 #   bash benchmarks/h200_model.sh eval SECONDS [K]     # held-out real operators: dlight vs the model
@@ -40,10 +41,16 @@ label)
   setup
   secs=${2:-300}; shift 2 || shift $#
   end=$(( SECONDS + secs - 15 ))
-  mkdir -p $W/rec
+  mkdir -p $W/rec $W/label
   for t in data/pretrain/cuda/records.tar.xz "$@"; do tar -C $W/rec -xJf "$t"; done
-  # the verifier's reference is the unscheduled program on the CPU: minutes for the largest workloads
-  python3 -m dragon_model.records $W/rec/* --batch $W/label/batch.jsonl --max-flops ${MAX_FLOPS:-1e9}
+  if [ -n "${LABEL_BATCH:-}" ]; then
+    # a batch written beforehand on another machine (tar.xz of batch.jsonl and workloads/):
+    # `python -m dragon_model.records ... --batch B/batch.jsonl --max-flops 1e9; tar -C B -cJf X .`
+    tar -C $W/label -xJf "$LABEL_BATCH"
+  else
+    # the verifier's reference is the unscheduled program on the CPU: minutes for the largest workloads
+    python3 -m dragon_model.records $W/rec/* --batch $W/label/batch.jsonl --max-flops ${MAX_FLOPS:-1e9}
+  fi
   timeout $(( end - SECONDS )) python3 -m dragon_dsl.cli.main measure $W/label/batch.jsonl --target cuda \
     --out $W/label/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --profile 2>&1 | tail -25 | tee $OUT/label.log
   xz -T0 -6 -c $W/label/results.jsonl > $OUT/label-results.jsonl.xz
