@@ -200,32 +200,29 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
     out.unlink(missing_ok=True)
     first = next(c for c in read_batch(batch) if not c.problem)
     options = {**engine_options(target, device), "build_group": build_group}
-    deadline = time.monotonic() + seconds if seconds else None
+    deadline = None
 
     def on_row(_row):
         if deadline is not None and time.monotonic() > deadline:
             raise _TimeUp()
 
-    t0 = time.perf_counter()
     complete = True
     with Engine(target, device=device, workers=workers, cache=False, **options) as engine:
         warm(engine, first.workload, level)
         t0 = time.perf_counter()
+        deadline = time.monotonic() + seconds if seconds else None   # the clock starts once warm, as wall's
         try:
-            summary = measure_batch(batch, out, engine, level, on_row=on_row, **timing)
-            wall, profile, duplicates = summary.wall_s, summary.profile, summary.duplicates
+            wall = measure_batch(batch, out, engine, level, on_row=on_row, **timing).wall_s
         except _TimeUp:
             complete = False
-            wall, profile = time.perf_counter() - t0, engine.profile()
-            duplicates = None
-        stats = engine.stats()
+            wall = time.perf_counter() - t0
+        profile, stats = engine.profile(), engine.stats()
     rows = {}
     for line in out.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         rows[r["id"]] = {"status": r["status"], "n_checked": r.get("n_checked"), "latency_us": r.get("latency_us"),
                          "duplicate_of": r.get("duplicate_of") or ""}
-    if duplicates is None:
-        duplicates = sum(1 for r in rows.values() if r["duplicate_of"])
+    duplicates = sum(1 for r in rows.values() if r["duplicate_of"])
     return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "duplicates": duplicates,
             "complete": complete}
 

@@ -99,8 +99,10 @@ def read_measured(paths: Iterable) -> dict:
                 continue   # a line cut short by a kill
             key = str(row.get("id"))
             lat = row.get("latency_us") if row.get("status") == "ok" else None
-            have = out.get(key)
-            out[key] = have if lat is None else lat if have is None else min(have, lat)
+            if lat is not None and out.get(key) is not None:
+                lat = min(lat, out[key])        # measured twice: the faster verified time
+            if lat is not None or key not in out:
+                out[key] = lat
     return out
 
 
@@ -110,8 +112,8 @@ def measured_label(record: dict, measured: dict) -> tuple:
     texts, slowest first (failures first of all: they lose to any verified script)."""
     from dragon_model.data import body_of_text
 
-    seen = [(measured[candidate_id(record["name"], t)], src, t) for src, t in record_scripts(record)
-            if candidate_id(record["name"], t) in measured]
+    ids = [(candidate_id(record["name"], t), src, t) for src, t in record_scripts(record)]
+    seen = [(measured[i], src, t) for i, src, t in ids if i in measured]
     ok = sorted((lat, src, t) for lat, src, t in seen if lat is not None)
     if not ok:
         return None, []
@@ -223,10 +225,11 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
     from multiprocessing import get_context
 
     records = merged_records(pre_dirs)
-    latencies = read_measured(measured)
+    by_workload: dict = {}   # workload name -> {candidate id: latency}
+    for key, lat in read_measured(measured).items():
+        by_workload.setdefault(key.rsplit("|", 1)[0], {})[key] = lat
     pre, sft, errors = [], [], []
-    work = [(r, improvements, {k: v for k, v in latencies.items() if k.startswith(r["name"] + "|")})
-            for r in records]
+    work = [(r, improvements, by_workload.get(r["name"], {})) for r in records]
     if jobs > 1:
         with get_context("spawn").Pool(jobs) as pool:
             results = pool.map(_work, work, chunksize=8)

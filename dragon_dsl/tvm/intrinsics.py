@@ -156,14 +156,12 @@ def _save(folder: Path, seen: dict, tvm) -> None:
 
 
 def _file_name(name: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
-    return f"{safe}-{_crc(name):x}.json"
-
-
-def _crc(name: str) -> int:
+    """The cache file of intrinsic NAME: its name made safe for a file system, and a checksum of
+    the original (two names that differ only in unsafe characters get two files)."""
     import zlib
 
-    return zlib.crc32(name.encode("utf-8"))
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+    return f"{safe}-{zlib.crc32(name.encode('utf-8')):x}.json"
 
 
 def _install_override() -> None:
