@@ -10,8 +10,8 @@ splits; --workloads of them, spread over the families), each with its corpus tra
 of them whose sampling decisions are changed (a SamplePerfectTile's factors permuted, a
 SampleCategorical's choice moved: what MetaSchedule's evolutionary search does), --candidates in
 all. It is written to OUT/batch.jsonl (the workloads to --workload-dir, by default a temporary
-folder); OUT gets four files in all: batch.jsonl, results-measure.jsonl, results-rpc.jsonl and
-bench_measure.json.
+folder); OUT gets batch.jsonl, results-measure.jsonl, results-rpc.jsonl, bench_measure.json and
+the RPC processes' logs (rpc-tracker.log, rpc-server-N.log).
 
 Modes, one after the other, each on a fresh engine (results cache off) whose workers are started
 and warm before the clock starts:
@@ -21,7 +21,8 @@ and warm before the clock starts:
     identical lowered sources measured once, two device workers per local GPU, rows appended
     as decided);
   * rpc (--rpc): the measure path through a TVM RPC tracker and one RPC server per GPU (one for the
-    CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `rpc_server`).
+    CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `rpc_server`; GPU servers with
+    `--no-fork` and nvcc as TVM's compiler of the CUDA source the libraries carry, docs/MEASURE.md).
 Printed: candidates per minute (all, and verified-and-timed ones), the phase profile (seconds
 summed over workers: replay, checks, codegen, compile, upload, wait, verify, time; idle device
 seconds), the duplicate sources found, and the verdict comparison (status and checked input sets
@@ -221,7 +222,7 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
     for line in out.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         rows[r["id"]] = {"status": r["status"], "n_checked": r.get("n_checked"), "latency_us": r.get("latency_us"),
-                         "duplicate_of": r.get("duplicate_of") or ""}
+                         "duplicate_of": r.get("duplicate_of") or "", "message": (r.get("message") or "")[:300]}
     duplicates = sum(1 for r in rows.values() if r["duplicate_of"])
     return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "duplicates": duplicates,
             "complete": complete}
@@ -234,20 +235,30 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_rpc(n_servers: int, env_for) -> tuple:
-    """A tracker and N servers on loopback: (device string, processes)."""
+def start_rpc(n_servers: int, env_for, log_dir: Path, no_fork: bool = False) -> tuple:
+    """A tracker and N servers on loopback: (device string, processes). Each process's output goes
+    to LOG_DIR/rpc-*.log (a pipe nobody reads would stall a server once full). NO_FORK: the servers
+    start every session in a fresh process (`--no-fork`), as GPU servers must (see docs/MEASURE.md)."""
     from dragon_dsl.engine.devices import count_servers
 
     port = _free_port()
+    names = ["tracker"] + [f"server-{i}" for i in range(n_servers)]
+    logs = [log_dir / f"rpc-{name}.log" for name in names]
     procs = [subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port",
                                str(port), "--port-end", str(port + 1), "--silent"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)]
+                              stdout=subprocess.DEVNULL, stderr=logs[0].open("wb"), start_new_session=True)]
+    listening = time.monotonic() + 30   # servers that find no tracker retry only every 5 s
+    while time.monotonic() < listening and procs[0].poll() is None:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
     for i in range(n_servers):
         sp = _free_port()
         procs.append(subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port",
                                        str(sp), "--port-end", str(sp + 1), "--tracker", f"127.0.0.1:{port}",
-                                       "--key", RPC_KEY, "--silent"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                                       "--key", RPC_KEY] + (["--no-fork"] if no_fork else []),
+                                      stdout=subprocess.DEVNULL, stderr=logs[i + 1].open("wb"), start_new_session=True,
                                       env={**os.environ, **env_for(i)}))
     deadline = time.monotonic() + 120
     while True:
@@ -257,11 +268,11 @@ def start_rpc(n_servers: int, env_for) -> tuple:
         except Exception:  # noqa: BLE001 - the tracker is not listening yet
             pass
         if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
-            died = [(name, p.poll()) for name, p in zip(["tracker"] + [f"server {i}" for i in range(n_servers)], procs)]
+            died = [(name, p.poll()) for name, p in zip(names, procs)]
             stop_rpc(procs)
             said = []
-            for (name, code), proc in zip(died, procs):
-                tail = (proc.stderr.read() or b"").decode("utf-8", "replace").strip().splitlines()[-3:]
+            for (name, code), log in zip(died, logs):
+                tail = log_tail(log, 3)
                 said.append(f"{name}: " + ("exited with code %s" % code if code is not None else "still running")
                             + (" (" + " | ".join(tail) + ")" if tail else ""))
             raise RpcUnavailable("the RPC tracker and servers did not come up within 120 s: " + "; ".join(said))
@@ -271,6 +282,10 @@ def start_rpc(n_servers: int, env_for) -> tuple:
 
 class RpcUnavailable(RuntimeError):
     """The loopback tracker or its servers did not start (what each process said is in the message)."""
+
+
+def log_tail(path: Path, n: int) -> list:
+    return path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-n:] if path.exists() else []
 
 
 def stop_rpc(procs) -> None:
@@ -371,8 +386,8 @@ def main(argv=None) -> int:
     kind = "cuda" if spec.is_gpu else "llvm"
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    # the workloads go to a folder of their own: OUT keeps four files (the batch, two results files,
-    # bench_measure.json), so that a GPU machine's output folder brings all of them back
+    # the workloads go to a folder of their own: OUT keeps a few files (the batch, the results files,
+    # bench_measure.json, the RPC processes' logs), so that a GPU machine's output folder brings them back
     wl_dir = Path(args.workload_dir) if args.workload_dir else Path(tempfile.mkdtemp(prefix="bench-measure-wl-"))
     batch_info = make_batch(kind, args.candidates, args.workloads, out, args.seed, wl_dir)
     batch = out / "batch.jsonl"
@@ -392,13 +407,18 @@ def main(argv=None) -> int:
             n = max(1, len(local_gpus()))
             gpus = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()] \
                 or [str(i) for i in range(n)]
-            env_for = lambda i: {"CUDA_VISIBLE_DEVICES": gpus[i]}  # noqa: E731 - one GPU per server
+            # a library built without a GPU holds CUDA source, which the server compiles when it loads
+            # it: with nvcc (on its PATH), as the local path's builders do, for the same binary
+            from dragon_dsl.engine.nvcc import ensure_on_path
+
+            ensure_on_path()
+            env_for = lambda i: {"CUDA_VISIBLE_DEVICES": gpus[i], "TVM_CUDA_COMPILE_MODE": "nvcc"}  # noqa: E731
         else:
             n = 1
             threads = str(spec.num_cores or os.cpu_count() or 1)
             env_for = lambda i: {"TVM_NUM_THREADS": threads}  # noqa: E731 - as the local CPU device worker
         try:
-            device, procs = start_rpc(n, env_for)
+            device, procs = start_rpc(n, env_for, out, no_fork=spec.is_gpu)
         except RpcUnavailable as exc:   # the local figures are still reported and written
             rpc_error = str(exc)
             print(f"rpc: not measured: {rpc_error}", flush=True)
@@ -420,6 +440,9 @@ def main(argv=None) -> int:
         comparisons["rpc vs measure (local)"] = compare(modes_raw["measure"]["rows"], rpc["rows"],
                                                         None if rpc["complete"] else rpc["rows"])
     print_report(batch_info, modes, comparisons)
+    if comparisons.get("rpc vs measure (local)", {}).get("verdicts_differ"):
+        for log in sorted(out.glob("rpc-*.log")):
+            print(f"\n{log.name} (last lines):\n  " + "\n  ".join(log_tail(log, 8)))
     report = {"target": spec.spec, "level": args.level, "batch": batch_info, "modes": modes,
               "comparisons": comparisons, "stats": {n: m["stats"] for n, m in modes_raw.items()},
               "gpus": list(local_gpus()), "cpu_count": os.cpu_count(), "rpc_error": rpc_error}

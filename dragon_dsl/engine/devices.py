@@ -146,6 +146,19 @@ class RemoteDevice:
         return module, session.device(self.device_type, 0), session
 
 
+# what a kernel run reports when the RPC server forked its session's process after CUDA was
+# initialised in the parent (TVM's default): the server must start sessions with --no-fork
+_FORKED_AFTER_CUDA = "cudaErrorInitializationError"
+
+
+def explain_remote(message: str) -> str:
+    """A failure on a remote device, with what to change where the server's set-up is the cause."""
+    if _FORKED_AFTER_CUDA in message:
+        return (message + " (the RPC server forked the session after CUDA was initialised: "
+                "start it with --no-fork, docs/MEASURE.md)")
+    return message
+
+
 def count_servers(host: str, port: int, key: str) -> int:
     """Servers the tracker knows under `key` (free or busy)."""
     from tvm import rpc

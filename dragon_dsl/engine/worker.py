@@ -243,6 +243,10 @@ class _State:
         except Exception as exc:  # LaunchError, or the runtime failing to copy data to or from the device
             # a CUDA fault poisons the context: the pool restarts this worker before its next job
             message = str(exc) if isinstance(exc, LaunchError) else _last_line(exc)
+            if session is not None:
+                from dragon_dsl.engine.devices import explain_remote
+
+                message = explain_remote(message)
             phases.setdefault("verify" if stage == "verify" else "time", time.perf_counter() - t_verify)
             return {"status": "launch_error", "message": message, "stage": stage, "run_s": time.perf_counter() - t0,
                     "restart": self.device.device_type != "cpu" or session is not None, "phases": phases}

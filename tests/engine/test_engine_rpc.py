@@ -54,10 +54,11 @@ def tracker():
     port = _free_port()
     procs = [_start(["tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port), "--port-end", str(port + 1)])]
     try:
-        for _ in range(2):
+        for fork in (True, False):   # the second as GPU servers must run: a fresh process per session
             sp = _free_port()
             procs.append(_start(["tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(sp), "--port-end",
-                                 str(sp + 1), "--tracker", f"127.0.0.1:{port}", "--key", KEY]))
+                                 str(sp + 1), "--tracker", f"127.0.0.1:{port}", "--key", KEY]
+                                + ([] if fork else ["--no-fork"])))
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -110,3 +111,16 @@ def test_a_session_serves_the_next_tasks_only_while_young(tracker):
     began = old._since
     old.session()
     assert old._since > began   # a new session: the old one went back before it was asked for
+
+
+@pytest.mark.parametrize("message, hint", [
+    ("CUDA Runtime Error: cudaErrorInitializationError (3): initialization error", True),
+    ("CUDA Runtime Error: cudaErrorIllegalAddress (700): an illegal memory access was encountered", False),
+    ("", False),
+])
+def test_a_forked_gpu_server_is_explained(message, hint):
+    from dragon_dsl.engine.devices import explain_remote
+
+    said = explain_remote(message)
+    assert said.startswith(message)
+    assert ("--no-fork" in said) is hint
