@@ -80,8 +80,27 @@ def characters() -> list[str]:
 
 
 def pretokenize_pattern(words: list[str]) -> str:
-    alternatives = sorted(words, key=lambda w: (-len(w), w))
-    return "|".join(re.escape(w) for w in alternatives) + r"|\n|."
+    """The longest vocabulary word at each position, else one character. The words form a trie
+    (`(?:a(?:b)?|c)`: a shared prefix is matched once, a longer word is tried before a shorter
+    one that it extends), which splits exactly as the alternation of every word, longest first,
+    and 15-20x faster: with 3,000 words the plain alternation is tried word by word at every
+    character (tokenizing the CUDA pretraining rows took minutes). Tokenizers saved before carry
+    the alternation in their tokenizer.json; the ids are the same."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def pattern(node: dict) -> str:
+        branches = [re.escape(ch) + pattern(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return pattern(trie) + r"|\n|."
 
 
 def build_tokenizer(compact: bool = False):

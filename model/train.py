@@ -76,21 +76,25 @@ def load_base(path: str, lora: bool, lora_r: int = 16):
     return model, tokenizer
 
 
-def encode_example(tokenizer, ex: dict, max_length: int) -> Optional[dict]:
-    """Token ids with labels on the completion only; a long completion is cut at max_length
-    (the model then learns its prefix), a prompt that leaves no room is dropped."""
-    prompt_ids = tokenizer(_plain(tokenizer, ex["prompt"]), add_special_tokens=False)["input_ids"]
-    completion = ex["completion"]
+def encode_examples(tokenizer, exs: list, max_length: int, batch: int = 512) -> list:
+    """Token ids with labels on the completion only, for every example that fits; a long
+    completion is cut at max_length (the model then learns its prefix), a prompt that leaves no
+    room is dropped. Texts go to the tokenizer in batches, which it splits over the cores."""
     eos = tokenizer.eos_token
-    if completion.endswith(eos):
-        completion_ids = tokenizer(completion[: -len(eos)], add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-    else:
-        completion_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
-    if len(prompt_ids) >= max_length - 8:
-        return None
-    ids = (prompt_ids + completion_ids)[:max_length]
-    labels = ([-100] * len(prompt_ids) + completion_ids)[:max_length]
-    return {"input_ids": ids, "labels": labels}
+    out = []
+    for start in range(0, len(exs), batch):
+        part = exs[start:start + batch]
+        prompts = tokenizer([_plain(tokenizer, ex["prompt"]) for ex in part], add_special_tokens=False)["input_ids"]
+        ends = [ex["completion"].endswith(eos) for ex in part]
+        texts = [ex["completion"][: -len(eos)] if end else ex["completion"] for ex, end in zip(part, ends)]
+        completions = tokenizer(texts, add_special_tokens=False)["input_ids"]
+        for prompt_ids, completion_ids, end in zip(prompts, completions, ends):
+            if len(prompt_ids) >= max_length - 8:
+                continue
+            completion_ids = completion_ids + [tokenizer.eos_token_id] if end else completion_ids
+            out.append({"input_ids": (prompt_ids + completion_ids)[:max_length],
+                        "labels": ([-100] * len(prompt_ids) + completion_ids)[:max_length]})
+    return out
 
 
 def _plain(tokenizer, prompt: str) -> str:
@@ -144,11 +148,11 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     else:
         tokenizer = build_tokenizer(compact=compact)
         model = make_model(tokenizer, size, max_positions=max(max_length, 512), seed=seed)
-    train_set = [e for e in (encode_example(tokenizer, x, max_length) for x in examples(rows)) if e]
-    valid_set = [e for e in (encode_example(tokenizer, x, max_length) for x in examples(valid_rows)) if e]
+    train_set = encode_examples(tokenizer, list(examples(rows)), max_length)
+    valid_set = encode_examples(tokenizer, list(examples(valid_rows)), max_length)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"sft: {len(train_set)} training and {len(valid_set)} validation examples, "
-        f"{n_params / 1e6:.2f}M parameters, target {target}")
+        f"{n_params / 1e6:.2f}M parameters, target {target}, ready to train after {time.time() - t0:.1f} s")
     lengths = {}
     if _has_field(TrainingArguments, "train_sampling_strategy"):
         # batches of similar lengths: CUDA scripts run from a few hundred to 5k tokens, and a random

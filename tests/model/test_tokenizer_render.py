@@ -93,3 +93,39 @@ def test_render_every_fixture_workload(name):
     text = render_workload(DATA / "workloads" / f"{name}.tvmscript", "llvm")
     assert text == render_workload(DATA / "workloads" / f"{name}.tvmscript", "llvm")
     assert any(line.startswith("block ") for line in text.splitlines())
+
+
+def _alternation(words):
+    """The split tokenizers were first saved with: every word, longest first, then one character."""
+    import re
+
+    return "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w))) + r"|\n|."
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_the_trie_split_gives_the_ids_of_the_plain_alternation(compact):
+    from tokenizers import Regex, pre_tokenizers
+
+    from dragon_model.tokenizer import build_tokenizer, vocabulary_words
+
+    trie = build_tokenizer(compact=compact)
+    plain = build_tokenizer(compact=compact)
+    plain.backend_tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(_alternation(vocabulary_words(compact))),
+                                                                 behavior="isolated")
+    words = vocabulary_words(compact)
+    # words glued to each other and to prefixes of others, where longest-first matters
+    glued = ["".join(words[i:i + 7]) for i in range(0, len(words), 7)] + [w[:-1] + " " + w for w in words[::5]]
+    texts = list(_fixture_scripts()) + glued
+    assert trie(texts, add_special_tokens=False)["input_ids"] == plain(texts, add_special_tokens=False)["input_ids"]
+
+
+def test_the_shipped_tokenizers_split_as_the_builder():
+    from dragon_model.tokenizer import build_tokenizer, load_tokenizer
+
+    weights = Path(__file__).resolve().parents[2] / "model" / "weights"
+    texts = list(_fixture_scripts())[:200]
+    for folder in sorted(p for p in weights.iterdir() if (p / "tokenizer.json").exists()):
+        shipped = load_tokenizer(folder)
+        built = build_tokenizer(compact=len(shipped) != len(build_tokenizer(compact=False)))
+        assert shipped(texts, add_special_tokens=False)["input_ids"] == \
+            built(texts, add_special_tokens=False)["input_ids"], folder.name
