@@ -89,10 +89,15 @@ def write_batch(records: list, path, max_flops: Optional[float] = None) -> int:
 
 
 def read_measured(paths: Iterable) -> dict:
-    """id -> latency in microseconds (None: measured, not verified) from `dragon measure` results."""
+    """id -> latency in microseconds (None: measured, not verified) from `dragon measure` results
+    (a .xz file is read compressed, as the shipped labels are)."""
+    import lzma
+
     out: dict = {}
     for p in paths:
-        for line in Path(p).read_text(encoding="utf-8").splitlines():
+        p = Path(p)
+        text = lzma.decompress(p.read_bytes()).decode("utf-8") if p.suffix == ".xz" else p.read_text(encoding="utf-8")
+        for line in text.splitlines():
             try:
                 row = json.loads(line)
             except ValueError:

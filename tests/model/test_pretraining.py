@@ -5,6 +5,7 @@ dlight's schedule as a script; the relative cut of slow candidates."""
 from __future__ import annotations
 
 import json
+import lzma
 
 import pytest
 
@@ -119,6 +120,9 @@ def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path):
     assert main(["measure", str(batch), "--target", "llvm", "--out", str(results), "--json", "--repeat", "1",
                  "--min-repeat-ms", "1", "--workers", "1"]) == 0
     measured = read_measured([results])
+    packed = tmp_path / "results.jsonl.xz"    # as labels are shipped
+    packed.write_bytes(lzma.compress(results.read_bytes()))
+    assert read_measured([packed]) == measured
     figures = build([out], tmp_path / "rows", log=lambda m: None, measured=[results])
     assert figures["measured_labels"] >= 1
     sft = [json.loads(x) for x in (tmp_path / "rows" / "sft" / "rows.jsonl").read_text().splitlines()]

@@ -1,0 +1,137 @@
+"""New models against the current ones, on this machine, in one run: first-answer generation time on
+the CPU (the CUDA and the llvm model) and `dragon suggest` wall time on llvm workloads (prints
+figures and ratios; not a timed test).
+
+    python benchmarks/bench_models.py --cuda-new DIR --llvm-new DIR [--count 5] [--suggest-count 5] [--out F.json]
+
+The current models are the shipped ones (model/weights/cuda, model/weights/llvm) unless
+--cuda-current / --llvm-current name others; a side left without a new model is skipped. The
+workloads: the first --count of the held-out real operators (`dragon workloads
+--held-out-operators`, the CUDA side) and of the llvm corpus' held-out families (conv2d_dilated,
+rms_norm, softmax: `dragon workloads --families ... --seed 2027`), the same for both models.
+Generation is greedy, one answer per workload, on the CPU; each model is warmed up first (TVM's
+import, the grammar compiler). `dragon suggest` is `dragon_model.api.recommend` as the command
+runs it (k=4, level time: the baseline, the candidates, the search fallback when none verifies),
+wall time from the request to the answer. Goals of the second generation: first answers in
+seconds, `dragon suggest` on llvm in a median of at most 15 s on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+LLVM_HELD_OUT = "conv2d_dilated,rms_norm,softmax"
+
+
+def workloads(args_list: list, count: int) -> list:
+    folder = Path(tempfile.mkdtemp(prefix="bench-models-"))
+    subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "workloads", *args_list, "-o", str(folder)],
+                   check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    return sorted(folder.glob("*.tvmscript"))[:count]
+
+
+def generation_times(model: str, files: list, target: str) -> list:
+    """(seconds, statements, tokens, stop) of each workload's greedy first answer."""
+    from dragon_model.generate import Generator
+
+    gen = Generator.from_path(model)
+    gen.generate(files[0], target=target)   # warm-up
+    out = []
+    for f in files:
+        t0 = time.perf_counter()
+        g = gen.generate(f, target=target)
+        out.append((time.perf_counter() - t0, g.statements, g.tokens, g.stop))
+    return out
+
+
+def suggest_times(model: str, files: list) -> list:
+    """(seconds, source, verified, speed-up over the unscheduled program) of `dragon suggest`."""
+    from dragon_model.api import recommend
+
+    out = []
+    for f in files:
+        t0 = time.perf_counter()
+        rec = recommend(str(f), target="llvm", k=4, model_path=model)
+        out.append((time.perf_counter() - t0, rec.source, rec.verified, rec.speedup_vs_baseline))
+    return out
+
+
+def _median(values: list):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cuda-new", help="the new CUDA model folder")
+    p.add_argument("--cuda-current", default=str(ROOT / "model" / "weights" / "cuda"))
+    p.add_argument("--llvm-new", help="the new llvm model folder")
+    p.add_argument("--llvm-current", default=str(ROOT / "model" / "weights" / "llvm"))
+    p.add_argument("--count", type=int, default=5, help="workloads per side for generation (default 5)")
+    p.add_argument("--suggest-count", type=int, default=5, help="llvm workloads for dragon suggest (default 5; 0: none)")
+    p.add_argument("--cuda-target", default="nvidia/nvidia-h100")
+    p.add_argument("--out", help="also write every figure here as JSON")
+    args = p.parse_args(argv)
+    if not (args.cuda_new or args.llvm_new):
+        p.error("name at least one new model (--cuda-new, --llvm-new)")
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    report: dict = {}
+    sides = []
+    if args.cuda_new:
+        sides.append(("cuda", args.cuda_target, args.cuda_current, args.cuda_new,
+                      workloads(["--held-out-operators"], args.count)))
+    if args.llvm_new:
+        sides.append(("llvm", "llvm", args.llvm_current, args.llvm_new,
+                      workloads(["--families", LLVM_HELD_OUT, "--count", str(max(args.count, args.suggest_count)),
+                                 "--seed", "2027", "--max-flops", "2e8"], max(args.count, args.suggest_count))))
+    for side, target, current, new, files in sides:
+        gen = {name: generation_times(model, files[: args.count], target)
+               for name, model in (("current", current), ("new", new))}
+        table = Table(title=f"{side}: greedy first answer on the CPU (seconds)")
+        for col in ("workload", "current s", "new s", "new / current", "current stmts", "new stmts", "new stop"):
+            table.add_column(col, justify="left" if col == "workload" else "right")
+        for f, a, b in zip(files, gen["current"], gen["new"]):
+            table.add_row(f.stem[:48], f"{a[0]:.1f}", f"{b[0]:.1f}", f"{b[0] / a[0]:.2f}x", str(a[1]), str(b[1]), b[3])
+        console.print(table)
+        medians = {k: _median([r[0] for r in v]) for k, v in gen.items()}
+        print(f"{side}: median first answer {medians['current']:.1f} s (current) -> {medians['new']:.1f} s (new): "
+              f"{medians['new'] / medians['current']:.2f}x")
+        report[side] = {"workloads": [f.stem for f in files[: args.count]],
+                        "generation": {k: [list(r) for r in v] for k, v in gen.items()},
+                        "generation_median_s": medians}
+        if side == "llvm" and args.suggest_count:
+            sug = {name: suggest_times(model, files[: args.suggest_count])
+                   for name, model in (("current", current), ("new", new))}
+            table = Table(title="llvm: dragon suggest, request to answer (seconds)")
+            for col in ("workload", "current s", "new s", "current source", "new source", "new speed-up"):
+                table.add_column(col, justify="left" if col == "workload" else "right")
+            for f, a, b in zip(files, sug["current"], sug["new"]):
+                table.add_row(f.stem[:48], f"{a[0]:.1f}", f"{b[0]:.1f}", a[1], b[1],
+                              f"{b[3]:.2f}x" if b[3] else "-")
+            console.print(table)
+            sm = {k: _median([r[0] for r in v]) for k, v in sug.items()}
+            print(f"llvm: dragon suggest median {sm['current']:.1f} s (current) -> {sm['new']:.1f} s (new): "
+                  f"{sm['new'] / sm['current']:.2f}x (goal: <= 15 s)")
+            report["llvm"]["suggest"] = {k: [list(r) for r in v] for k, v in sug.items()}
+            report["llvm"]["suggest_median_s"] = sm
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
