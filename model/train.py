@@ -134,7 +134,7 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     import torch
     from transformers import Trainer, TrainingArguments
 
-    from dragon_model.data import examples, instructions_of, literals_of, load_rows, longest_script
+    from dragon_model.data import examples, grammar_facts, load_rows
 
     t0 = time.time()
     rows = load_rows(corpus, splits=["train"], target_kind=target)
@@ -148,6 +148,9 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     else:
         tokenizer = build_tokenizer(compact=compact)
         model = make_model(tokenizer, size, max_positions=max(max_length, 512), seed=seed)
+    # what the decoding grammar needs of these rows, before the clock of --max-seconds decides how
+    # long to train (checking every script takes a minute for 13k rows)
+    extra = grammar_facts(rows)
     train_set = encode_examples(tokenizer, list(examples(rows)), max_length)
     valid_set = encode_examples(tokenizer, list(examples(valid_rows)), max_length)
     n_params = sum(p.numel() for p in model.parameters())
@@ -195,9 +198,7 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
         figures["valid_perplexity"] = math.exp(min(50.0, ev["eval_loss"]))
     figures["train_seconds"] = round(time.time() - t0, 1)
     save(trainer.model, tokenizer, out, target=target, corpus=corpus, figures=figures, base=base,
-         lora=lora, save_dtype=save_dtype, stage="sft", extra={"instructions": instructions_of(rows),
-                                                              "literals": literals_of(rows),
-                                                              "longest_script": longest_script(rows)})
+         lora=lora, save_dtype=save_dtype, stage="sft", extra=extra)
     log(f"sft: saved to {out}: " + json.dumps(figures))
     return figures
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 
@@ -144,6 +146,19 @@ def test_sft_records_the_instructions_it_was_trained_on(toy_model, toy_corpus):
     info = json.loads((toy_model / "dragon_model.json").read_text())
     assert info["instructions"] and set(info["instructions"]) <= set(
         instructions_of(load_rows(toy_corpus, splits=["train"], target_kind="llvm")))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_grammar_facts_in_one_pass_equal_the_three_walks(toy_corpus, jobs, monkeypatch):
+    """Training reads the instructions, literals and longest script of its rows in one pass (over
+    processes): the same as each function walking the rows by itself."""
+    from dragon_model import data
+    from dragon_model.data import grammar_facts, instructions_of, literals_of, load_rows, longest_script
+
+    monkeypatch.setattr(data, "PARALLEL_FROM", 2)
+    rows = load_rows(toy_corpus, splits=["train"], target_kind="llvm")
+    assert grammar_facts(rows, jobs=jobs) == {"instructions": instructions_of(rows), "literals": literals_of(rows),
+                                              "longest_script": longest_script(rows)}
 
 
 def test_statement_limit_follows_the_longest_training_script(toy_model, toy_corpus, tmp_path):
