@@ -9,8 +9,13 @@
 #                                                      # (`dragon measure`; the committed records and TARs;
 #                                                      # LABEL_BATCH=X.tar.xz: a batch written beforehand)
 #   bash benchmarks/h200_model.sh rows                 # records (+ measured labels) -> training rows
-#   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU
+#   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU; the model
+#                                                      # comes back as $OUT/model.tar.part-* (cat | tar -x)
 #   bash benchmarks/h200_model.sh eval SECONDS [K]     # held-out real operators: dlight vs the model
+#                                                      # (MODEL=DIR: another model folder)
+#
+# A phase ends within its SECONDS, archives included: a device command killed at its time limit
+# loses the machine and everything the phases left in /tmp/gen2.
 #
 # `env` expects the TVM site bundle in .devcache (`pack-tvm .devcache`, sourced by unpack.sh) and
 # the pure-Python wheels the host lacks in .whl (lark, xgrammar, trl, datasets and their needs).
@@ -75,32 +80,42 @@ data)
   ;;
 rows)
   setup
+  mkdir -p $W/rec
+  [ -n "$(ls $W/rec)" ] || for t in data/pretrain/cuda/records*.tar.xz; do tar -C $W/rec -xJf "$t"; done
   pre=$(ls -d $W/pre-dlight $W/pre-spaces $W/rec/* 2>/dev/null)
-  measured=$(ls $W/label/results.jsonl 2>/dev/null | sed 's/^/--measured /')
+  # the shipped labels (data/pretrain/cuda/labels-h200.jsonl.xz) and this machine's, if any
+  measured=$(ls data/pretrain/cuda/labels-*.jsonl.xz $W/label/results.jsonl 2>/dev/null | sed 's/^/--measured /')
   python3 -m dragon_model.records $pre ${EXTRA_RECORDS:-} --out $W/rows $measured \
     --corpus data/corpus/cuda --jobs "$(nproc)" 2>&1 | tee $OUT/rows.log
   ;;
 train)
+  # SECONDS for the whole phase, the archive included: a command past its limit loses the machine
   setup
   secs=${2:-480}; size=${3:-base}
-  pre=$(( secs * 55 / 100 )); ft=$(( secs * 35 / 100 ))
+  end=$(( SECONDS + secs - 25 ))
+  pre=$(( secs * 55 / 100 ))
   # optimizer steps are what the first run lacked (344 steps of batch 32: validation loss 1.71; on a
   # CPU, 1,179 steps of batch 8 at lr 2e-3 then 1e-3 reached 0.67 on the same labels): small batches,
   # many epochs, the time limit decides
-  python3 -m dragon_model.train $W/rows/pretrain -o $W/m-pre --target cuda --size $size --epochs 20 \
+  timeout $(( pre + 90 )) python3 -m dragon_model.train $W/rows/pretrain -o $W/m-pre --target cuda --size $size --epochs 20 \
     --batch-size 16 --lr 2e-3 --max-length 3072 --save-dtype float32 --max-seconds $pre 2>&1 | tail -5 | tee $OUT/train-pre.log
-  python3 -m dragon_model.train $W/rows/sft -o $W/m-sft --target cuda --base $W/m-pre --epochs 40 \
-    --batch-size 16 --lr 1e-3 --max-length 3072 --save-dtype float16 --max-seconds $ft --keep-best 2>&1 | tail -5 | tee $OUT/train-sft.log
-  mkdir -p $OUT/model && cp $W/m-sft/*.json $W/m-sft/*.safetensors $OUT/model/ 2>/dev/null
-  ls -la $OUT/model
+  ft=$(( end - SECONDS - 30 ))   # 30 s for the last evaluation and the save after the limit (on the GPU)
+  [ -f $W/m-pre/config.json ] && [ $ft -gt 30 ] && timeout $(( end - SECONDS )) python3 -m dragon_model.train $W/rows/sft \
+    -o $W/m-sft --target cuda --base $W/m-pre --epochs 40 --batch-size 16 --lr 1e-3 --max-length 3072 \
+    --save-dtype float16 --max-seconds $ft --keep-best 2>&1 | tail -5 | tee $OUT/train-sft.log
+  # the model comes back as parts of at most 15 MB (a device call returns at most 8 files of 16 MiB)
+  m=$W/m-sft; [ -f $m/config.json ] || m=$W/m-pre
+  tar -C "$(dirname $m)" --exclude=checkpoints -cf - "$(basename $m)" | split -b 15M - $OUT/model.tar.part-
+  ls -la $OUT
   ;;
 eval)
   setup
   secs=${2:-420}; k=${3:-1}
   wl=$W/heldout
   [ -f $wl/manifest.jsonl ] || python3 -m dragon_dsl.cli.main workloads --held-out-operators -o $wl > /dev/null
-  timeout "$secs" python3 -m dragon_dsl.cli.main eval --workloads $wl --target cuda --gpu-name H200 \
-    --methods dlight,model --k "$k" --model-path $W/m-sft --out $W/eval --stop-after $(( secs - 45 )) 2>&1 | tail -30 | tee $OUT/eval.log
+  model=${MODEL:-$W/m-sft}; [ -f $model/config.json ] || model=$W/m-pre   # MODEL: e.g. a model brought back
+  timeout "$(( secs - 10 ))" python3 -m dragon_dsl.cli.main eval --workloads $wl --target cuda --gpu-name H200 \
+    --methods dlight,model --k "$k" --model-path $model --out $W/eval --stop-after $(( secs - 45 )) 2>&1 | tail -30 | tee $OUT/eval.log
   cp $W/eval/report.md $W/eval/results.json $OUT/ 2>/dev/null
   ;;
 *) echo "unknown phase $phase" >&2; exit 2 ;;
