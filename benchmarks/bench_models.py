@@ -40,29 +40,34 @@ def workloads(args_list: list, count: int) -> list:
     return sorted(folder.glob("*.tvmscript"))[:count]
 
 
-def generation_times(model: str, files: list, target: str) -> list:
-    """(seconds, statements, tokens, stop) of each workload's greedy first answer."""
+def generation_times(models: dict, files: list, warm, target: str) -> dict:
+    """name -> [(seconds, statements, tokens, stop)] of each workload's greedy first answer. Both
+    models are loaded and warmed up on WARM (not timed) first, and take turns going first."""
     from dragon_model.generate import Generator
 
-    gen = Generator.from_path(model)
-    gen.generate(files[0], target=target)   # warm-up
-    out = []
-    for f in files:
-        t0 = time.perf_counter()
-        g = gen.generate(f, target=target)
-        out.append((time.perf_counter() - t0, g.statements, g.tokens, g.stop))
+    gens = {name: Generator.from_path(path) for name, path in models.items()}
+    for gen in gens.values():
+        gen.generate(warm, target=target)
+    out: dict = {name: [] for name in gens}
+    for i, f in enumerate(files):
+        for name in (list(gens) if i % 2 == 0 else list(gens)[::-1]):
+            t0 = time.perf_counter()
+            g = gens[name].generate(f, target=target)
+            out[name].append((time.perf_counter() - t0, g.statements, g.tokens, g.stop))
     return out
 
 
-def suggest_times(model: str, files: list) -> list:
-    """(seconds, source, verified, speed-up over the unscheduled program) of `dragon suggest`."""
+def suggest_times(models: dict, files: list) -> dict:
+    """name -> [(seconds, source, verified, speed-up over the unscheduled program)] of `dragon
+    suggest`; the models take turns going first."""
     from dragon_model.api import recommend
 
-    out = []
-    for f in files:
-        t0 = time.perf_counter()
-        rec = recommend(str(f), target="llvm", k=4, model_path=model)
-        out.append((time.perf_counter() - t0, rec.source, rec.verified, rec.speedup_vs_baseline))
+    out: dict = {name: [] for name in models}
+    for i, f in enumerate(files):
+        for name in (list(models) if i % 2 == 0 else list(models)[::-1]):
+            t0 = time.perf_counter()
+            rec = recommend(str(f), target="llvm", k=4, model_path=models[name])
+            out[name].append((time.perf_counter() - t0, rec.source, rec.verified, rec.speedup_vs_baseline))
     return out
 
 
@@ -88,19 +93,22 @@ def main(argv=None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(width=150)
     report: dict = {}
     sides = []
+    # one workload more than timed: the warm-up's
     if args.cuda_new:
         sides.append(("cuda", args.cuda_target, args.cuda_current, args.cuda_new,
-                      workloads(["--held-out-operators"], args.count)))
+                      workloads(["--held-out-operators"], args.count + 1)))
     if args.llvm_new:
+        n = max(args.count, args.suggest_count) + 1
         sides.append(("llvm", "llvm", args.llvm_current, args.llvm_new,
-                      workloads(["--families", LLVM_HELD_OUT, "--count", str(max(args.count, args.suggest_count)),
-                                 "--seed", "2027", "--max-flops", "2e8"], max(args.count, args.suggest_count))))
-    for side, target, current, new, files in sides:
-        gen = {name: generation_times(model, files[: args.count], target)
-               for name, model in (("current", current), ("new", new))}
+                      workloads(["--families", LLVM_HELD_OUT, "--count", str(n), "--seed", "2027",
+                                 "--max-flops", "2e8"], n)))
+    for side, target, current, new, found in sides:
+        warm, files = found[-1], found[:-1]
+        models = {"current": current, "new": new}
+        gen = generation_times(models, files[: args.count], warm, target)
         table = Table(title=f"{side}: greedy first answer on the CPU (seconds)")
         for col in ("workload", "current s", "new s", "new / current", "current stmts", "new stmts", "new stop"):
             table.add_column(col, justify="left" if col == "workload" else "right")
@@ -114,8 +122,7 @@ def main(argv=None) -> int:
                         "generation": {k: [list(r) for r in v] for k, v in gen.items()},
                         "generation_median_s": medians}
         if side == "llvm" and args.suggest_count:
-            sug = {name: suggest_times(model, files[: args.suggest_count])
-                   for name, model in (("current", current), ("new", new))}
+            sug = suggest_times(models, files[: args.suggest_count])
             table = Table(title="llvm: dragon suggest, request to answer (seconds)")
             for col in ("workload", "current s", "new s", "current source", "new source", "new speed-up"):
                 table.add_column(col, justify="left" if col == "workload" else "right")
