@@ -244,9 +244,13 @@ def start_rpc(n_servers: int, env_for, log_dir: Path, no_fork: bool = False) -> 
     port = _free_port()
     names = ["tracker"] + [f"server-{i}" for i in range(n_servers)]
     logs = [log_dir / f"rpc-{name}.log" for name in names]
-    procs = [subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port",
-                               str(port), "--port-end", str(port + 1), "--silent"],
-                              stdout=subprocess.DEVNULL, stderr=logs[0].open("wb"), start_new_session=True)]
+    def spawn(args: list, log: Path, env=None) -> subprocess.Popen:
+        with log.open("wb") as fh:   # the child has its own copy of the descriptor
+            return subprocess.Popen([sys.executable, "-m", *args], stdout=subprocess.DEVNULL, stderr=fh,
+                                    start_new_session=True, env=env)
+
+    procs = [spawn(["tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port), "--port-end", str(port + 1),
+                    "--silent"], logs[0])]
     listening = time.monotonic() + 30   # servers that find no tracker retry only every 5 s
     while time.monotonic() < listening and procs[0].poll() is None:
         with socket.socket() as probe:
@@ -255,11 +259,9 @@ def start_rpc(n_servers: int, env_for, log_dir: Path, no_fork: bool = False) -> 
         time.sleep(0.1)
     for i in range(n_servers):
         sp = _free_port()
-        procs.append(subprocess.Popen([sys.executable, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port",
-                                       str(sp), "--port-end", str(sp + 1), "--tracker", f"127.0.0.1:{port}",
-                                       "--key", RPC_KEY] + (["--no-fork"] if no_fork else []),
-                                      stdout=subprocess.DEVNULL, stderr=logs[i + 1].open("wb"), start_new_session=True,
-                                      env={**os.environ, **env_for(i)}))
+        procs.append(spawn(["tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(sp), "--port-end",
+                            str(sp + 1), "--tracker", f"127.0.0.1:{port}", "--key", RPC_KEY]
+                           + (["--no-fork"] if no_fork else []), logs[i + 1], env={**os.environ, **env_for(i)}))
     deadline = time.monotonic() + 120
     while True:
         try:
