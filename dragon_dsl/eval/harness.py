@@ -163,7 +163,8 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
                 phases.append(("vendor", lambda e: m.vendor(ctx, e)))
             elif name == "model":
                 phases.append(("model-first", lambda e: m.model(ctx, e, 1)))
-                phases.append((f"model-best-of-{settings.k}", lambda e: m.model(ctx, e, settings.k)))
+                if settings.k > 1:   # best of 1 is the first answer: measured once, one row
+                    phases.append((f"model-best-of-{settings.k}", lambda e: m.model(ctx, e, settings.k)))
         deferred: list = []
         for label, fn in phases:
             progress(label, len(entries))
@@ -188,7 +189,7 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
                 rows.append(row)
                 log(_line(t_start, t0, row))
                 if "model" in wanted:
-                    for n in (1, settings.k):
+                    for n in dict.fromkeys((1, settings.k)):
                         t0 = time.perf_counter()
                         rows.append(m.model(ctx, e, n, "improvement", text, existing_us))
                         log(_line(t_start, t0, rows[-1]))

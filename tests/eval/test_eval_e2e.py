@@ -203,3 +203,23 @@ def test_stop_after_defers_a_tuning_run_that_would_end_too_late(tmp_path):
     assert final["deferred"] == [] and (out / "report.md").exists()
     row = next(r for r in final["measurements"] if r["workload"] == "transpose_64x32" and r["method"] == "metaschedule-2")
     assert row["status"] == "measured" and row["ms_records"] >= 1
+
+
+def test_k1_measures_the_first_answer_once(tmp_path, monkeypatch):
+    """With --k 1 the best of 1 is the first answer: one model row per task (a second, identical
+    row counted every task twice in the report's first-answer table)."""
+    import dragon_model
+
+    wl = tmp_path / "workloads"
+    wl.mkdir()
+    shutil.copy(ROOT / "tests/data/workloads/transpose_64x32.tvmscript", wl)
+    (wl / "transpose_64x32.dragon").write_text('workload "transpose_64x32.tvmscript"\ntarget "llvm"\n')
+    calls = []
+    monkeypatch.setattr(dragon_model, "suggest", lambda **kw: calls.append(kw) or [""])
+    out = tmp_path / "out"
+    assert main(["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "model", "--k", "1",
+                 "--repeat", "1", "--out", str(out)]) == 0
+    rows = json.loads((out / "results.json").read_text())["measurements"]
+    model_rows = sorted((r["task"], r["method"]) for r in rows if r["method"].startswith("model"))
+    assert model_rows == [("construction", "model-first"), ("improvement", "model-first")]
+    assert len(calls) == 2
