@@ -167,7 +167,10 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
         output_dir=str(Path(out) / "checkpoints"), num_train_epochs=epochs, max_steps=max_steps,
         per_device_train_batch_size=batch_size, per_device_eval_batch_size=batch_size,
         gradient_accumulation_steps=grad_accum, learning_rate=lr if not base else min(lr, 2e-4),
-        lr_scheduler_type="cosine", warmup_steps=max(1, int(0.05 * max(1, max_steps if max_steps > 0 else 20))),
+        # under --max-seconds the epochs are a ceiling the clock rarely lets training reach: the
+        # step-based cosine would barely decay, so the rate follows the clock instead (TimeLimit)
+        lr_scheduler_type="constant_with_warmup" if max_seconds > 0 else "cosine",
+        warmup_steps=max(1, int(0.05 * max(1, max_steps if max_steps > 0 else 20))),
         weight_decay=0.01, logging_steps=10, report_to=[],
         # --keep-best: validation loss after every epoch, and the best epoch's weights are the result
         **(dict(eval_strategy="epoch", save_strategy="epoch", save_total_limit=1, load_best_model_at_end=True,
@@ -197,10 +200,18 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
         figures["valid_loss"] = float(ev["eval_loss"])
         figures["valid_perplexity"] = math.exp(min(50.0, ev["eval_loss"]))
     figures["train_seconds"] = round(time.time() - t0, 1)
+    broken = [name for name, p in trainer.model.named_parameters() if not torch.isfinite(p).all()]
+    if broken:   # a diverged run's weights would only be a later stage's NaN start
+        raise TrainingDiverged(f"training diverged: {len(broken)} weight tensors hold NaN or inf "
+                               f"(first: {broken[0]}); nothing saved to {out}: {json.dumps(figures)}")
     save(trainer.model, tokenizer, out, target=target, corpus=corpus, figures=figures, base=base,
          lora=lora, save_dtype=save_dtype, stage="sft", extra=extra)
     log(f"sft: saved to {out}: " + json.dumps(figures))
     return figures
+
+
+class TrainingDiverged(RuntimeError):
+    """The weights after training are not finite (nothing is saved)."""
 
 
 def _has_field(cls, name: str) -> bool:
@@ -215,14 +226,30 @@ def _time_limit_callback():
     class TimeLimit(TrainerCallback):
         """Stops training once `seconds` have passed since `t0` (a device call has a hard limit):
         the step that crosses the limit is evaluated and saved, so `--keep-best` still picks the
-        best of the epochs done and the partial one."""
+        best of the epochs done and the partial one. Meanwhile the learning rate follows a cosine
+        over the training's own time (from its first step to the limit) down to FLOOR of the
+        scheduler's rate, which keeps the warm-up."""
+
+        FLOOR = 0.05
 
         def __init__(self, seconds: float, t0: float):
             self.seconds, self.t0 = seconds, t0
             self.fired = False
+            self.start = None
 
-        def on_step_end(self, args, state, control, **kwargs):
-            if time.time() - self.t0 >= self.seconds:
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.start = time.time()
+
+        def on_step_end(self, args, state, control, optimizer=None, **kwargs):
+            now = time.time()
+            if optimizer is not None and self.start is not None:
+                span = max(1e-6, self.t0 + self.seconds - self.start)
+                done = min(1.0, (now - self.start) / span)
+                factor = self.FLOOR + (1 - self.FLOOR) * 0.5 * (1 + math.cos(math.pi * done))
+                # the scheduler set this step's rate from its base (it does not compound)
+                for group in optimizer.param_groups:
+                    group["lr"] = group["lr"] * factor
+            if now - self.t0 >= self.seconds:
                 self.fired = True
                 control.should_training_stop = True
                 if args.eval_strategy != "no":
@@ -290,12 +317,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    try:
+        _train(args)
+    except TrainingDiverged as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _train(args) -> None:
     train_sft(args.corpus, args.output, target=args.target, size=args.size, base=args.base, lora=args.lora,
               epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
               grad_accum=args.grad_accum, max_length=args.max_length, seed=args.seed, limit=args.limit,
               save_dtype=args.save_dtype, keep_best=args.keep_best, max_seconds=args.max_seconds,
               compact=args.tokenizer == "compact", log=lambda m: print(m, file=sys.stderr))
-    return 0
 
 
 def main(argv=None) -> int:

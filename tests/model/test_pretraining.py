@@ -182,3 +182,25 @@ def test_rl_reward_is_relative_to_dlight_on_gpus_and_slow_kernels_fail():
     assert reward.score("wl", Result(Status.OK, latency_us=5.0)) == pytest.approx(0.8 + 0.4 / 3)
     assert reward.score("wl", Result(Status.OK, latency_us=150.0)) == STAGE_REWARD["build"], "15x dlight is a failure"
     assert asked == ["dlight"], "one baseline per workload, dlight's on a GPU"
+
+
+@pytest.mark.parametrize("elapsed, factor", [(0.0, 1.0), (50.0, 0.525), (100.0, 0.05), (150.0, 0.05)])
+def test_time_limit_decays_the_rate_over_the_training_clock(monkeypatch, elapsed, factor):
+    """Under --max-seconds the rate follows a cosine over the clock (the step-based schedule of
+    a ceiling of epochs would barely decay), from the scheduler's rate to 5% of it."""
+    import dragon_model.train as train
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    clock = {"now": 1000.0}
+    monkeypatch.setattr(train.time, "time", lambda: clock["now"])
+    limit = train._time_limit_callback()(seconds=110.0, t0=990.0)   # 10 s of preparation, 100 s of training
+    args = TrainingArguments(output_dir="unused", report_to=[], use_cpu=True)
+    limit.on_train_begin(args, TrainerState(), TrainerControl())
+    clock["now"] += elapsed
+
+    class Optimizer:
+        param_groups = [{"lr": 2e-3}, {"lr": 1e-3}]
+
+    control = limit.on_step_end(args, TrainerState(), TrainerControl(), optimizer=Optimizer)
+    assert [g["lr"] for g in Optimizer.param_groups] == pytest.approx([2e-3 * factor, 1e-3 * factor])
+    assert control.should_training_stop == (elapsed >= 100.0) == limit.fired
