@@ -92,7 +92,10 @@ CPU_RETRIES = 2
 #:    decoder replayed it, and the text then failed `dragon-check --level replay`); blockize's
 #:    block list holds distinct blocks with loops, in increasing order; CPU targets draw up to
 #:    CPU_RETRIES further samples for a rejected script
-GENERATION_VERSION = 9
+#: 10: bind, parallel, unroll and vectorize take serial loops only (the second-generation CUDA
+#:    model bound a reduction's loop to blockIdx.x and then to threadIdx.x: it replayed, built and
+#:    ran thousands of times slower than dlight)
+GENERATION_VERSION = 10
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True

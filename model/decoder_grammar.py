@@ -19,6 +19,7 @@ table, the state of the schedule replayed so far (`Env`, filled from TVM by
   otherwise its factors are constants (`None` and integers), as in MetaSchedule's traces;
 - `vectorize` takes innermost loops of 2 to MAX_VECTOR iterations (a 1-lane vector, a long
   one or one around an allocation fails to build);
+- `bind`, `parallel`, `unroll` and `vectorize` take serial loops only: a loop has one kind;
 - `annotate` / `unannotate` use MetaSchedule's keys, each with its kind of value;
 - `sample_categorical` has uniform probabilities, and only its values go into
   `annotate` (the other sampled values are tile factors);
@@ -69,6 +70,9 @@ _COUNT_FACTS = {INST.get_loops.name: "loops", INST.get_child_blocks.name: "child
                 INST.get_output_blocks.name: "outputs"}
 PREFIX = table.RESULT_PREFIX
 
+#: instructions that give a serial loop its kind
+_LOOP_KINDS = (INST.bind, INST.parallel, INST.unroll)
+
 MAX_CATEGORIES = 8  # sample_categorical's candidates (MetaSchedule's unroll steps: 4)
 
 STATIC_RULES = r'''
@@ -102,6 +106,7 @@ class Env:
     categoricals: list = field(default_factory=list)          # values of sample_categorical
     innermost: list = field(default_factory=list)             # live loops of 2..MAX_VECTOR iterations with no loop inside
     split_loops: set = field(default_factory=set)             # loops a constant split made
+    kinded: set = field(default_factory=set)                  # live loops already bound, parallel, vectorized or unrolled
     locations: list = field(default_factory=list)             # sampled compute locations (compute_at only)
     loop_children: dict = field(default_factory=dict)         # live loop name -> number of child blocks
     sblock_names: list = field(default_factory=list)          # block names in the scheduled module
@@ -342,8 +347,15 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
     """Alternatives of one instruction in this state (none when it cannot be written here)."""
     res = inst.results
     out: list[str] = []
-    if inst is INST.vectorize:  # innermost loops of 2..MAX_VECTOR iterations (Env.innermost)
-        call = _call(env, inst, {"loop": _alts(lit(lp) for lp in env.innermost)}) if env.innermost else None
+    if inst is INST.vectorize:  # innermost serial loops of 2..MAX_VECTOR iterations (Env.innermost)
+        loops = [lp for lp in env.innermost if lp not in env.kinded]
+        call = _call(env, inst, {"loop": _alts(lit(lp) for lp in loops)}) if loops else None
+        return [call] if call else []
+    if inst in _LOOP_KINDS:  # a loop takes one kind: TVM lets `bind` rebind a bound loop, and the
+        # second-generation CUDA model's reductions bound one loop to blockIdx.x, then to threadIdx.x (none of
+        # the 41,844 training scripts gives a loop a second kind)
+        loops = [lp for lp in env.loops if lp not in env.kinded]
+        call = _call(env, inst, {"loop": _alts(lit(lp) for lp in loops)}) if loops else None
         return [call] if call else []
     if table.in_group(inst, "annotation"):  # MetaSchedule's keys, each with its kind of value
         if inst is INST.unannotate:

@@ -90,6 +90,8 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
             env.blocks[name] = inspect.block_counts(sch, rv)
         elif kind == "l":
             env.loops[name] = inspect.loop_extent(sch, rv)
+            if not inspect.serial(sch, rv):
+                env.kinded.add(name)
             children = inspect.loop_children(sch, rv)
             env.loop_children[name] = None if children is None else len(children)
             if children and env.loops[name] is not None and 2 <= env.loops[name] <= MAX_VECTOR \

@@ -307,6 +307,16 @@ def innermost(sch, rv, blocks: list) -> bool:
         return False
 
 
+def serial(sch, rv) -> bool:
+    """Whether a loop is still serial (not yet bound, parallel, vectorized or unrolled)."""
+    from tvm.tirx import ForKind
+
+    try:
+        return sch.get(rv).kind == ForKind.SERIAL
+    except Exception:  # noqa: BLE001 - unknown: treated as given a kind (not offered again)
+        return False
+
+
 def nested_parallel(sch) -> bool:
     """Whether some block sits under two parallel loops (TVM accepts the schedule, but the CPU build
     fails: "Nested parallel loop is not supported by threadpool")."""

@@ -234,6 +234,29 @@ def test_vectorize_skips_long_loops():
     assert not accepts("vectorize(l4")
 
 
+@pytest.mark.parametrize("target, kinded, stmt", [
+    ("cuda", 'bind(l1, "blockIdx.x")\n', 'bind(l1, "threadIdx.x")\n'),
+    ("cuda", 'bind(l1, "blockIdx.x")\n', "unroll(l1)\n"),
+    ("llvm", "parallel(l1)\n", "unroll(l1)\n"),
+    ("llvm", "unroll(l3)\n", "vectorize(l3)\n"),
+    ("llvm", "unroll(l3)\n", "parallel(l3)\n"),
+])
+def test_a_loop_takes_one_kind(target, kinded, stmt):
+    """bind, parallel, unroll and vectorize take serial loops only. TVM lets `bind` rebind a bound
+    loop (a reduction's loop bound to blockIdx.x, then threadIdx.x, replays and builds into a
+    kernel thousands of times slower than dlight); no training script gives a loop two kinds."""
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    prefix = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
+    env, why = replay_prefix(prefix + kinded, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), target)
+    assert env is not None, why
+    accepts = _matcher_for(env)
+    assert not accepts(stmt, complete=True)
+    other = stmt.replace("l1", "l2").replace("l3", "l2")   # the same on the untouched middle loop
+    assert accepts(other, complete=True) == (not other.startswith("vectorize"))   # (not innermost)
+
+
 def test_nested_parallel_loops_are_rejected_while_decoding():
     """TVM's `parallel` accepts a loop inside a parallel one; the CPU build then fails."""
     from dragon_dsl.tvm.workload import load_workload
