@@ -11,6 +11,8 @@
 #   bash benchmarks/h200_model.sh rows                 # records (+ measured labels) -> training rows
 #   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU; the model
 #                                                      # comes back as $OUT/model.tar.part-* (cat | tar -x)
+#   bash benchmarks/h200_model.sh llvm-train SECONDS [SIZE]  # the llvm model: llvm records, then the llvm corpus
+#   bash benchmarks/h200_model.sh llvm-eval SECONDS    # its held-out families, new and shipped model
 #   bash benchmarks/h200_model.sh eval SECONDS [K]     # held-out real operators (SETS=operators,families:
 #                                                      # and held-out families): dlight vs the model
 #                                                      # (MODEL=DIR: another model folder)
@@ -118,7 +120,9 @@ eval)
   # SETS: operators (the 50 held-out real operators), families (the CUDA corpus' held-out families,
   # conv1d and reductions, at shapes of another seed); each set's answers are generated first by
   # GEN_SHARDS processes side by side (the decoder replays every statement with TVM on the CPU),
-  # then measured against dlight in one run
+  # then measured against dlight in one run. The operators' CPU references (a 4096 x 11008 fp16
+  # GEMM...) take minutes before the first measurement: give that set a call of its own
+  # (SETS=operators eval 560 1; 135 s was not enough)
   setup
   secs=${2:-420}; k=${3:-1}
   end=$(( SECONDS + secs - 20 ))
@@ -151,6 +155,41 @@ eval)
   done
   # the answers themselves (the build test over every shown script reads them)
   tar -C $W -cJf $OUT/answers.tar.xz $(cd $W && ls -d eval-*/model 2>/dev/null)
+  ;;
+llvm-train)
+  # the llvm model on the same plan: pretraining on the llvm records (data/pretrain/llvm), then
+  # fine-tuning on the measured llvm corpus (data/corpus/llvm, its held-out families never seen);
+  # SECONDS for the whole phase, rows and archive included; the model comes back as
+  # $OUT/llvm-model.tar.part-*
+  setup
+  secs=${2:-420}; size=${3:-small}
+  end=$(( SECONDS + secs - 20 ))
+  L=$W/llvm; mkdir -p $L/rec
+  [ -n "$(ls $L/rec)" ] || tar -C $L/rec -xJf data/pretrain/llvm/records-cpu.tar.xz
+  [ -f $L/rows/pretrain/rows.jsonl ] || python3 -m dragon_model.records $L/rec/* --out $L/rows --jobs "$(nproc)" | tee $OUT/llvm-rows.log
+  pre=$(( (end - SECONDS) * 60 / 100 ))
+  timeout $(( pre + 60 )) python3 -m dragon_model.train $L/rows/pretrain -o $L/m-pre --target llvm --size $size --epochs 20 \
+    --batch-size 16 --lr 1e-3 --max-length 3072 --save-dtype float32 --max-seconds $pre --keep-best > $L/train-pre.log 2>&1
+  grep -v "Writing model shards" $L/train-pre.log | tail -20 > $OUT/llvm-train-pre.log; tail -2 $OUT/llvm-train-pre.log
+  ft=$(( end - SECONDS - 30 ))
+  [ -f $L/m-pre/config.json ] && [ $ft -gt 30 ] && timeout $(( end - SECONDS )) python3 -m dragon_model.train data/corpus/llvm \
+    -o $L/m-sft --target llvm --base $L/m-pre --epochs 40 --batch-size 8 --lr 1e-3 --max-length 4096 \
+    --save-dtype float16 --max-seconds $ft --keep-best > $L/train-sft.log 2>&1
+  grep -v "Writing model shards" $L/train-sft.log | tail -20 > $OUT/llvm-train-sft.log; tail -2 $OUT/llvm-train-sft.log
+  m=$L/m-sft; [ -f $m/config.json ] || m=$L/m-pre
+  tar -C "$(dirname $m)" --exclude=checkpoints -cf - "$(basename $m)" | split -b 15M - $OUT/llvm-model.tar.part-
+  ;;
+llvm-eval)
+  # first answers on the llvm corpus' held-out families, the new model (MODEL, default the one
+  # llvm-train left) and the shipped one on the same host, taking turns per half of SECONDS
+  setup
+  secs=${2:-600}; half=$(( (secs - 20) / 2 ))
+  model=${MODEL:-$W/llvm/m-sft}; [ -f $model/config.json ] || model=$W/llvm/m-pre
+  for m in "$model" model/weights/llvm; do
+    name=$([ "$m" = model/weights/llvm ] && echo shipped || echo new)
+    timeout $half python3 -m dragon_model.evaluate data/corpus/llvm --model "$m" --splits test_family --level time \
+      --jobs "${JOBS:-8}" --max-seconds 60 --timeout 60 -o $OUT/first_answer_llvm-$name.json 2>&1 | tail -8 | tee $OUT/llvm-eval-$name.log
+  done
   ;;
 *) echo "unknown phase $phase" >&2; exit 2 ;;
 esac
