@@ -8,6 +8,9 @@ report can, the test says so (skip) rather than passing on nothing.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -41,14 +44,10 @@ def _workload_file(entry: dict, folder: Path) -> Path:
     return path
 
 
-def check_report(path: Path, folder: Path) -> int:
-    """Check every shown answer of the report at PATH with dragon-check (one call per workload;
-    AssertionError naming the first answer that fails); returns how many were checked (0: none to
-    check here)."""
-    import contextlib
-    import io
-
-    from dragon_dsl.cli.check import main as dragon_check
+def check_report(path: Path, folder: Path, pool=None) -> int:
+    """Check every shown answer of the report at PATH with dragon-check (one call per workload,
+    over POOL's processes when given; AssertionError naming the first answer that fails); returns
+    how many were checked (0: none to check here)."""
     from dragon_dsl.engine.nvcc import find_nvcc
 
     report = json.loads(path.read_text(encoding="utf-8"))
@@ -61,18 +60,32 @@ def check_report(path: Path, folder: Path) -> int:
         f = folder / f"{entry['name']}-{n}.dragon"
         f.write_text(script, encoding="utf-8")
         by_workload.setdefault(entry["name"], (entry, []))[1].append(str(f))
-    for entry, files in by_workload.values():
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            rc = dragon_check(["--level", "build", "--format", "json", "--workload",
-                               str(_workload_file(entry, folder)), *files])
-        errors = [d for d in json.loads(out.getvalue()) if d.get("severity") == "error"]
-        assert rc == 0 and not errors, f"{path}: {entry['name']}: {errors or rc}"
+    jobs = [(entry, files, folder) for entry, files in by_workload.values()]
+    results = pool.map(_check_workload, jobs) if pool is not None else map(_check_workload, jobs)
+    for name, rc, errors in results:
+        assert rc == 0 and not errors, f"{path}: {name}: {errors or rc}"
     return len(answers)
 
 
+def _check_workload(job) -> tuple:
+    """(workload name, dragon-check's exit code, its errors) for one workload's answer files."""
+    import contextlib
+    import io
+
+    from dragon_dsl.cli.check import main as dragon_check
+
+    entry, files, folder = job
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = dragon_check(["--level", "build", "--format", "json", "--workload",
+                           str(_workload_file(entry, folder)), *files])
+    return entry["name"], rc, [d for d in json.loads(out.getvalue()) if d.get("severity") == "error"]
+
+
 def test_every_shown_answer_of_a_committed_report_builds(tmp_path):
-    checked = sum(check_report(path, tmp_path) for path in REPORTS)
+    # one process per core: each answer is a TVM build and an nvcc call
+    with ProcessPoolExecutor(os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        checked = sum(check_report(path, tmp_path, pool) for path in REPORTS)
     if not checked:
         pytest.skip("no committed report carries the scripts of its answers (or nvcc is missing for a GPU report)")
 
