@@ -35,6 +35,27 @@ setup() {
   ln -sfn "$PWD/grammar" /tmp/pk/dragon_grammar
   export PYTHONPATH=$PWD:/tmp/pk:$PYTHONPATH
 }
+# pretraining on PRE_ROWS for PRE seconds (GRACE more for loading and the save), then fine-tuning
+# from those weights on SFT_ROWS until $end (30 s kept for the last evaluation and the save); the
+# logs go to $OUT/LOG-pre.log and LOG-sft.log, the model (fine-tuned, else pretrained) to
+# $OUT/NAME.tar.part-* in parts of at most 15 MB (a device call returns at most 8 files of 16 MiB).
+# Optimizer steps are what the first run lacked (344 steps of batch 32: validation loss 1.71): small
+# batches, many epochs, the time limit decides. lr 2e-3 reached NaN weights within 3,135 steps of
+# bf16 pretraining (and fine-tuning inherited them): 1e-3, and --keep-best keeps the best epoch's.
+pretrain_finetune() {  # DIR TARGET SIZE PRE_ROWS PRE GRACE SFT_ROWS LOG NAME [fine-tuning options]
+  local dir=$1 target=$2 size=$3 pre_rows=$4 pre=$5 grace=$6 sft_rows=$7 log=$8 name=$9; shift 9
+  timeout $(( pre + grace )) python3 -m dragon_model.train $pre_rows -o $dir/m-pre --target $target --size $size \
+    --epochs 20 --batch-size 16 --lr ${PRE_LR:-1e-3} --max-length 3072 --save-dtype float32 --max-seconds $pre \
+    --keep-best > $dir/train-pre.log 2>&1
+  grep -v "Writing model shards" $dir/train-pre.log | tail -40 > $OUT/$log-pre.log; tail -3 $OUT/$log-pre.log
+  local ft=$(( end - SECONDS - 30 ))
+  [ -f $dir/m-pre/config.json ] && [ $ft -gt 30 ] && timeout $(( end - SECONDS )) python3 -m dragon_model.train $sft_rows \
+    -o $dir/m-sft --target $target --base $dir/m-pre --epochs 40 --lr 1e-3 --save-dtype float16 --max-seconds $ft \
+    --keep-best "$@" > $dir/train-sft.log 2>&1
+  grep -v "Writing model shards" $dir/train-sft.log | tail -40 > $OUT/$log-sft.log; tail -3 $OUT/$log-sft.log
+  local m=$dir/m-sft; [ -f $m/config.json ] || m=$dir/m-pre
+  tar -C "$(dirname $m)" --exclude=checkpoints -cf - "$(basename $m)" | split -b 15M - $OUT/$name.tar.part-
+}
 case $phase in
 env)
   [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
@@ -97,23 +118,7 @@ train)
   secs=${2:-480}; size=${3:-base}
   end=$(( SECONDS + secs - 25 ))
   pre=$(( secs * 55 / 100 ))
-  # optimizer steps are what the first run lacked (344 steps of batch 32: validation loss 1.71; on a
-  # CPU, 1,179 steps of batch 8 at lr 2e-3 then 1e-3 reached 0.67 on the same labels): small batches,
-  # many epochs, the time limit decides
-  # lr 2e-3 reached NaN weights within 3,135 steps of bf16 training (and fine-tuning inherited them):
-  # 1e-3, and --keep-best keeps the best epoch's weights should it happen again
-  timeout $(( pre + 90 )) python3 -m dragon_model.train $W/rows/pretrain -o $W/m-pre --target cuda --size $size --epochs 20 \
-    --batch-size 16 --lr ${PRE_LR:-1e-3} --max-length 3072 --save-dtype float32 --max-seconds $pre --keep-best \
-    > $W/train-pre.log 2>&1
-  grep -v "Writing model shards" $W/train-pre.log | tail -40 > $OUT/train-pre.log; tail -3 $OUT/train-pre.log
-  ft=$(( end - SECONDS - 30 ))   # 30 s for the last evaluation and the save after the limit (on the GPU)
-  [ -f $W/m-pre/config.json ] && [ $ft -gt 30 ] && timeout $(( end - SECONDS )) python3 -m dragon_model.train $W/rows/sft \
-    -o $W/m-sft --target cuda --base $W/m-pre --epochs 40 --batch-size 16 --lr 1e-3 --max-length 3072 \
-    --save-dtype float16 --max-seconds $ft --keep-best > $W/train-sft.log 2>&1
-  grep -v "Writing model shards" $W/train-sft.log | tail -40 > $OUT/train-sft.log; tail -3 $OUT/train-sft.log
-  # the model comes back as parts of at most 15 MB (a device call returns at most 8 files of 16 MiB)
-  m=$W/m-sft; [ -f $m/config.json ] || m=$W/m-pre
-  tar -C "$(dirname $m)" --exclude=checkpoints -cf - "$(basename $m)" | split -b 15M - $OUT/model.tar.part-
+  pretrain_finetune $W cuda $size $W/rows/pretrain $pre 90 $W/rows/sft train model --batch-size 16 --max-length 3072
   ls -la $OUT
   ;;
 eval)
@@ -168,16 +173,7 @@ llvm-train)
   [ -n "$(ls $L/rec)" ] || tar -C $L/rec -xJf data/pretrain/llvm/records-cpu.tar.xz
   [ -f $L/rows/pretrain/rows.jsonl ] || python3 -m dragon_model.records $L/rec/* --out $L/rows --jobs "$(nproc)" | tee $OUT/llvm-rows.log
   pre=$(( (end - SECONDS) * 60 / 100 ))
-  timeout $(( pre + 60 )) python3 -m dragon_model.train $L/rows/pretrain -o $L/m-pre --target llvm --size $size --epochs 20 \
-    --batch-size 16 --lr 1e-3 --max-length 3072 --save-dtype float32 --max-seconds $pre --keep-best > $L/train-pre.log 2>&1
-  grep -v "Writing model shards" $L/train-pre.log | tail -20 > $OUT/llvm-train-pre.log; tail -2 $OUT/llvm-train-pre.log
-  ft=$(( end - SECONDS - 30 ))
-  [ -f $L/m-pre/config.json ] && [ $ft -gt 30 ] && timeout $(( end - SECONDS )) python3 -m dragon_model.train data/corpus/llvm \
-    -o $L/m-sft --target llvm --base $L/m-pre --epochs 40 --batch-size 8 --lr 1e-3 --max-length 4096 \
-    --save-dtype float16 --max-seconds $ft --keep-best > $L/train-sft.log 2>&1
-  grep -v "Writing model shards" $L/train-sft.log | tail -20 > $OUT/llvm-train-sft.log; tail -2 $OUT/llvm-train-sft.log
-  m=$L/m-sft; [ -f $m/config.json ] || m=$L/m-pre
-  tar -C "$(dirname $m)" --exclude=checkpoints -cf - "$(basename $m)" | split -b 15M - $OUT/llvm-model.tar.part-
+  pretrain_finetune $L llvm $size $L/rows/pretrain $pre 60 data/corpus/llvm llvm-train llvm-model --batch-size 8 --max-length 4096
   ;;
 llvm-eval)
   # first answers on the llvm corpus' held-out families, the new model (MODEL, default the one

@@ -318,19 +318,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     try:
-        _train(args)
+        train_sft(args.corpus, args.output, target=args.target, size=args.size, base=args.base, lora=args.lora,
+                  epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
+                  grad_accum=args.grad_accum, max_length=args.max_length, seed=args.seed, limit=args.limit,
+                  save_dtype=args.save_dtype, keep_best=args.keep_best, max_seconds=args.max_seconds,
+                  compact=args.tokenizer == "compact", log=lambda m: print(m, file=sys.stderr))
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
-
-
-def _train(args) -> None:
-    train_sft(args.corpus, args.output, target=args.target, size=args.size, base=args.base, lora=args.lora,
-              epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
-              grad_accum=args.grad_accum, max_length=args.max_length, seed=args.seed, limit=args.limit,
-              save_dtype=args.save_dtype, keep_best=args.keep_best, max_seconds=args.max_seconds,
-              compact=args.tokenizer == "compact", log=lambda m: print(m, file=sys.stderr))
 
 
 def main(argv=None) -> int:
