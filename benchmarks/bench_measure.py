@@ -192,7 +192,7 @@ class _TimeUp(Exception):
 
 
 def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dict, device: str = "local",
-                build_group: int = 1, seconds: float = 0.0) -> dict:
+                build_group: Optional[int] = None, seconds: float = 0.0) -> dict:
     """One mode through `measure_batch`; with SECONDS, it stops after that long (rows written so
     far are kept: `complete` says whether every candidate has one)."""
     from dragon_dsl.engine import Engine
@@ -200,7 +200,9 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
 
     out.unlink(missing_ok=True)
     first = next(c for c in read_batch(batch) if not c.problem)
-    options = {**engine_options(target, device), "build_group": build_group}
+    options = engine_options(target, device)
+    if build_group is not None:
+        options["build_group"] = build_group
     deadline = None
 
     def on_row(_row):
@@ -375,8 +377,12 @@ def main(argv=None) -> int:
     p.add_argument("--rpc-seconds", type=float, default=0.0,
                    help="stop the RPC mode after this long and compare the candidates it measured (default: no limit)")
     p.add_argument("--skip-baseline", action="store_true")
-    p.add_argument("--build-group", type=int, default=1,
-                   help="the measure path compiles up to N candidates of a workload as one library (default 1)")
+    p.add_argument("--build-group", type=int,
+                   help="the measure path compiles up to N candidates of a workload as one library "
+                        "(default: dragon measure's, 8 on a local GPU)")
+    p.add_argument("--also-build-group", type=int, action="append", default=[],
+                   help="also run the measure path with this build group (mode measure-gN, compared "
+                        "with measure); repeatable")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--min-repeat-ms", type=float, default=5.0)
     args = p.parse_args(argv)
@@ -404,6 +410,10 @@ def main(argv=None) -> int:
     modes_raw["measure"] = run_measure(spec, batch, out / "results-measure.jsonl", args.level, args.workers, timing,
                                        build_group=args.build_group)
     print(f"measure: {modes_raw['measure']['wall_s']:.1f} s", flush=True)
+    for g in args.also_build_group:
+        modes_raw[f"measure-g{g}"] = run_measure(spec, batch, out / f"results-measure-g{g}.jsonl", args.level,
+                                                 args.workers, timing, build_group=g)
+        print(f"measure-g{g}: {modes_raw[f'measure-g{g}']['wall_s']:.1f} s", flush=True)
     if args.rpc:
         if spec.is_gpu:
             n = max(1, len(local_gpus()))
@@ -437,6 +447,8 @@ def main(argv=None) -> int:
     comparisons = {}
     if "baseline" in modes_raw:
         comparisons["measure vs baseline"] = compare(modes_raw["baseline"]["rows"], modes_raw["measure"]["rows"])
+    for g in args.also_build_group:
+        comparisons[f"measure-g{g} vs measure"] = compare(modes_raw["measure"]["rows"], modes_raw[f"measure-g{g}"]["rows"])
     if "rpc" in modes_raw:
         rpc = modes_raw["rpc"]
         comparisons["rpc vs measure (local)"] = compare(modes_raw["measure"]["rows"], rpc["rows"],

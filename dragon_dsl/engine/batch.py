@@ -125,14 +125,15 @@ class Batch:
     # --- builds -----------------------------------------------------------------------------
     def _groups(self, todo: list) -> list:
         """The builds to submit: the items of each workload (in the order they came) cut into
-        groups of `group_sizes`."""
+        groups of `group_sizes`, decided over the whole call."""
         by_workload: dict = {}
         for item in todo:
             by_workload.setdefault(item.workload.hash, []).append(item)
         groups = []
-        for items in by_workload.values():
+        cuts = group_sizes([len(items) for items in by_workload.values()], self.e.workers, self.e.build_group)
+        for items, sizes in zip(by_workload.values(), cuts):
             start = 0
-            for size in group_sizes(len(items), self.e.workers, self.e.build_group):
+            for size in sizes:
                 groups.append(items[start:start + size])
                 start += size
         return groups
@@ -302,16 +303,27 @@ class Batch:
                 self._settle(item, Result(Status.BUILD_ERROR, "not measured", level="build"))
 
 
-def group_sizes(n: int, workers: int, most: int) -> list:
-    """How N builds of one workload are cut into groups for WORKERS build workers: at most MOST
-    per group, but never so few groups that workers sit idle (a group is one worker's job), and
-    sizes differing by at most one. 64 candidates on 16 workers with MOST 8: 16 groups of 4."""
-    if n <= 0:
-        return []
-    size = max(1, min(most, -(-n // max(1, workers))))
-    count = -(-n // size)
-    base, extra = divmod(n, count)
-    return [base + 1] * extra + [base] * (count - extra)
+def group_sizes(counts: list, workers: int, most: int) -> list:
+    """How one call's builds are cut into groups, COUNTS[i] candidates of workload i (a group
+    holds one workload's candidates) for WORKERS build workers: one group size for the call, the
+    largest up to MOST that still gives every worker a job (a group is one worker's job), and each
+    workload's sizes differing by at most one. 64 candidates of one workload on 16 workers with
+    MOST 8: 16 groups of 4; 24 workloads of 42 on 16 workers: groups of 7 and 6 (8 at most).
+    Cut workload by workload instead, those 42 made groups of 3 (42 / 16 workers), three nvcc
+    calls where one would do."""
+    counts = [max(0, int(n)) for n in counts]
+    need = min(max(1, workers), sum(counts))
+    size = 1
+    for s in range(max(1, most), 1, -1):
+        if sum(-(-n // s) for n in counts) >= need:
+            size = s
+            break
+    cuts = []
+    for n in counts:
+        count = -(-n // size)
+        base, extra = divmod(n, count) if count else (0, 0)
+        cuts.append([base + 1] * extra + [base] * (count - extra))
+    return cuts
 
 
 def build_failure(reply: dict) -> Result:

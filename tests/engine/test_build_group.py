@@ -112,19 +112,29 @@ def test_build_group_must_be_a_positive_integer(size):
         Engine(LLVM, workers=1, cache=False, build_group=size)
 
 
-@pytest.mark.parametrize("n, workers, most, sizes", [
-    (0, 4, 8, []),
-    (1, 4, 8, [1]),
-    (5, 1, 8, [5]),
-    (12, 1, 8, [6, 6]),            # two groups, as even as can be
-    (64, 16, 8, [4] * 16),         # every worker busy rather than 8 groups of 8
-    (64, 2, 8, [8] * 8),
-    (10, 16, 8, [1] * 10),         # more workers than candidates: one each
-    (9, 2, 4, [3, 3, 3]),
-    (7, 3, 1, [1] * 7),            # grouping off
+@pytest.mark.parametrize("counts, workers, most, sizes", [
+    ([], 4, 8, []),
+    ([0], 4, 8, [[]]),
+    ([1], 4, 8, [[1]]),
+    ([5], 1, 8, [[5]]),
+    ([12], 1, 8, [[6, 6]]),            # two groups, as even as can be
+    ([64], 16, 8, [[4] * 16]),         # every worker busy rather than 8 groups of 8
+    ([64], 2, 8, [[8] * 8]),
+    ([10], 16, 8, [[1] * 10]),         # more workers than candidates: one each
+    ([9], 2, 4, [[3, 3, 3]]),
+    ([7], 3, 1, [[1] * 7]),            # grouping off
+    # many workloads in one call: the size is the call's, not each workload's own share
+    ([42] * 24, 16, 8, [[7] * 6] * 24),
+    ([42, 3, 1], 16, 8, [[3] * 14, [3], [1]]),   # 16 jobs for 16 workers
+    ([10, 10], 16, 8, [[1] * 10] * 2),
+    ([10, 10], 4, 8, [[5, 5], [5, 5]]),
+    ([17, 0, 2], 2, 8, [[6, 6, 5], [], [2]]),
 ])
-def test_group_sizes(n, workers, most, sizes):
+def test_group_sizes(counts, workers, most, sizes):
     from dragon_dsl.engine.batch import group_sizes
 
-    got = group_sizes(n, workers, most)
-    assert got == sizes and sum(got) == n
+    got = group_sizes(counts, workers, most)
+    assert got == sizes and [sum(g) for g in got] == counts
+    assert all(max(g) <= max(1, most) and max(g) - min(g) <= 1 for g in got if g)
+    if sum(counts):
+        assert sum(len(g) for g in got) >= min(workers, sum(counts))
