@@ -379,7 +379,7 @@ def main(argv=None) -> int:
     p.add_argument("--skip-baseline", action="store_true")
     p.add_argument("--build-group", type=int,
                    help="the measure path compiles up to N candidates of a workload as one library "
-                        "(default: dragon measure's, 8 on a local GPU)")
+                        "(default: dragon measure's, 1)")
     p.add_argument("--also-build-group", type=int, action="append", default=[],
                    help="also run the measure path with this build group (mode measure-gN, compared "
                         "with measure); repeatable")

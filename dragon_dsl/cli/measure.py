@@ -46,9 +46,8 @@ def add_parser(sub) -> None:
     p.add_argument("--run-timeout", type=float, default=30.0,
                    help="seconds for a candidate's verify and time once it holds the device (default 30)")
     p.add_argument("--chunk", type=int, help="candidates per engine call (default: 1024 on GPUs, 4 x workers on a CPU)")
-    p.add_argument("--build-group", type=int,
-                   help="compile up to N candidates of one workload as one library (one nvcc call; "
-                        "default 8 on a local GPU, else 1)")
+    p.add_argument("--build-group", type=int, default=1,
+                   help="compile up to N candidates of one workload as one library (one nvcc call; default 1)")
     p.add_argument("--no-dedupe", action="store_true",
                    help="build and measure candidates with identical lowered source each on its own")
     p.add_argument("--cache", help="answer from (and fill) this results cache file; by default everything is measured")
@@ -90,8 +89,7 @@ def cmd_measure(args, out: Console, err: Console) -> int:
     options = engine_options(args.target, device)
     if args.no_dedupe:
         options["dedupe_sources"] = False
-    if args.build_group is not None:
-        options["build_group"] = args.build_group
+    options["build_group"] = args.build_group
     try:
         engine = Engine(args.target, device=device, workers=args.workers, timeout_s=args.timeout,
                         run_timeout_s=args.run_timeout, cache=args.cache if args.cache else False, **options)

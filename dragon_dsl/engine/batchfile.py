@@ -274,14 +274,13 @@ class ResultsWriter:
 # --- measuring --------------------------------------------------------------------------------
 def engine_options(target, device: str = "local") -> dict:
     """What the labelling path asks of the engine beyond its defaults: sources deduplicated and,
-    on local GPUs, two device workers per GPU (one loads while the other runs) and up to 8
-    candidates of a workload compiled as one library (one nvcc call: its fixed cost was most of a
-    build, benchmarks/results/h200_measure). Not for remote devices: each candidate uploads its
-    library, and an RPC server compiles all of a group's CUDA source at each load."""
+    on local GPUs, two device workers per GPU (one loads while the other runs). Builds are not
+    grouped (`--build-group`): on the H200, 8 candidates per nvcc call measured no faster than
+    one each (benchmarks/results/h200_measure: the compile time is the kernels', not nvcc's)."""
     from dragon_dsl.engine.targets import parse_device, resolve_target
 
     gpu_local = resolve_target(target).is_gpu and not parse_device(device).is_remote
-    return {"dedupe_sources": True, "device_slots": 2 if gpu_local else 1, "build_group": 8 if gpu_local else 1}
+    return {"dedupe_sources": True, "device_slots": 2 if gpu_local else 1}
 
 
 def default_chunk(engine) -> int:

@@ -211,14 +211,3 @@ def test_one_device_worker_per_gpu_that_cuda_visible_devices_shows():
     assert visible(gpus, "1,7,2") == [gpus[1]]           # CUDA stops at the first entry it cannot match
     assert visible(gpus, "") == [] and visible(gpus, "-1") == []
 
-
-@pytest.mark.parametrize("target, device, group, slots", [
-    ("cuda", "local", 8, 2),                     # one nvcc call for up to 8 candidates of a workload
-    ("cuda", "rpc://127.0.0.1:9190/gpu", 1, 1),  # a server compiles each uploaded library's whole source
-    ("llvm", "local", 1, 1),
-])
-def test_labelling_path_groups_builds_on_local_gpus_only(target, device, group, slots):
-    from dragon_dsl.engine.batchfile import engine_options
-
-    options = engine_options(target, device)
-    assert options == {"dedupe_sources": True, "device_slots": slots, "build_group": group}
