@@ -123,6 +123,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "DRG704": (Severity.ERROR, "wrong result"),
     "DRG705": (Severity.ERROR, "output not written"),
     "DRG706": (Severity.INFO, "measured latency"),
+    "DRG707": (Severity.WARNING, "kernel launched from a host loop"),
 }
 
 

@@ -155,6 +155,9 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     if problem is not None:
         report.diagnostics.append(dg.make("DRG207", target_span(script, program), problem))
         return report
+    launched = _launch_warning(result.schedule, tgt)
+    if launched is not None:
+        report.diagnostics.append(dg.make("DRG707", target_span(script, program), launched))
     engine = engine_for(tgt)
     measured = engine.measure(wl, [result.trace], level=level, seeds=seeds)[0]
     report.level_reached = level if measured.status == "ok" else measured.level
@@ -167,6 +170,17 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
         report.figures = _figures(engine, wl, measured)
         report.diagnostics.append(dg.make("DRG706", span, _latency_message(report.figures)))
     return report
+
+
+def _launch_warning(sch, target) -> Optional[str]:
+    """On GPU targets, the loops of more than one iteration the schedule leaves around a kernel
+    (`launch_message`); None on CPUs and when there is none."""
+    from dragon_dsl.tvm.compile import launch_message
+    from dragon_dsl.tvm.target import GPU_KINDS, tvm_target
+
+    if str(tvm_target(target).kind.name) not in GPU_KINDS:
+        return None
+    return launch_message(sch.mod)
 
 
 def _figures(engine, workload, measured) -> dict:

@@ -95,7 +95,11 @@ CPU_RETRIES = 2
 #: 10: bind, parallel, unroll and vectorize take serial loops only (the second-generation CUDA
 #:    model bound a reduction's loop to blockIdx.x and then to threadIdx.x: it replayed, built and
 #:    ran thousands of times slower than dlight)
-GENERATION_VERSION = 10
+#: 11: on GPUs, a script that leaves a loop of more than one iteration around a kernel (the host
+#:    launches the kernel once per iteration) is replaced by a further sample, as a script the
+#:    compiler rejects is (`launch_problem`: 8 of the 15 version-10 reduction answers of the
+#:    second-generation model, 17-7,000x slower than dlight; no training script has one)
+GENERATION_VERSION = 11
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True
@@ -111,6 +115,20 @@ def compile_problem(text: str, workload, target: Any) -> Optional[str]:
     from dragon_dsl.tvm.compile import compile_problem as problem
 
     return problem(to_trace_json(text), _workload_text(workload), resolve_target(target).spec)
+
+
+def launch_problem(text: str, workload) -> Optional[str]:
+    """Why a GPU script is slow before anything runs, or None: a loop of more than one iteration
+    left around a kernel, which the host runs, launching the kernel once per iteration
+    (`dragon_dsl.tvm.compile.launch_loops`). TVM compiles and runs it correctly."""
+    from dragon_dsl import DragonError, to_trace_json
+    from dragon_dsl.tvm.compile import launch_problem as problem
+
+    try:
+        trace = to_trace_json(text)
+    except DragonError:   # a script that does not check: replay_problem's to report
+        return None
+    return problem(trace, _workload_text(workload))
 
 
 def replay_problem(text: str, workload) -> Optional[str]:
@@ -132,8 +150,8 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
     does) before it is kept. On a GPU target a script the compiler rejects (`compile_problem`) for stages
     left on the host is first completed by AutoBind (`dragon_model.complete`; the Generation keeps the
     model's own body in `completed_from`); one still rejected is replaced by a further sample, up to
-    `retries` (GPU_RETRIES; on CPUs CPU_RETRIES) in all; the rejected ones fill the list only when too
-    few pass."""
+    `retries` (GPU_RETRIES; on CPUs CPU_RETRIES) in all, and so is one that would launch a kernel from
+    a host loop (`launch_problem`); the rejected ones fill the list only when too few pass."""
     from dragon_model.complete import bind_host_blocks
     from dragon_model.data import body_of_text
     from dragon_model.generate import header
@@ -159,13 +177,14 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
         # `dragon-check --level replay` does, so that no shown script fails its user's check
         problem = replay_problem(head + g.body, workload) if g.body.strip() else None
         if problem is None and gpu and extra:
-            problem = compile_problem(head + g.body, workload, target)
+            problem = compile_problem(head + g.body, workload, target) or launch_problem(head + g.body, workload)
         if problem is not None and COMPLETE_HOST_BLOCKS and gpu and extra:
             completed = bind_host_blocks(head + g.body, workload, target)
             if completed is not None and completed not in seen:
                 # AutoBind's statements come from a replayed schedule, not from the decoder, which
                 # replays every statement it keeps: the completed text must replay as dragon-check does
-                again = replay_problem(head + completed, workload) or compile_problem(head + completed, workload, target)
+                again = (replay_problem(head + completed, workload) or compile_problem(head + completed, workload, target)
+                         or launch_problem(head + completed, workload))
                 if again is None:    # the model's statements, then AutoBind's for the stages it left on the host
                     g.completed_from, g.body, problem = g.body, completed, None
                     seen.add(completed)

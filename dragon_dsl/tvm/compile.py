@@ -107,6 +107,43 @@ def host_blocks(mod) -> list:
     return [block for kind, _, block, _ in _binding_findings(mod) if kind == HOST_BLOCK]
 
 
+def launch_loops(mod) -> list:
+    """The loops of more than one iteration around a kernel, as (loop name, extent or None when not a
+    constant), outermost first, each once: a loop that encloses a nest's outermost bound loop stays on
+    the host, which launches the kernel once per iteration. TVM compiles and runs that correctly,
+    but slowly: a second-generation model's reductions kept `for j_0 in range(134)` or
+    `for ax0 in range(4096)` around their bound loops and ran 17-7,000x slower than dlight. Neither
+    MetaSchedule (AutoBind fuses and binds a block's outer loops) nor dlight writes such a loop."""
+    import tvm
+
+    found: dict = {}
+    for _, func in mod.functions_items():
+        if not isinstance(func, tvm.tirx.PrimFunc):
+            continue
+
+        def visit(stmt, around: tuple) -> None:
+            if isinstance(stmt, tvm.tirx.For):
+                if stmt.kind == tvm.tirx.ForKind.THREAD_BINDING and stmt.thread_binding is not None:
+                    for name, extent in around:
+                        if extent != 1:
+                            found.setdefault(name, extent)
+                    return   # inside a kernel: the loops here run on the device
+                extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
+                visit(stmt.body, around + ((stmt.loop_var.name, extent),))
+            elif hasattr(stmt, "block") and hasattr(stmt, "iter_values"):   # SBlockRealize
+                if stmt.block.init is not None:
+                    visit(stmt.block.init, around)
+                visit(stmt.block.body, around)
+            elif isinstance(stmt, tvm.tirx.SeqStmt):
+                for child in stmt.seq:
+                    visit(child, around)
+            elif hasattr(stmt, "body"):
+                visit(stmt.body, around)
+
+        visit(func.body, ())
+    return list(found.items())
+
+
 def _binding_findings(mod) -> list:
     """(kind, message, block name or None, whether the function binds any loop) per finding."""
     import tvm
@@ -248,6 +285,30 @@ def compile_checked(mod, source: dict, target):
     import tvm
 
     return tvm.compile(checked_schedule(mod, source, target), target)
+
+
+def launch_message(mod) -> Optional[str]:
+    """What `launch_loops` finds in MOD, said for the script's author, or None."""
+    loops = launch_loops(mod)
+    if not loops:
+        return None
+    named = ", ".join(f"{name} ({extent if extent is not None else '?'})" for name, extent in loops[:4])
+    many = len(loops) > 1
+    them = "them" if many else "it"
+    return (f"loop{'s' if many else ''} {named} around the kernel stay{'' if many else 's'} on the host, which "
+            f"launches the kernel once per iteration: correct, but slow; fuse {them} into the bound loops or bind {them}")
+
+
+def launch_problem(trace: list, workload) -> Optional[str]:
+    """`launch_message` of a GPU schedule (trace JSON on WORKLOAD), or None (also when it does not
+    replay: `compile_problem` says why)."""
+    from dragon_dsl.tvm.workload import load_workload
+
+    try:
+        scheduled = schedule(load_workload(workload), {"trace": trace}, None)
+    except Exception:  # noqa: BLE001 - a replay failure is compile_problem's to report
+        return None
+    return launch_message(scheduled)
 
 
 def compile_problem(trace: list, workload, target: Any) -> Optional[str]:

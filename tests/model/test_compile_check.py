@@ -78,3 +78,36 @@ def test_a_script_that_does_not_replay_from_its_text_is_replaced(scripted, targe
     gen = scripted(["unreplayable\n", "good\n"], passes=lambda text: True, replays=lambda text: "good" in text)
     out = api.candidates(str(WORKLOAD), target, k=1)
     assert [t.split("\n\n", 1)[1] for t, _ in out] == ["good\n"] and len(gen.calls) == 2
+
+
+LAUNCHED = 'b0 = get_sblock("transpose")\nl1, l2 = get_loops(b0)\nl3, l4 = split(l2, [None, 32])\n' \
+           'bind(l3, "blockIdx.x")\nbind(l4, "threadIdx.x")\n'
+BOUND = PREFIX + 'l4, l5 = split(l3, [None, 256])\nbind(l4, "blockIdx.x")\nbind(l5, "threadIdx.x")\n'
+
+
+@pytest.mark.parametrize("body, loops", [
+    (BOUND, None),
+    (LAUNCHED, "l1"),                                       # the 64 rows stay a host loop around the kernel
+    (LAUNCHED.replace("l3, l4 = split(l2", "l3, l4 = split(l1").replace(
+        'bind(l3, "blockIdx.x")', 'bind(l3, "blockIdx.x")\nbind(l2, "blockIdx.y")'), None),   # both bound
+    ('b0 = get_sblock("transpose")\nl1, l2 = get_loops(b0)\nl3, l4 = split(l1, [2, None])\n'
+     'l5 = fuse(l4, l2)\nl6, l7 = split(l5, [None, 256])\nbind(l6, "blockIdx.x")\nbind(l7, "threadIdx.x")\n', "l3"),
+])
+def test_launch_problem(body, loops):
+    """A loop of more than one iteration around a kernel stays on the host, which launches the kernel
+    once per iteration: TVM compiles it and it runs correctly, but slowly."""
+    assert api.compile_problem(HEAD + body, WORKLOAD, "nvidia/nvidia-h100") is None
+    found = api.launch_problem(HEAD + body, WORKLOAD)
+    if loops is None:
+        assert found is None
+    else:
+        assert found is not None and "launches the kernel once per iteration" in found
+
+
+def test_a_kernel_launched_from_a_host_loop_is_replaced_by_the_next_sample(scripted):
+    gen = scripted([LAUNCHED, BOUND], passes=lambda text: True)
+    out = api.candidates(str(WORKLOAD), "nvidia/nvidia-h100", k=1)
+    assert [t.split("\n\n", 1)[1] for t, _ in out] == [BOUND] and len(gen.calls) == 2
+    alone = scripted([LAUNCHED], passes=lambda text: True)
+    kept = api.candidates(str(WORKLOAD), "nvidia/nvidia-h100", k=1, retries=0)   # no retries: nothing checked
+    assert len(kept) == 1 and len(alone.calls) == 1
