@@ -138,7 +138,7 @@ class Engine:
 
     def reference(self, workload, seeds: int = 3):
         """The verifier's reference of a workload (engine/reference.py's Reference): computed, or
-        loaded from the results cache. Large ones are not cached but stay in the engine's work dir."""
+        loaded from the results cache (large ones from their own file beside it)."""
         from dragon_dsl.engine import reference
 
         self.prepare([workload], seeds=seeds)

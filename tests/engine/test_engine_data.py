@@ -82,12 +82,14 @@ def test_cache_store_lookup_and_references(tmp_path):
     assert cache.lookup("wk", "th", "t", "rpc://h:1/k", task) is None
     assert cache.put_reference("wk", "cfg", b"npz")
     assert cache.get_reference("wk", "cfg") == b"npz" and cache.get_reference("wk", "other") is None
-    cache.MAX_REFERENCE_BYTES = 8  # over the limit: not cached, and no error (SQLite would refuse a huge blob)
-    assert not cache.put_reference("wk", "big", b"123456789")
-    assert cache.get_reference("wk", "big") is None
+    cache.MAX_REFERENCE_BYTES = 8  # over the blob limit (SQLite would refuse a huge blob): a file of its own
+    assert cache.put_reference("wk", "big", b"123456789")
+    assert cache.get_reference("wk", "big") == b"123456789" and cache.get_reference("wk", "bigger") is None
+    assert cache.reference_file("wk", "big").parent == tmp_path / "r-refs"
+    assert not list((tmp_path / "r-refs").glob("*.tmp"))
     cache.close()
     again = ResultsCache(tmp_path / "r.sqlite")
-    assert again.count() == 1
+    assert again.count() == 1 and again.get_reference("wk", "big") == b"123456789"   # kept across runs
     again.close()
 
 

@@ -102,13 +102,17 @@ def test_prepare_stores_references_in_the_cache(llvm_engine):
         assert [a.name for a in ref.outputs] == (["row_sum"] if name.startswith("row") else ["B"])
 
 
-def test_reference_of_a_workload_too_large_for_the_cache(llvm_engine, monkeypatch):
-    """A reference over the cache's size limit is not stored there, but Engine.reference still gives it
-    (the vendor baseline of `dragon eval` read it from the cache and crashed on big workloads)."""
+def test_reference_of_a_workload_too_large_for_the_database(llvm_engine, monkeypatch):
+    """A reference over the database's blob limit is kept in a file beside it: Engine.reference
+    gives it (the vendor baseline of `dragon eval` once read it from the cache and crashed on big
+    workloads), and a later run finds it instead of computing it again (a resumed evaluation
+    spent minutes on the CPU references of large GEMMs)."""
     from dragon_dsl.engine import keys
-    from dragon_dsl.engine.reference import config_key
+    from dragon_dsl.engine.reference import config_key, from_bytes
 
     monkeypatch.setattr(type(llvm_engine.cache), "MAX_REFERENCE_BYTES", 16)
     ref = llvm_engine.reference(workload("inplace_add_64"), seeds=2)
-    assert llvm_engine.cache.get_reference(keys.load(workload("inplace_add_64")).hash, config_key(2)) is None
-    assert [s[0] for s in ref.sets] == ["random0", "random1", "zeros", "large"]
+    key = (keys.load(workload("inplace_add_64")).hash, config_key(2))
+    assert llvm_engine.cache.reference_file(*key).is_file()
+    kept = from_bytes(llvm_engine.cache.get_reference(*key))
+    assert [s[0] for s in ref.sets] == [s[0] for s in kept.sets] == ["random0", "random1", "zeros", "large"]
