@@ -107,6 +107,10 @@ class Engine:
         """The workload built as it is ("unscheduled") or with dlight's default GPU rules ("dlight")."""
         return self._run([self._baseline_pair(workload, kind, level, timing)])[0]
 
+    def baselines(self, workloads, kind: str = "unscheduled", level: str = "time", **timing) -> list:
+        """`baseline` of several workloads in one call: their builds run on every build worker at once."""
+        return self._run([self._baseline_pair(w, kind, level, timing) for w in workloads])
+
     def _baseline_pair(self, workload, kind: str, level: str = "time", timing: Optional[dict] = None) -> tuple:
         if kind not in ("unscheduled", "dlight"):
             raise ValueError(f"baseline kind {kind!r}: expected 'unscheduled' or 'dlight'")

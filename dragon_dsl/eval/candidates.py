@@ -40,6 +40,7 @@ class Context:
     hashes: dict = field(default_factory=dict)   # workload path -> structural hash
     target: object = None                        # engine/targets.py's Target (the engine's, when there is one)
     generation_version: Optional[int] = None     # measure the answers of this decoder version (None: the model's)
+    prefetched: dict = field(default_factory=dict)   # "hash|kind" -> a baseline's Result measured in a batch
 
     def __post_init__(self):
         if self.target is None and self.engine is not None:

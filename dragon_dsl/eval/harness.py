@@ -168,6 +168,8 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         deferred: list = []
         for label, fn in phases:
             progress(label, len(entries))
+            if label in ("unscheduled", "dlight") and _time_left(settings, t_start) > SERIAL_BASELINE_S * len(entries):
+                m.prefetch_baselines(ctx, entries, label)   # all builds at once; the rows read the cache
             for e in entries:
                 if _past_deadline(settings, t_start, expected.get(label), e):
                     deferred.append({"method": label, "workload": e.name})
@@ -320,13 +322,24 @@ def _shards(out_dir: Path) -> Optional[int]:
 DEADLINE_MARGIN = 1.25   # an expected duration is stretched by this before it is compared with the time left
 
 
+#: seconds a baseline measurement took alone (dlight on the H200 host: build, verify, time), an upper
+#: bound on its share of a batch: a batch of baselines starts only when this many per workload are left
+SERIAL_BASELINE_S = 3.0
+
+
+def _time_left(settings: Settings, t_start: float) -> float:
+    if settings.stop_after_s is None:
+        return float("inf")
+    return settings.stop_after_s - (time.perf_counter() - t_start)
+
+
 def _past_deadline(settings: Settings, t_start: float, estimate, entry) -> bool:
     """With `stop_after_s`: whether this measurement should wait for a later run, because the time is
     up or because its expected duration (for tuning runs, `methods.expected_tune_s`) would end past it.
     A run of unknown duration starts while time is left: a cut-short tuning run is done again later."""
     if settings.stop_after_s is None:
         return False
-    left = settings.stop_after_s - (time.perf_counter() - t_start)
+    left = _time_left(settings, t_start)
     if left <= 0:
         return True
     seconds = estimate(entry) if estimate is not None else None
