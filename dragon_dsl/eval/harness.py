@@ -168,8 +168,11 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         deferred: list = []
         for label, fn in phases:
             progress(label, len(entries))
+            # all of a phase's builds at once (the rows take their results): baselines, first answers
             if label in ("unscheduled", "dlight") and _time_left(settings, t_start) > SERIAL_BASELINE_S * len(entries):
-                m.prefetch_baselines(ctx, entries, label)   # all builds at once; the rows read the cache
+                m.prefetch_baselines(ctx, entries, label)
+            elif label == "model-first" and _time_left(settings, t_start) > SERIAL_BASELINE_S * len(entries):
+                m.prefetch_first_answers(ctx, entries)
             for e in entries:
                 if _past_deadline(settings, t_start, expected.get(label), e):
                     deferred.append({"method": label, "workload": e.name})

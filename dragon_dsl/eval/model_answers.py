@@ -57,6 +57,23 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
     return row
 
 
+def prefetch_first_answers(ctx: Context, entries: list) -> int:
+    """Measure the first answers already written under OUT_DIR/model (`--generate-only`) of every
+    entry in one engine call (`candidates.prefetch`); an entry without one is left to `model`,
+    which generates it. Returns how many were measured."""
+    from dragon_dsl.eval.candidates import prefetch, script_candidate
+
+    jobs = []
+    for e in entries:
+        path = suggestions_path(ctx, e, 1, "construction", None)
+        if not path.exists():
+            continue
+        texts = json.loads(path.read_text(encoding="utf-8"))["scripts"]
+        traces = [t for t, failure in map(script_candidate, texts) if failure is None]
+        jobs.append((e, traces, f"{ctx.whash(e.path)}|model-first|construction|{digest(texts)}"))
+    return prefetch(ctx, jobs)
+
+
 def generate(ctx: Context, entry, n: int, task: str = "construction", script: Optional[str] = None) -> dict:
     """Only the model's scripts for a task, into OUT_DIR/model (`dragon eval --generate-only`): the
     generation needs no GPU, so a CPU machine can write them and the GPU run measures them."""

@@ -61,3 +61,45 @@ def test_no_batch_for_one_workload_or_dlight_on_a_cpu(tmp_path):
     assert m.prefetch_baselines(ctx, _entries()[:1], "unscheduled") == 0
     engine.target.is_gpu = False
     assert m.prefetch_baselines(ctx, _entries(), "dlight") == 0 and engine.batches == []
+
+
+class StubRunEngine(StubEngine):
+    """Also answers `run` (traces) and `measure` (what the per-workload path calls)."""
+
+    def __init__(self):
+        super().__init__()
+        self.target = SimpleNamespace(is_gpu=True, key="stub-cuda", spec="cuda")
+        self.runs, self.measured = [], []
+
+    def run(self, tasks, baselines=(), on_result=None):
+        self.runs.append(list(tasks))
+        return [Result(Status.OK, latency_us=5.0, latencies_us=[5.0], build_s=1.0, run_s=0.5, level="time")
+                if i == 0 else Result(Status.NUMERIC_MISMATCH, "wrong", build_s=1.0, run_s=0.25, level="verify")
+                for i, _ in enumerate(tasks)]
+
+    def measure(self, workload, traces, **kw):
+        self.measured.append(workload)
+        return [Result(Status.OK, latency_us=7.0, latencies_us=[7.0], level=kw.get("level", "time")) for _ in traces]
+
+
+BODY = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
+
+
+def test_first_answers_written_beforehand_are_measured_in_one_call(tmp_path, monkeypatch):
+    from dragon_dsl.eval import model_answers
+    from dragon_dsl.files import write_json
+
+    monkeypatch.setattr(model_answers, "model_suggest", lambda: (lambda **kw: [BODY], ""))
+    engine = StubRunEngine()
+    ctx = Context(engine, tmp_path, WallTimes(tmp_path / "walls.json"), model_path=str(tmp_path / "no-weights"))
+    entries = _entries()
+    (tmp_path / "model").mkdir()
+    for e in entries[:2]:         # written by --generate-only; the third is not
+        write_json(model_answers.suggestions_path(ctx, e, 1, "construction", None),
+                   {"scripts": [BODY], "generation_s": 2.0, "host": None})
+    assert m.prefetch_first_answers(ctx, entries) == 2
+    assert len(engine.runs) == 1 and len(engine.runs[0]) == 2
+    rows = [m.model(ctx, e, 1) for e in entries]
+    assert engine.measured == [str(entries[2].path)] * 2          # only the third: verify, then time
+    assert [r["candidates"][0]["status"] for r in rows[:2]] == ["ok", "numeric_mismatch"]
+    assert rows[0]["time_s"] == 2.0 + 1.5 and rows[1]["time_s"] is None     # generation + its own seconds
