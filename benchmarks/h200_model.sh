@@ -125,9 +125,11 @@ eval)
   # SETS: operators (the 50 held-out real operators), families (the CUDA corpus' held-out families,
   # conv1d and reductions, at shapes of another seed); each set's answers are generated first by
   # GEN_SHARDS processes side by side (the decoder replays every statement with TVM on the CPU),
-  # then measured against dlight in one run. The operators' CPU references (a 4096 x 11008 fp16
-  # GEMM...) take minutes before the first measurement: give that set a call of its own
-  # (SETS=operators eval 560 1; 135 s was not enough)
+  # then measured against dlight in one run. The operators' CPU references (a 512 x 11008 x 4096 fp16
+  # GEMM...) take 270-300 s before the first measurement: give that set a call of its own
+  # (SETS=operators eval 560 1). A second call while the machine is held goes on from the first:
+  # the references over 256 MiB are kept as files in the eval's cache, and the baselines and the
+  # answers written beforehand are measured in one engine call each
   setup
   secs=${2:-420}; k=${3:-1}
   end=$(( SECONDS + secs - 20 ))
