@@ -79,6 +79,8 @@ def _check_trace(trace) -> None:
 HOST_BLOCK = "host_block"
 LOOP_PAST_OUTER = "thread_loop_past_outer"
 EXTENT_MISMATCH = "thread_extent_mismatch"
+#: not a problem of correctness (`thread_binding_problems` leaves it out): see `launch_loops`
+LAUNCH_LOOP = "launch_loop"
 
 
 def thread_binding_problems(mod) -> list:
@@ -98,7 +100,8 @@ def thread_binding_problems(mod) -> list:
         one that is longer is LOOP_PAST_OUTER's. Seen in 7 of 9 model answers that compiled but
         failed on the H200; in none of the 784 verified corpus scripts.
     Only functions with at least one bound loop are looked at (none bound: `check_gpu`'s own message)."""
-    return [(kind, message) for kind, message, _, any_bound in _binding_findings(mod) if any_bound]
+    return [(kind, message) for kind, message, _, any_bound in _binding_findings(mod)
+            if any_bound and kind != LAUNCH_LOOP]
 
 
 def host_blocks(mod) -> list:
@@ -114,38 +117,12 @@ def launch_loops(mod) -> list:
     but slowly: a second-generation model's reductions kept `for j_0 in range(134)` or
     `for ax0 in range(4096)` around their bound loops and ran 17-7,000x slower than dlight. Neither
     MetaSchedule (AutoBind fuses and binds a block's outer loops) nor dlight writes such a loop."""
-    import tvm
-
-    found: dict = {}
-    for _, func in mod.functions_items():
-        if not isinstance(func, tvm.tirx.PrimFunc):
-            continue
-
-        def visit(stmt, around: tuple) -> None:
-            if isinstance(stmt, tvm.tirx.For):
-                if stmt.kind == tvm.tirx.ForKind.THREAD_BINDING and stmt.thread_binding is not None:
-                    for name, extent in around:
-                        if extent != 1:
-                            found.setdefault(name, extent)
-                    return   # inside a kernel: the loops here run on the device
-                extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
-                visit(stmt.body, around + ((stmt.loop_var.name, extent),))
-            elif hasattr(stmt, "block") and hasattr(stmt, "iter_values"):   # SBlockRealize
-                if stmt.block.init is not None:
-                    visit(stmt.block.init, around)
-                visit(stmt.block.body, around)
-            elif isinstance(stmt, tvm.tirx.SeqStmt):
-                for child in stmt.seq:
-                    visit(child, around)
-            elif hasattr(stmt, "body"):
-                visit(stmt.body, around)
-
-        visit(func.body, ())
-    return list(found.items())
+    return list(dict.fromkeys(loop for kind, _, loop, _ in _binding_findings(mod) if kind == LAUNCH_LOOP))
 
 
 def _binding_findings(mod) -> list:
-    """(kind, message, block name or None, whether the function binds any loop) per finding."""
+    """(kind, message, subject, whether the function binds any loop) per finding; the subject is
+    the block's name for HOST_BLOCK, (loop name, extent) for LAUNCH_LOOP, else None."""
     import tvm
     from tvm.s_tir import SBlockRealize
 
@@ -155,10 +132,11 @@ def _binding_findings(mod) -> list:
             continue
         found, any_bound = [], False
 
-        def visit(stmt, axes: dict, under_binding: bool, kernel: dict = None) -> None:
+        def visit(stmt, axes: dict, under_binding: bool, kernel: dict = None, around: tuple = ()) -> None:
             """`axes`: thread tag -> extent of the bound loops around `stmt` (extent-1 loops left out:
             they are simplified away before the threads are bound, and constrain nothing);
-            `kernel`: thread tag -> {extent: first loop's name} over the kernel `stmt` is in."""
+            `kernel`: thread tag -> {extent: first loop's name} over the kernel `stmt` is in;
+            `around`: (name, extent) of the loops around `stmt` that stay on the host."""
             nonlocal any_bound
             if isinstance(stmt, tvm.tirx.For):
                 if stmt.kind == tvm.tirx.ForKind.THREAD_BINDING and stmt.thread_binding is not None:
@@ -166,6 +144,7 @@ def _binding_findings(mod) -> list:
                     tag = str(stmt.thread_binding.thread_tag)
                     extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
                     if not under_binding:   # the outermost bound loop of a nest: a kernel of its own
+                        found.extend((LAUNCH_LOOP, loop, "") for loop in around if loop[1] != 1)
                         kernel = {}
                         visit(stmt, axes, True, kernel)
                         found.extend((kind, None, message) for kind, message in _extent_mismatches(kernel))
@@ -180,7 +159,10 @@ def _binding_findings(mod) -> list:
                         kernel.setdefault(tag, {}).setdefault(extent, stmt.loop_var.name)
                     if extent != 1:
                         axes = {**axes, tag: extent}
-                visit(stmt.body, axes, under_binding, kernel)
+                elif not under_binding:
+                    extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
+                    around = around + ((stmt.loop_var.name, extent),)
+                visit(stmt.body, axes, under_binding, kernel, around)
             elif isinstance(stmt, SBlockRealize):
                 block = stmt.block
                 if not under_binding and block.name_hint != "root" and (block.iter_vars or block.writes):
@@ -188,17 +170,17 @@ def _binding_findings(mod) -> list:
                                   "blockIdx/threadIdx: TVM would run it on the host, which cannot read the GPU's buffers"))
                     return  # its inner blocks run on the host with it: one message for the nest
                 if block.init is not None:
-                    visit(block.init, axes, under_binding, kernel)
-                visit(block.body, axes, under_binding, kernel)
+                    visit(block.init, axes, under_binding, kernel, around)
+                visit(block.body, axes, under_binding, kernel, around)
             elif isinstance(stmt, tvm.tirx.SeqStmt):
                 for inner in stmt.seq:
-                    visit(inner, axes, under_binding, kernel)
+                    visit(inner, axes, under_binding, kernel, around)
             elif isinstance(stmt, tvm.tirx.IfThenElse):
-                visit(stmt.then_case, axes, under_binding, kernel)
+                visit(stmt.then_case, axes, under_binding, kernel, around)
                 if stmt.else_case is not None:
-                    visit(stmt.else_case, axes, under_binding, kernel)
+                    visit(stmt.else_case, axes, under_binding, kernel, around)
             elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
-                visit(stmt.body, axes, under_binding, kernel)
+                visit(stmt.body, axes, under_binding, kernel, around)
 
         visit(func.body, {}, False)
         problems += [(kind, message, block, any_bound) for kind, block, message in found]
