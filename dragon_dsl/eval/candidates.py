@@ -40,7 +40,7 @@ class Context:
     hashes: dict = field(default_factory=dict)   # workload path -> structural hash
     target: object = None                        # engine/targets.py's Target (the engine's, when there is one)
     generation_version: Optional[int] = None     # measure the answers of this decoder version (None: the model's)
-    prefetched: dict = field(default_factory=dict)   # "hash|kind" -> a baseline's Result measured in a batch
+    prefetched: dict = field(default_factory=dict)   # measurement key -> its Results, measured in a batch (`keep`)
 
     def __post_init__(self):
         if self.target is None and self.engine is not None:
@@ -105,11 +105,16 @@ def prefetch(ctx: Context, jobs: list) -> int:
              for t in traces]
     results = iter(ctx.engine.run(tasks))
     for _, traces, key in jobs:
-        mine = [next(results) for _ in traces]
-        seconds = sum((r.build_s or 0.0) + (r.run_s or 0.0) for r in mine)
-        ctx.walls.resolve(key, seconds, any(not r.cached for r in mine))
-        ctx.prefetched[key] = mine
+        keep(ctx, key, [next(results) for _ in traces])
     return len(jobs)
+
+
+def keep(ctx: Context, key: str, results: list) -> None:
+    """Results measured in a batch for the measurement KEY: its wall time, their own build and
+    device seconds, is stored, and the row that measures KEY takes them from CTX."""
+    seconds = sum((r.build_s or 0.0) + (r.run_s or 0.0) for r in results)
+    ctx.walls.resolve(key, seconds, any(not r.cached for r in results))
+    ctx.prefetched[key] = results
 
 
 def script_candidate(text: str):

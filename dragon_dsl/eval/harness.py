@@ -169,10 +169,9 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         for label, fn in phases:
             progress(label, len(entries))
             # all of a phase's builds at once (the rows take their results): baselines, first answers
-            if label in ("unscheduled", "dlight") and _time_left(settings, t_start) > SERIAL_BASELINE_S * len(entries):
-                m.prefetch_baselines(ctx, entries, label)
-            elif label == "model-first" and _time_left(settings, t_start) > SERIAL_BASELINE_S * len(entries):
-                m.prefetch_first_answers(ctx, entries)
+            prefetch = PREFETCH.get(label)
+            if prefetch is not None and _time_left(settings, t_start) > SERIAL_MEASURE_S * len(entries):
+                prefetch(ctx, entries, label)
             for e in entries:
                 if _past_deadline(settings, t_start, expected.get(label), e):
                     deferred.append({"method": label, "workload": e.name})
@@ -325,9 +324,14 @@ def _shards(out_dir: Path) -> Optional[int]:
 DEADLINE_MARGIN = 1.25   # an expected duration is stretched by this before it is compared with the time left
 
 
-#: seconds a baseline measurement took alone (dlight on the H200 host: build, verify, time), an upper
-#: bound on its share of a batch: a batch of baselines starts only when this many per workload are left
-SERIAL_BASELINE_S = 3.0
+#: seconds one workload's measurement took alone (dlight or a first answer on the H200 host: build,
+#: verify, time), an upper bound on its share of a batch: a phase's batch starts only when this many
+#: per workload are left
+SERIAL_MEASURE_S = 3.0
+
+#: the phases measured in one engine call before their rows (label -> fn(ctx, entries, label))
+PREFETCH = {"unscheduled": m.prefetch_baselines, "dlight": m.prefetch_baselines,
+            "model-first": lambda ctx, entries, _label: m.prefetch_first_answers(ctx, entries)}
 
 
 def _time_left(settings: Settings, t_start: float) -> float:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from dragon_dsl.eval.candidates import (
-    Context, candidate_of, digest, measure, measure_scripts, new_row, script_candidate,
+    Context, candidate_of, digest, keep, measure, measure_scripts, new_row, script_candidate,
 )
 from dragon_dsl.eval.host import host
 from dragon_dsl.eval.metaschedule import best_record, expected_tune_s, metaschedule, ms_folder, ms_name
@@ -41,9 +41,7 @@ def prefetch_baselines(ctx: Context, entries: list, kind: str) -> int:
     results = ctx.engine.baselines([str(e.path) for e in todo], kind=kind, level="time", seeds=ctx.seeds,
                                    repeat=ctx.repeat)
     for e, r in zip(todo, results):
-        key = f"{ctx.whash(e.path)}|{kind}"
-        ctx.walls.resolve(key, (r.build_s or 0.0) + (r.run_s or 0.0), not r.cached)
-        ctx.prefetched[key] = r
+        keep(ctx, f"{ctx.whash(e.path)}|{kind}", [r])
     return len(todo)
 
 
@@ -51,9 +49,9 @@ def baseline(ctx: Context, entry, kind: str) -> dict:
     if kind == "dlight" and not ctx.engine.target.is_gpu:
         return new_row(entry, "construction", kind, "not_applicable", "dlight schedules GPU targets only")
     key = f"{ctx.whash(entry.path)}|{kind}"
-    result = ctx.prefetched.pop(key, None)
-    if result is not None:       # measured with the others (`prefetch_baselines`), its wall time stored
-        wall = ctx.walls.data[key]
+    prefetched = ctx.prefetched.pop(key, None)
+    if prefetched is not None:   # measured with the others (`prefetch_baselines`), its wall time stored
+        result, wall = prefetched[0], ctx.walls.data[key]
     else:
         t0 = time.perf_counter()
         verified = ctx.engine.baseline(str(entry.path), kind=kind, level="verify", seeds=ctx.seeds)
