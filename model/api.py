@@ -98,7 +98,7 @@ CPU_RETRIES = 2
 #: 11: on GPUs, a script that leaves a loop of more than one iteration around a kernel (the host
 #:    launches the kernel once per iteration) is replaced by a further sample, as a script the
 #:    compiler rejects is (`launch_problem`: 8 of the 15 version-10 reduction answers of the
-#:    second-generation model, 17-7,000x slower than dlight; no training script has one)
+#:    second-generation model, 6-4,800x slower than dlight where they verified; no training script has one)
 GENERATION_VERSION = 11
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
