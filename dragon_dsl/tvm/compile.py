@@ -210,10 +210,8 @@ def check_gpu(mod, target):
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise BuildError(problems[0][1] + more)
 
-    host = target.with_host(tvm.target.Target("llvm"))
     pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
-    with tvm.transform.PassContext():
-        lowered = pipeline(tvm.tirx.transform.BindTarget(host)(mod))
+    lowered = pipeline(tvm.tirx.transform.BindTarget(_bound_target(target))(mod))
     constraints = {
         "max_shared_memory_per_block": int(target.attrs["max_shared_memory_per_block"]),
         "max_threads_per_block": int(target.attrs["max_threads_per_block"]),
@@ -234,6 +232,39 @@ def check_gpu(mod, target):
 
 
 
+def _bound_target(target):
+    """The target `tvm.tirx.build` binds to a module before its TIR pipeline: TARGET with its own
+    host, else llvm (c where TVM has no llvm); a CPU target is its own host."""
+    import tvm
+    from tvm.runtime import enabled
+    from tvm_ffi import DLDeviceType
+
+    if target.host is not None:
+        return target.with_host(target.host)
+    if target.get_target_device_type() == DLDeviceType.kDLCPU:
+        return target.with_host(target)
+    return target.with_host(tvm.target.Target("llvm" if enabled("llvm") else "c"))
+
+
+def compile_scheduled(scheduled, target, lowered=None):
+    """`tvm.compile(scheduled, target)`. With LOWERED (what `check_gpu` made of SCHEDULED: the
+    default TIR pipeline on the module bound as `tvm.tirx.build` binds it) only the rest of
+    `tvm.tirx.build` runs (host/device split, finalizing passes, codegen), so a GPU candidate is
+    lowered once, not twice; the generated source is the same (tests/tvm/test_compile_lowered.py)."""
+    import tvm
+
+    if lowered is None:
+        return tvm.compile(scheduled, target)
+    from tvm.driver.build_module import Executable
+    from tvm.tirx.build import split_host_device_mods, tir_to_runtime
+
+    _, finalize_host, finalize_device = tvm.tirx.get_default_tir_pipeline(target)
+    host_mod, device_mods = split_host_device_mods(lowered)
+    host_mod = finalize_host()(host_mod)
+    device_mods = {t: finalize_device()(m) for t, m in device_mods.items()}
+    return Executable(tir_to_runtime(host_mod, device_mods, _bound_target(target).host))
+
+
 def checked_schedule(mod, source: dict, target, phases=None):
     """`schedule`, then for a GPU `check_gpu`: what every build compiles (alone or in a group).
     PHASES (a dict), when given, gets the seconds of "replay" and "checks" added, and "lowered":
@@ -243,6 +274,11 @@ def checked_schedule(mod, source: dict, target, phases=None):
         scheduled = schedule(mod, source, target)
     finally:
         add_seconds(phases, "replay", time.perf_counter() - t0)
+    return check_scheduled(scheduled, target, phases)
+
+
+def check_scheduled(scheduled, target, phases=None):
+    """The checks of `checked_schedule` on a module already scheduled; returns it. PHASES as there."""
     if str(target.kind.name) in GPU_KINDS:
         t1 = time.perf_counter()
         try:
@@ -264,9 +300,9 @@ def compile_checked(mod, source: dict, target):
     """The executable of one build source: `checked_schedule`, then `tvm.compile` (which, on a
     machine without a GPU, stops at the CUDA source). Raises ReplayError, BuildError, or TVM's own
     error for a lowering or codegen failure."""
-    import tvm
-
-    return tvm.compile(checked_schedule(mod, source, target), target)
+    phases: dict = {}
+    scheduled = checked_schedule(mod, source, target, phases)
+    return compile_scheduled(scheduled, target, phases.get("lowered"))
 
 
 def launch_message(mod) -> Optional[str]:
