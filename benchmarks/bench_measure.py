@@ -51,7 +51,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PHASES = ("replay", "checks", "codegen", "compile", "upload", "wait", "verify", "time", "idle")
+PHASES = ("replay", "checks", "codegen", "compile", "upload", "wait", "verify", "time", "idle", "build_span")
+BUILD_PHASES = ("replay", "checks", "codegen", "compile")
 RPC_KEY = "dragon-bench"
 
 
@@ -182,9 +183,10 @@ def run_baseline(target, batch: Path, level: str, workers, timing: dict) -> dict
         wall = time.perf_counter() - t0
         profile = engine.profile()
         stats = engine.stats()
+        workers = engine.workers
     rows = {c.id: {"status": r.status.value, "n_checked": r.n_checked, "latency_us": r.latency_us}
             for c, r in zip(cands, results)}
-    return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats}
+    return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "workers": workers}
 
 
 class _TimeUp(Exception):
@@ -219,7 +221,7 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
         except _TimeUp:
             complete = False
             wall = time.perf_counter() - t0
-        profile, stats = engine.profile(), engine.stats()
+        profile, stats, workers = engine.profile(), engine.stats(), engine.workers
     rows = {}
     for line in out.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
@@ -227,7 +229,7 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
                          "duplicate_of": r.get("duplicate_of") or "", "message": (r.get("message") or "")[:300]}
     duplicates = sum(1 for r in rows.values() if r["duplicate_of"])
     return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "duplicates": duplicates,
-            "complete": complete}
+            "complete": complete, "workers": workers}
 
 
 # --- RPC on loopback ------------------------------------------------------------------------------
@@ -328,7 +330,12 @@ def figures(mode: dict) -> dict:
     minutes = mode["wall_s"] / 60.0
     decided = sum(r["status"] != "invalid" for r in rows.values())
     ok = sum(r["status"] == "ok" for r in rows.values())
-    return {"wall_s": round(mode["wall_s"], 2), "candidates": decided, "ok": ok,
+    profile = mode["profile"]
+    span = profile.get("build_span")
+    busy = sum(profile.get(p, 0.0) for p in BUILD_PHASES) / (mode["workers"] * span) if span and mode.get("workers") else None
+    return {"build_busy": round(busy, 3) if busy is not None else None,
+            "device_tail_s": round(profile["wall"] - span, 2) if span and "wall" in profile else None,
+            "wall_s": round(mode["wall_s"], 2), "candidates": decided, "ok": ok,
             "per_minute": round(decided / minutes, 1) if minutes else None,
             "ok_per_minute": round(ok / minutes, 1) if minutes else None,
             "duplicates": mode.get("duplicates", 0), "complete": mode.get("complete", True),
@@ -342,7 +349,8 @@ def print_report(batch_info: dict, modes: dict, comparisons: dict) -> None:
     print(f"\n{'':28}" + "".join(f"{n:>14}" for n in names))
     for label, key in (("wall (s)", "wall_s"), ("candidates", "candidates"), ("ok (verified, timed)", "ok"),
                        ("candidates per minute", "per_minute"), ("ok per minute", "ok_per_minute"),
-                       ("copied (identical source)", "duplicates")):
+                       ("copied (identical source)", "duplicates"),
+                       ("build workers busy (share)", "build_busy"), ("device after builds (s)", "device_tail_s")):
         print(f"{label:28}" + "".join(f"{str(modes[n][key]):>14}" for n in names))
     for n in names:
         if not modes[n].get("complete", True):

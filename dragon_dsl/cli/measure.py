@@ -49,7 +49,7 @@ def add_parser(sub) -> None:
     p.add_argument("--build-group", type=int, default=1,
                    help="compile up to N candidates of one workload as one library (one nvcc call; default 1)")
     p.add_argument("--no-dedupe", action="store_true",
-                   help="build and measure candidates with identical lowered source each on its own")
+                   help="build and measure candidates with an identical program each on its own")
     p.add_argument("--cache", help="answer from (and fill) this results cache file; by default everything is measured")
     p.set_defaults(func=cmd_measure)
 

@@ -4,9 +4,11 @@ every worker reply (including timeouts and crashes) to a Result.
 
 Each result is settled once (`Batch._settle`): stored in the results cache, handed to the
 call's `on_result` callback at once (a caller can write it out before the call ends), and
-copied to the candidates whose lowered source turned out identical (with
-`Engine(dedupe_sources=True)`: the build worker that claims a source first builds it, the
-others reply "duplicate" and wait for its result; one whose first build never said its
+copied to the candidates whose program turned out identical (with
+`Engine(dedupe_sources=True)`: the build worker that claims a program first builds it, the
+others reply "duplicate" and wait for its result; a build claims the scheduled module, then, for
+GPU targets, its lowered source, so one candidate can hold the first claim and find the second
+taken: it gets that result, and so do its own copies; one whose first build never said its
 source, a timeout or a crash, is built again alone). Every reply's phase timings go into
 the engine's profile.
 """
@@ -39,7 +41,7 @@ class Item:
     build_s: Optional[float] = None
     artifact: Optional[str] = None
     entry: str = "main"            # the artifact's function for this item (a group's library has several)
-    source_key: str = ""           # its lowered source's claim key (dedupe_sources), once its build said it
+    source_keys: list = field(default_factory=list)   # its program's claim keys (dedupe_sources), once its build said them
     dups: list = field(default_factory=list)   # items whose source is identical: they get a copy of the result
 
 
@@ -76,7 +78,8 @@ class Batch:
         self._parked: dict = {}         # source key -> duplicates whose owner has not replied yet
 
     def run(self) -> list:
-        t0 = time.perf_counter()
+        t0 = self._t0 = time.perf_counter()
+        self._builds_done = None
         for item in self.items:
             if item.result is not None:     # a results-cache hit
                 self._settle(item, item.result)
@@ -103,6 +106,8 @@ class Batch:
             dispatcher.run()
         self._finish()
         self.e._add_profile({"wall": time.perf_counter() - t0})
+        if self._builds_done is not None:
+            self.e._add_profile({"build_span": self._builds_done - t0})
         if self.failed_refs:
             raise EngineError("; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}"
                                         for h, m in self.failed_refs.items()))
@@ -196,17 +201,17 @@ class Batch:
         """Record one build reply. USERS counts the items sharing an artifact (a group's); the
         artifact's folder goes when its last item is done with it."""
         item.build_s = reply.get("build_s")
+        self._builds_done = time.perf_counter()
         self.e._add_profile(reply.get("phases"))
-        key = reply.get("source_key")
+        for key in reply.get("claimed") or []:      # this build's program: its copies get its result
+            item.source_keys.append(key)
+            self._owners[key] = item
+            item.dups.extend(self._parked.pop(key, []))
         if reply.get("status") == "duplicate":
-            self._duplicate(item, key)
+            self._duplicate(item, reply.get("source_key"))
             if not users:
                 shutil.rmtree(out, ignore_errors=True)
             return
-        if key:
-            item.source_key = key
-            self._owners[key] = item
-            item.dups.extend(self._parked.pop(key, []))
         if reply.get("status") == "ok":
             item.artifact = reply["artifact"]
             item.entry = reply.get("entry", "main")
@@ -251,8 +256,8 @@ class Batch:
             self.results[index] = result if n == 0 else replace(result, cached=True)
             if self.on_result is not None:
                 self.on_result(index, self.results[index])
-        if item.source_key and not result.duplicate_of:
-            self.e._sources[item.source_key] = result
+        for key in item.source_keys:        # a later call's copies of this program get it too
+            self.e._sources[key] = result
         dups, item.dups = item.dups, []
         for dup in dups:
             self._settle(dup, self._copy(result))

@@ -160,8 +160,10 @@ class Engine:
     def profile(self, reset: bool = False) -> dict:
         """Seconds summed over the replies since the engine started (or the last reset): build
         phases (replay, checks, codegen, compile), device phases (upload, wait, verify, time),
-        `wall` (the calls' own time), `devices` (device workers) and `idle` (device-seconds
-        in which no candidate was verified or timed: devices x wall - verify - time)."""
+        `wall` (the calls' own time), `build_span` (from a call's start to its last build reply:
+        wall - build_span is the device's tail after the builds), `devices` (device workers) and
+        `idle` (device-seconds in which no candidate was verified or timed: devices x wall -
+        verify - time)."""
         out = dict(self._profile)
         devices = len(self._devices.workers) if self._devices is not None else 0
         if self._devices is not None and not self.device.is_remote and self.target.is_gpu:
