@@ -15,11 +15,12 @@ the RPC processes' logs (rpc-tracker.log, rpc-server-N.log).
 
 Modes, one after the other, each on a fresh engine (results cache off) whose workers are started
 and warm before the clock starts:
-  * baseline: `Engine(target)` with its defaults and one `engine.run` over the whole batch (today's
-    engine path: no source dedupe, one device worker per GPU);
+  * baseline: `Engine(target)` and one `engine.run` over the whole batch (the engine path as it was:
+    no source dedupe, one device worker per GPU, the CUDA source compiled as TVM writes it,
+    `cuda_preamble="full"`);
   * measure:  `dragon measure`'s path (`batchfile.measure_batch` with `batchfile.engine_options`:
-    identical lowered sources measured once, two device workers per local GPU, rows appended
-    as decided);
+    identical programs measured once, two device workers per local GPU, the CUDA source trimmed
+    of the type traits it does not use, rows appended as decided);
   * rpc (--rpc): the measure path through a TVM RPC tracker and one RPC server per GPU (one for the
     CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `rpc_server`; GPU servers with
     `--no-fork` and nvcc as TVM's compiler of the CUDA source the libraries carry, docs/MEASURE.md).
@@ -175,7 +176,7 @@ def run_baseline(target, batch: Path, level: str, workers, timing: dict) -> dict
     from dragon_dsl.engine.batchfile import read_batch
 
     cands = [c for c in read_batch(batch) if not c.problem]
-    with Engine(target, workers=workers, cache=False) as engine:
+    with Engine(target, workers=workers, cache=False, cuda_preamble="full") as engine:
         warm(engine, cands[0].workload, level)
         engine.profile(reset=True)
         t0 = time.perf_counter()

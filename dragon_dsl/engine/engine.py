@@ -47,7 +47,8 @@ __all__ = ["Engine", "EngineError"]
 class Engine:
     def __init__(self, target, device: str = "local", workers: Optional[int] = None,
                  timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None,
-                 build_group: int = 1, dedupe_sources: bool = False, device_slots: int = 1):
+                 build_group: int = 1, dedupe_sources: bool = False, device_slots: int = 1,
+                 cuda_preamble: str = "trimmed"):
         import tvm
 
         self.target = resolve_target(target)
@@ -71,6 +72,11 @@ class Engine:
         if not (isinstance(device_slots, int) and device_slots >= 1):
             raise ValueError(f"device_slots must be a positive integer, got {device_slots!r}")
         self.dedupe_sources = bool(dedupe_sources)
+        # the CUDA source TVM compiles at build time on a GPU machine: "trimmed" of the type traits
+        # it does not use (nvcc.trim_preamble: the same kernels, faster), or "full", as TVM wrote it
+        if cuda_preamble not in ("trimmed", "full"):
+            raise ValueError(f"cuda_preamble must be 'trimmed' or 'full', got {cuda_preamble!r}")
+        self.cuda_preamble = cuda_preamble
         self.device_slots = device_slots
         self._sources: dict = {}        # lowered-source claim key -> the Result of its first build
         self._profile: dict = {}
@@ -217,7 +223,8 @@ class Engine:
 
     # --- workers ----------------------------------------------------------------------------
     def _build_options(self, slot: int) -> dict:
-        return {"role": "build", "target": self.target.spec, "env": {"TVM_NUM_THREADS": "1"}}
+        return {"role": "build", "target": self.target.spec, "env": {"TVM_NUM_THREADS": "1"},
+                "cuda_preamble": self.cuda_preamble}
 
     def _device_pool(self) -> Pool:
         if self._devices is not None:

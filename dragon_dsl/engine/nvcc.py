@@ -8,6 +8,7 @@ its nvcc mode) to a cubin for the target's arch (`sm_90a` for the H100 tag).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Optional
@@ -61,3 +62,30 @@ def error_lines(text: str, limit: int = 6) -> str:
     if not lines:
         lines = [ln.strip() for ln in tail.strip().splitlines()[-limit:]]
     return "nvcc: " + " | ".join(lines[:limit])
+
+
+# The type traits TVM 0.27's CUDA source declares for NVRTC (`#ifdef __CUDACC_RTC__`): libcu++'s
+# <cuda/std/type_traits> and a `namespace std` of using-declarations. Parsing that header is most
+# of an NVRTC compile: 0.6 s of a trivial kernel's 0.6 s, 20 ms without it
+# (benchmarks/bench_cuda_preamble.py).
+_TRAITS = re.compile(r"\n[ \t]*#include <cuda/std/type_traits>\n[ \t]*namespace std \{\n"
+                     r"((?:[ \t]*using cuda::std::\w+;\n)+)[ \t]*\}\n")
+
+
+def trim_preamble(code: str) -> str:
+    """CODE without TVM's NVRTC type-traits block where nothing in it names a trait the block
+    declares (nor libcu++ at all): the kernels compile to the same machine code (their .text
+    sections are byte-identical; only libcu++'s unused globals leave the cubin), several times
+    faster. CODE itself otherwise."""
+    found = _TRAITS.search(code)
+    if found is None:
+        return code
+    rest = code[:found.start()] + "\n" + code[found.end():]
+    names = re.findall(r"using cuda::std::(\w+);", found.group(1))
+    uses = _INT_TYPES.sub("", rest)       # the cstdint block stays: it is cheap
+    if "cuda::std::" in uses or any(re.search(rf"\b{name}\b", uses) for name in names):
+        return code
+    return rest
+
+
+_INT_TYPES = re.compile(r"^[ \t]*(?:#include <cuda/std/cstdint>|using cuda::std::u?int\d+_t;)[ \t]*$", re.M)

@@ -105,7 +105,7 @@ class _State:
             from dragon_dsl.engine.nvcc import ensure_on_path
 
             ensure_on_path()
-            install_compile_probe()
+            install_compile_probe(trim=options.get("cuda_preamble", "trimmed") == "trimmed")
 
     def handle(self, job: dict) -> dict:
         op = job["op"]
