@@ -124,6 +124,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "DRG705": (Severity.ERROR, "output not written"),
     "DRG706": (Severity.INFO, "measured latency"),
     "DRG707": (Severity.WARNING, "kernel launched from a host loop"),
+    "DRG708": (Severity.WARNING, "kernel leaves the GPU idle"),
 }
 
 

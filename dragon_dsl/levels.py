@@ -155,9 +155,8 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     if problem is not None:
         report.diagnostics.append(dg.make("DRG207", target_span(script, program), problem))
         return report
-    launched = _launch_warning(result.schedule, tgt)
-    if launched is not None:
-        report.diagnostics.append(dg.make("DRG707", target_span(script, program), launched))
+    for code, message in _launch_warnings(result.schedule, tgt):
+        report.diagnostics.append(dg.make(code, target_span(script, program), message))
     engine = engine_for(tgt)
     measured = engine.measure(wl, [result.trace], level=level, seeds=seeds)[0]
     report.level_reached = level if measured.status == "ok" else measured.level
@@ -172,15 +171,17 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     return report
 
 
-def _launch_warning(sch, target) -> Optional[str]:
-    """On GPU targets, the loops of more than one iteration the schedule leaves around a kernel
-    (`launch_message`); None on CPUs and when there is none."""
-    from dragon_dsl.tvm.compile import launch_message
+def _launch_warnings(sch, target) -> list:
+    """On GPU targets, (code, message) for what makes the schedule slow before it runs: loops of
+    more than one iteration left around a kernel (DRG707, `launch_message`) and kernels that leave
+    the GPU idle (DRG708, `idle_message`); none on CPUs."""
+    from dragon_dsl.tvm.compile import idle_message, launch_message
     from dragon_dsl.tvm.target import GPU_KINDS, tvm_target
 
     if str(tvm_target(target).kind.name) not in GPU_KINDS:
-        return None
-    return launch_message(sch.mod)
+        return []
+    found = [("DRG707", launch_message(sch.mod)), ("DRG708", idle_message(sch.mod))]
+    return [(code, message) for code, message in found if message is not None]
 
 
 def _figures(engine, workload, measured) -> dict:

@@ -99,7 +99,11 @@ CPU_RETRIES = 2
 #:    launches the kernel once per iteration) is replaced by a further sample, as a script the
 #:    compiler rejects is (`launch_problem`: 8 of the 15 version-10 reduction answers of the
 #:    second-generation model, 6-4,800x slower than dlight where they verified; no training script has one)
-GENERATION_VERSION = 11
+#: 12: on GPUs, a script with a kernel that leaves the GPU idle (at most 128 threads in all, each
+#:    running 16,384 iterations or more in sequence: `idle_kernels`) is replaced by a further sample
+#:    too: 13 of the 15 version-11 reduction answers launched 1 to 224 threads; dlight launches at
+#:    least 256 on every held-out workload
+GENERATION_VERSION = 12
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True
@@ -120,7 +124,8 @@ def compile_problem(text: str, workload, target: Any) -> Optional[str]:
 def launch_problem(text: str, workload) -> Optional[str]:
     """Why a GPU script is slow before anything runs, or None: a loop of more than one iteration
     left around a kernel, which the host runs, launching the kernel once per iteration
-    (`dragon_dsl.tvm.compile.launch_loops`). TVM compiles and runs it correctly."""
+    (`dragon_dsl.tvm.compile.launch_loops`), or a kernel that leaves the GPU idle (`idle_kernels`).
+    TVM compiles and runs both correctly."""
     from dragon_dsl import DragonError, to_trace_json
     from dragon_dsl.tvm.compile import launch_problem as problem
 
@@ -151,7 +156,8 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
     left on the host is first completed by AutoBind (`dragon_model.complete`; the Generation keeps the
     model's own body in `completed_from`); one still rejected is replaced by a further sample, up to
     `retries` (GPU_RETRIES; on CPUs CPU_RETRIES) in all, and so is one that would launch a kernel from
-    a host loop (`launch_problem`); the rejected ones fill the list only when too few pass."""
+    a host loop or leave the GPU idle (`launch_problem`); the rejected ones fill the list only when
+    too few pass."""
     from dragon_model.complete import bind_host_blocks
     from dragon_model.data import body_of_text
     from dragon_model.generate import header

@@ -120,6 +120,63 @@ def launch_loops(mod) -> list:
     return list(dict.fromkeys(loop for kind, _, loop, _ in _binding_findings(mod) if kind == LAUNCH_LOOP))
 
 
+def kernel_shapes(mod) -> list:
+    """Each kernel's launch and work, read off the scheduled module: (threads launched, iterations of
+    its busiest block, that block's name) per kernel (a nest under an outermost bound loop). Threads
+    are the product of the largest extent bound to each blockIdx/threadIdx axis (vthreads run inside
+    a thread); a block's iterations are the product of the extents of the kernel's loops around it,
+    predicates aside. None where an extent is not a constant."""
+    import tvm
+    from tvm.s_tir import SBlockRealize
+
+    kernels = []
+
+    def extent_of(loop):
+        return int(loop.extent) if isinstance(loop.extent, tvm.tirx.IntImm) else None
+
+    def visit(stmt, kernel, iterations) -> None:
+        if isinstance(stmt, tvm.tirx.For):
+            extent = extent_of(stmt)
+            tag = str(stmt.thread_binding.thread_tag) if stmt.kind == tvm.tirx.ForKind.THREAD_BINDING else ""
+            root = kernel is None and tag != ""
+            if root:
+                kernel, iterations = {"axes": {}, "iterations": 0, "block": None}, 1
+            if tag and not tag.startswith("vthread"):
+                known = kernel["axes"].get(tag, 0)
+                kernel["axes"][tag] = None if extent is None or known is None else max(known, extent)
+            inner = None if iterations is None or extent is None else iterations * extent
+            visit(stmt.body, kernel, inner if kernel is not None else None)
+            if root:
+                threads = 1
+                for extent in kernel["axes"].values():
+                    threads = None if threads is None or extent is None else threads * extent
+                kernels.append((threads, kernel["iterations"], kernel["block"]))
+        elif isinstance(stmt, SBlockRealize):
+            block = stmt.block
+            if kernel is not None and block.iter_vars and kernel["iterations"] is not None:
+                if iterations is None:
+                    kernel["iterations"] = None
+                elif iterations > kernel["iterations"]:
+                    kernel["iterations"], kernel["block"] = iterations, block.name_hint
+            if block.init is not None:
+                visit(block.init, kernel, iterations)
+            visit(block.body, kernel, iterations)
+        elif isinstance(stmt, tvm.tirx.SeqStmt):
+            for inner in stmt.seq:
+                visit(inner, kernel, iterations)
+        elif isinstance(stmt, tvm.tirx.IfThenElse):
+            visit(stmt.then_case, kernel, iterations)
+            if stmt.else_case is not None:
+                visit(stmt.else_case, kernel, iterations)
+        elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
+            visit(stmt.body, kernel, iterations)
+
+    for _, func in mod.functions_items():
+        if isinstance(func, tvm.tirx.PrimFunc):
+            visit(func.body, None, None)
+    return kernels
+
+
 def _binding_findings(mod) -> list:
     """(kind, message, subject, whether the function binds any loop) per finding; the subject is
     the block's name for HOST_BLOCK, (loop name, extent) for LAUNCH_LOOP, else None."""
@@ -317,16 +374,49 @@ def launch_message(mod) -> Optional[str]:
             f"launches the kernel once per iteration: correct, but slow; fuse {them} into the bound loops or bind {them}")
 
 
+#: `idle_kernels`: a kernel launching at most IDLE_THREADS threads in all, each running at least
+#: IDLE_SERIAL iterations of one block in sequence. dlight launches at least 256 threads on every one
+#: of the 74 held-out workloads; the second-generation model's reductions launched 1 to 224 and ran
+#: 16,384 to 84 million iterations per thread, 6-7,500x slower than dlight. 5 of the 784 measured
+#: CUDA corpus scripts are such kernels (one a GEMV at 2.5 ms), and 12% of MetaSchedule's random
+#: design-space samples.
+IDLE_THREADS = 128
+IDLE_SERIAL = 16384
+
+
+def idle_kernels(mod) -> list:
+    """The kernels that leave the GPU idle (IDLE_THREADS, IDLE_SERIAL), as (threads launched,
+    iterations per thread, block): correct, but a GPU of thousands of threads runs a handful."""
+    return [(threads, iterations // threads, block) for threads, iterations, block in kernel_shapes(mod)
+            if threads and iterations and threads <= IDLE_THREADS and iterations >= IDLE_SERIAL * threads]
+
+
+def idle_message(mod) -> Optional[str]:
+    """What `idle_kernels` finds in MOD, said for the script's author, or None."""
+    idle = idle_kernels(mod)
+    if not idle:
+        return None
+    threads, serial, block = max(idle, key=lambda k: k[1])
+    return (f"the kernel of block {block!r} launches {threads} thread{'s' if threads > 1 else ''} in all, each "
+            f"running {serial:,} of its iterations in sequence: correct, but the GPU's other threads stay idle; "
+            f"bind more of its loops to blockIdx/threadIdx (a reduction: split it with rfactor)")
+
+
+def slow_launch_message(mod) -> Optional[str]:
+    """Why a GPU schedule is slow before it runs, or None: `launch_message`, else `idle_message`."""
+    return launch_message(mod) or idle_message(mod)
+
+
 def launch_problem(trace: list, workload) -> Optional[str]:
-    """`launch_message` of a GPU schedule (trace JSON on WORKLOAD), or None (also when it does not
-    replay: `compile_problem` says why)."""
+    """`slow_launch_message` of a GPU schedule (trace JSON on WORKLOAD), or None (also when it does
+    not replay: `compile_problem` says why)."""
     from dragon_dsl.tvm.workload import load_workload
 
     try:
         scheduled = schedule(load_workload(workload), {"trace": trace}, None)
     except Exception:  # noqa: BLE001 - a replay failure is compile_problem's to report
         return None
-    return launch_message(scheduled)
+    return slow_launch_message(scheduled)
 
 
 def compile_problem(trace: list, workload, target: Any) -> Optional[str]:

@@ -111,3 +111,40 @@ def test_a_kernel_launched_from_a_host_loop_is_replaced_by_the_next_sample(scrip
     alone = scripted([LAUNCHED], passes=lambda text: True)
     kept = api.candidates(str(WORKLOAD), "nvidia/nvidia-h100", k=1, retries=0)   # no retries: nothing checked
     assert len(kept) == 1 and len(alone.calls) == 1
+
+
+MATMUL = ROOT / "tests/data/workloads/matmul_64.tvmscript"
+MM_HEAD = 'workload "matmul_64.tvmscript"\ntarget "nvidia/nvidia-h100"\n\n'
+MM = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
+MM_BOUND = MM + 'l4 = fuse(l1, l2)\nl5, l6 = split(l4, [None, 128])\nbind(l5, "blockIdx.x")\nbind(l6, "threadIdx.x")\n'
+MM_IDLE = MM + 'l4, l5 = split(l1, [16, 4])\nbind(l4, "threadIdx.x")\n'
+
+
+@pytest.mark.parametrize("body, idle", [
+    (MM_BOUND, None),                                                          # 4,096 threads
+    (MM_IDLE, (16, 16384)),                                                    # 16 threads, 16,384 each
+    (MM + 'l4, l5 = split(l1, [8, 8])\nbind(l4, "blockIdx.x")\nbind(l5, "threadIdx.x")\n', None),   # 64 x 4,096
+    (MM + 'l4, l5 = split(l1, [8, 8])\nbind(l4, "threadIdx.x")\n', (8, 32768)),
+    # a vthread runs inside its thread: 4 threads, 65,536 iterations each
+    (MM + 'l4, l5 = split(l1, [16, 4])\nbind(l4, "vthread.x")\nbind(l5, "threadIdx.x")\n', (4, 65536)),
+])
+def test_idle_kernels(body, idle):
+    """A kernel of at most 128 threads in all, each running 16,384 iterations or more in sequence,
+    leaves the GPU idle: TVM compiles it and it runs correctly, but slowly."""
+    from dragon_dsl import to_trace_json
+    from dragon_dsl.tvm.compile import idle_kernels, schedule
+    from dragon_dsl.tvm.workload import load_workload
+
+    assert api.compile_problem(MM_HEAD + body, MATMUL, "nvidia/nvidia-h100") is None
+    scheduled = schedule(load_workload(MATMUL), {"trace": to_trace_json(MM_HEAD + body)}, None)
+    assert idle_kernels(scheduled) == ([] if idle is None else [(*idle, "C")])
+    found = api.launch_problem(MM_HEAD + body, MATMUL)
+    assert (found is None) == (idle is None)
+    if idle is not None:
+        assert f"launches {idle[0]} threads in all, each running {idle[1]:,} of its iterations" in found
+
+
+def test_a_kernel_that_leaves_the_gpu_idle_is_replaced_by_the_next_sample(scripted):
+    gen = scripted([MM_IDLE, MM_BOUND], passes=lambda text: True)
+    out = api.candidates(str(MATMUL), "nvidia/nvidia-h100", k=1)
+    assert [t.split("\n\n", 1)[1] for t, _ in out] == [MM_BOUND] and len(gen.calls) == 2
