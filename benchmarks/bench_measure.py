@@ -25,8 +25,10 @@ and warm before the clock starts:
     CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `rpc_server`; GPU servers with
     `--no-fork` and nvcc as TVM's compiler of the CUDA source the libraries carry, docs/MEASURE.md).
 Printed: candidates per minute (all, and verified-and-timed ones), the phase profile (seconds
-summed over workers: replay, checks, codegen, compile, upload, wait, verify, time; idle device
-seconds), the duplicate sources found, and the verdict comparison (status and checked input sets
+summed over workers: parse (a build worker loading a workload), replay, checks, codegen, compile,
+upload, wait, verify, time; idle device seconds; build_span, from the start to the last build's
+reply; main, the seconds the engine's own process spent on the replies), the build workers' busy
+share of build_span, the duplicate sources found, and the verdict comparison (status and checked input sets
 of every candidate must match; latencies of candidates both modes timed: median ratio and the
 share within 5%). OUT/bench_measure.json holds all of it. Exit 1 when verdicts differ; exit 3 when
 --rpc could not start its tracker or servers (what they said is printed and kept as `rpc_error`; the
@@ -52,8 +54,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PHASES = ("replay", "checks", "codegen", "compile", "upload", "wait", "verify", "time", "idle", "build_span")
-BUILD_PHASES = ("replay", "checks", "codegen", "compile")
+PHASES = ("parse", "replay", "checks", "codegen", "compile", "upload", "wait", "verify", "time", "idle", "build_span",
+          "main")
+BUILD_PHASES = ("parse", "replay", "checks", "codegen", "compile")
 RPC_KEY = "dragon-bench"
 
 

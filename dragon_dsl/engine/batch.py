@@ -108,6 +108,7 @@ class Batch:
         self.e._add_profile({"wall": time.perf_counter() - t0})
         if self._builds_done is not None:
             self.e._add_profile({"build_span": self._builds_done - t0})
+        self.e._add_profile({"main": dispatcher.callback_s})
         if self.failed_refs:
             raise EngineError("; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}"
                                         for h, m in self.failed_refs.items()))

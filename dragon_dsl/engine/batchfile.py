@@ -13,8 +13,9 @@ A batch file is JSON lines, one candidate per line:
 * `id` (a string or an integer): the candidate's name in the results; by default the line
   number and a hash of the line's text (`12-3f9a0c1b2d4e`).
 
-The results file gets one JSON object per candidate, appended (flushed and fsync'ed) as soon as
-the engine decides it, so a run that is killed loses nothing it reported. A run on an existing
+The results file gets one JSON object per candidate, appended (flushed; fsync'ed at most once a
+second and at the end) as soon as the engine decides it, so a run that is killed loses nothing it
+reported. A run on an existing
 results file measures only the ids it does not hold yet; a last line cut short by a kill is
 dropped and its candidate measured again. A line that cannot be measured (bad JSON, a missing
 field, a workload that does not load, a script with errors) gets a row with status `invalid`
@@ -254,20 +255,29 @@ def read_results(path) -> tuple:
 
 
 class ResultsWriter:
-    """Appends rows to the results file: each one flushed and fsync'ed before the next."""
+    """Appends rows to the results file: each one flushed to the OS before the next (a killed run
+    loses none), fsync'ed at most every SYNC_S seconds and at the end (a machine that goes down
+    loses at most the last SYNC_S seconds' rows, which a restart measures again)."""
+
+    SYNC_S = 1.0
 
     def __init__(self, path):
         self.path = Path(path)
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f = open(self.path, "a", encoding="utf-8")
+        self._synced = time.monotonic()
 
     def write(self, row: dict) -> None:
         self._f.write(json.dumps(row, ensure_ascii=False, allow_nan=True) + "\n")
         self._f.flush()
-        os.fsync(self._f.fileno())
+        if time.monotonic() - self._synced >= self.SYNC_S:
+            os.fsync(self._f.fileno())
+            self._synced = time.monotonic()
 
     def close(self) -> None:
+        self._f.flush()
+        os.fsync(self._f.fileno())
         self._f.close()
 
 

@@ -166,7 +166,9 @@ class Engine:
     def profile(self, reset: bool = False) -> dict:
         """Seconds summed over the replies since the engine started (or the last reset): build
         phases (replay, checks, codegen, compile), device phases (upload, wait, verify, time),
-        `wall` (the calls' own time), `build_span` (from a call's start to its last build reply:
+        `parse` (a build worker loading a workload, once per worker), `main` (the seconds the
+        engine's own process spent on replies), `wall` (the calls' own time), `build_span` (from a
+        call's start to its last build reply:
         wall - build_span is the device's tail after the builds), `devices` (device workers) and
         `idle` (device-seconds in which no candidate was verified or timed: devices x wall -
         verify - time)."""

@@ -144,6 +144,7 @@ class Dispatcher:
 
     def __init__(self, pools: list):
         self.pools = list(pools)
+        self.callback_s = 0.0       # seconds this process spent in the jobs' callbacks
 
     def submit(self, pool: Pool, payload: dict, timeout: float, callback: Callable[[dict], None]) -> None:
         if pool not in self.pools:
@@ -159,19 +160,24 @@ class Dispatcher:
             self._wait_once()
 
     def _assign(self) -> None:
-        now = time.monotonic()
         for pool in self.pools:
             for w in pool.idle():
                 if not pool.queue:
                     break
-                job = pool.queue.popleft()
-                try:
-                    w.conn.send(job.payload)
-                except OSError:
-                    pool.queue.appendleft(job)
-                    pool.restart(w)
-                    continue
-                w.job, w.deadline = job, now + job.timeout
+                self._send_next(pool, w)
+
+    def _send_next(self, pool: Pool, w: _Worker) -> None:
+        """Hand idle worker W its pool's next queued job, if any."""
+        if pool is None or not pool.queue or w.job is not None or not w.ready or w.proc is None:
+            return
+        job = pool.queue.popleft()
+        try:
+            w.conn.send(job.payload)
+        except OSError:
+            pool.queue.appendleft(job)
+            pool.restart(w)
+            return
+        w.job, w.deadline = job, time.monotonic() + job.timeout
 
     def _wait_once(self) -> None:
         waitables, owner = [], {}
@@ -218,8 +224,12 @@ class Dispatcher:
         job, w.job = w.job, None
         if message.get("restart"):
             pool.restart(w)
+        else:
+            self._send_next(pool, w)     # the worker starts its next job while this one's reply is handled
         if job is not None:
+            t0 = time.perf_counter()
             job.callback(message)
+            self.callback_s += time.perf_counter() - t0
 
     def _died(self, pool: Pool, w: _Worker) -> None:
         w.proc.join(timeout=5)

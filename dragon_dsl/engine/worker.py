@@ -154,8 +154,12 @@ class _State:
     def _build(self, job) -> dict:
         from dragon_dsl.engine.build import build
 
+        t0 = time.perf_counter()
         mod = self._workload(job) if job.get("wkey") else None
-        return build(mod, job["source"], self.target, Path(job["out"]), job.get("claim"))
+        parsed = time.perf_counter() - t0
+        reply = build(mod, job["source"], self.target, Path(job["out"]), job.get("claim"))
+        reply.setdefault("phases", {})["parse"] = parsed     # the workload, once per worker
+        return reply
 
     # --- device side ------------------------------------------------------------------------
     def _reference_for(self, path):
