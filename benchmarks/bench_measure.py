@@ -218,6 +218,7 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
     complete = True
     with Engine(target, device=device, workers=workers, cache=False, **options) as engine:
         warm(engine, first.workload, level)
+        engine.timeline = []
         t0 = time.perf_counter()
         deadline = time.monotonic() + seconds if seconds else None   # the clock starts once warm, as wall's
         try:
@@ -226,6 +227,7 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
             complete = False
             wall = time.perf_counter() - t0
         profile, stats, workers = engine.profile(), engine.stats(), engine.workers
+        timeline = build_timeline(engine.timeline, t0, workers)
     rows = {}
     for line in out.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
@@ -233,7 +235,29 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
                          "duplicate_of": r.get("duplicate_of") or "", "message": (r.get("message") or "")[:300]}
     duplicates = sum(1 for r in rows.values() if r["duplicate_of"])
     return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "duplicates": duplicates,
-            "complete": complete, "workers": workers}
+            "complete": complete, "workers": workers, "timeline": timeline}
+
+
+def build_timeline(jobs: list, t0: float, workers: int) -> dict:
+    """Where the build workers' time went (JOBS: the engine's timeline, seconds from T0): worker
+    seconds busy before the last build was sent and after it (the tail), the busy workers in each
+    second (worker-seconds), and the longest build jobs (a reference for the verifier is one too)."""
+    builds = sorted((sent - t0, done - t0, wkey, status) for pool, _, sent, done, wkey, status in jobs if pool == "build")
+    if not builds:
+        return {}
+    last_sent = max(b[0] for b in builds)
+    end = max(b[1] for b in builds)
+    busy_before = sum(min(done, last_sent) - sent for sent, done, _, _ in builds if sent < last_sent)
+    busy_after = sum(done - max(sent, last_sent) for sent, done, _, _ in builds if done > last_sent)
+    per_second = [round(sum(max(0.0, min(done, s + 1) - max(sent, s)) for sent, done, _, _ in builds), 1)
+                  for s in range(int(end) + 1)]
+    longest = sorted(builds, key=lambda b: b[0] - b[1])[:10]
+    return {"jobs": len(builds), "last_sent_s": round(last_sent, 2), "last_reply_s": round(end, 2),
+            "busy_until_last_sent": round(busy_before / (workers * last_sent), 3) if last_sent else None,
+            "busy_in_tail": round(busy_after / (workers * (end - last_sent)), 3) if end > last_sent else None,
+            "busy_workers_per_second": per_second,
+            "longest": [{"seconds": round(done - sent, 2), "sent_s": round(sent, 2), "workload": wkey, "status": status}
+                        for sent, done, wkey, status in longest]}
 
 
 # --- RPC on loopback ------------------------------------------------------------------------------
@@ -337,7 +361,8 @@ def figures(mode: dict) -> dict:
     profile = mode["profile"]
     span = profile.get("build_span")
     busy = sum(profile.get(p, 0.0) for p in BUILD_PHASES) / (mode["workers"] * span) if span and mode.get("workers") else None
-    return {"build_busy": round(busy, 3) if busy is not None else None,
+    return {"timeline": mode.get("timeline", {}),
+            "build_busy": round(busy, 3) if busy is not None else None,
             "device_tail_s": round(profile["wall"] - span, 2) if span and "wall" in profile else None,
             "wall_s": round(mode["wall_s"], 2), "candidates": decided, "ok": ok,
             "per_minute": round(decided / minutes, 1) if minutes else None,
@@ -356,6 +381,13 @@ def print_report(batch_info: dict, modes: dict, comparisons: dict) -> None:
                        ("copied (identical source)", "duplicates"),
                        ("build workers busy (share)", "build_busy"), ("device after builds (s)", "device_tail_s")):
         print(f"{label:28}" + "".join(f"{str(modes[n][key]):>14}" for n in names))
+    for n in names:
+        t = modes[n].get("timeline") or {}
+        if t:
+            print(f"{n}: the last of {t['jobs']} builds was sent at {t['last_sent_s']} s, the last reply came at "
+                  f"{t['last_reply_s']} s; build workers busy {t['busy_until_last_sent']:.0%} until then, "
+                  f"{t['busy_in_tail'] or 0:.0%} in the tail; longest builds (s): "
+                  + ", ".join(f"{j['seconds']}" for j in t["longest"][:6]))
     for n in names:
         if not modes[n].get("complete", True):
             print(f"{n}: stopped by its time limit; compared on the {modes[n]['candidates']} candidates it measured")

@@ -86,6 +86,7 @@ class Batch:
         todo = [it for it in self.items if it.result is None]
         verify = [it for it in todo if level_rank(it.task.level) >= level_rank("verify")]
         dispatcher = Dispatcher([self.e._builders])
+        dispatcher.timeline = self.e.timeline      # None unless the caller asked for one
         self.dispatcher = dispatcher
         if verify:
             self.devices = self.e._device_pool()

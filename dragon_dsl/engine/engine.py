@@ -80,6 +80,9 @@ class Engine:
         self.device_slots = device_slots
         self._sources: dict = {}        # lowered-source claim key -> the Result of its first build
         self._profile: dict = {}
+        # a list to get every job of the calls as (pool, worker slot, sent, replied, workload key,
+        # status), perf_counter() seconds (benchmarks/bench_measure.py); None: not recorded
+        self.timeline: Optional[list] = None
         self.build_jobs = 0                            # candidate builds sent to the builders (a group: one)
         self.duplicate_sources = 0                     # candidates not compiled: their lowered source was
         if cache is False:

@@ -74,6 +74,7 @@ class _Worker:
     started: float = 0.0
     start_failures: int = 0
     generation: int = 0
+    assigned: float = 0.0          # perf_counter() when its job was sent
 
 
 @dataclass
@@ -145,6 +146,8 @@ class Dispatcher:
     def __init__(self, pools: list):
         self.pools = list(pools)
         self.callback_s = 0.0       # seconds this process spent in the jobs' callbacks
+        # when a list: (pool, worker slot, sent, replied, the job's workload key, reply status) per job
+        self.timeline: Optional[list] = None
 
     def submit(self, pool: Pool, payload: dict, timeout: float, callback: Callable[[dict], None]) -> None:
         if pool not in self.pools:
@@ -178,6 +181,7 @@ class Dispatcher:
             pool.restart(w)
             return
         w.job, w.deadline = job, time.monotonic() + job.timeout
+        w.assigned = time.perf_counter()
 
     def _wait_once(self) -> None:
         waitables, owner = [], {}
@@ -222,6 +226,10 @@ class Dispatcher:
                 w.deadline = time.monotonic() + w.job.timeout
             return
         job, w.job = w.job, None
+        if self.timeline is not None and job is not None:
+            self.timeline.append((pool.name if pool is not None else "", w.slot, w.assigned, time.perf_counter(),
+                                  job.payload.get("wkey") if isinstance(job.payload, dict) else None,
+                                  message.get("status")))
         if message.get("restart"):
             pool.restart(w)
         else:
