@@ -7,7 +7,9 @@
 Writes two row sets, each a folder `dragon train sft` reads (JSON Lines, `split` train/valid):
 
 * `ROWS/pretrain/`: every sampled script of every record (and dlight's), one construction row
-  each: validity, learned without a measurement.
+  each: validity, learned without a measurement. On GPU targets a sample that is slow before it
+  runs (a kernel launched from a host loop, or one that leaves the GPU idle) is left out
+  (`--keep-slow` keeps it).
 * `ROWS/sft/`: one label per workload: the fastest known schedule. With `--measured` (the results
   of `dragon measure` on `--batch`'s file: every record's scripts and dlight's, verified and timed
   on the GPU), that is the fastest verified script of the record, dlight's included. For a
@@ -129,21 +131,47 @@ def measured_label(record: dict, measured: dict) -> tuple:
     return label, ranked
 
 
+def slow_texts(record: dict) -> set:
+    """The texts of a GPU record's sampled scripts that compile and run but are slow before they
+    run (`dragon_dsl.tvm.compile.launch_problem`: a kernel launched from a host loop, or one that
+    leaves the GPU idle): 12% of MetaSchedule's random design-space samples leave it idle. Empty
+    for CPU targets."""
+    from dragon_dsl import DragonError, to_trace_json
+    from dragon_dsl.engine import resolve_target
+    from dragon_dsl.tvm.compile import launch_problem
+
+    if not resolve_target(record["target"]).is_gpu:
+        return set()
+    out = set()
+    for s in record["scripts"]:
+        try:
+            trace = to_trace_json(s["text"])
+        except DragonError:
+            continue
+        if launch_problem(trace, record["workload"]) is not None:
+            out.add(s["text"])
+    return out
+
+
 def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int = 2, seed: int = 0,
-                   ranked: Optional[list] = None) -> tuple:
+                   ranked: Optional[list] = None, keep_slow: bool = False) -> tuple:
     """(pretraining rows, sft rows) of one pretraining record; `label` overrides dlight's script
     as the workload's best ({"body": ..., "source": ...}); `ranked`: texts of measured scripts
-    the label beats, the first ones paired with it before unmeasured samples."""
+    the label beats, the first ones paired with it before unmeasured samples. A sample that is
+    slow before it runs (`slow_texts`) is no construction row unless KEEP_SLOW; it stays a script
+    an improvement row rewrites."""
     from dragon_model.data import body_of_text, prompt_text
 
     name, family, target, wl = record["name"], record["family"], record["target"], record["workload"]
     construct = prompt_text(wl, target)
+    slow = set() if keep_slow else slow_texts(record)
     bodies = [(s["space"], body_of_text(s["text"])) for s in record["scripts"]]
+    taught = [(space, b) for (space, b), s in zip(bodies, record["scripts"]) if s["text"] not in slow]
     dl = record.get("dlight")
     dl_body = body_of_text(dl["text"]) if dl else None
     h = record.get("hash", "")
     pre = [_row(name, family, target, wl, "construction", b, construct, n=i, source=space, workload_hash=h)
-           for i, (space, b) in enumerate(bodies)]
+           for i, (space, b) in enumerate(taught)]
     if dl_body:
         pre.append(_row(name, family, target, wl, "construction", dl_body, construct, n=len(pre), source="dlight",
                         workload_hash=h))
@@ -209,12 +237,13 @@ def merged_records(pre_dirs: list) -> list:
 
 
 def _work(args) -> tuple:
-    record, improvements, measured = args
+    record, improvements, measured, keep_slow = args
     try:
         label, ranked = measured_label(record, measured) if measured else (None, [])
-        return rows_of_record(record, label, improvements=improvements, ranked=ranked)
+        pre, sft = rows_of_record(record, label, improvements=improvements, ranked=ranked, keep_slow=keep_slow)
     except Exception as exc:  # noqa: BLE001  (a record this code cannot render is reported, not fatal)
-        return [], [], f"{record['name']}: {type(exc).__name__}: {exc}"
+        return [], [], 0, f"{record['name']}: {type(exc).__name__}: {exc}"
+    return pre, sft, len(record["scripts"]) + bool(record.get("dlight")) - len(pre)   # the slow left out
 
 
 def write_rows(folder: Path, rows: Iterable[dict]) -> int:
@@ -226,7 +255,8 @@ def write_rows(folder: Path, rows: Iterable[dict]) -> int:
     return len(rows)
 
 
-def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print, measured=()) -> dict:
+def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print, measured=(),
+          keep_slow: bool = False) -> dict:
     from multiprocessing import get_context
 
     records = merged_records(pre_dirs)
@@ -234,22 +264,25 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
     for key, lat in read_measured(measured).items():
         by_workload.setdefault(key.rsplit("|", 1)[0], {})[key] = lat
     pre, sft, errors = [], [], []
-    work = [(r, improvements, by_workload.get(r["name"], {})) for r in records]
+    work = [(r, improvements, by_workload.get(r["name"], {}), keep_slow) for r in records]
     if jobs > 1:
         with get_context("spawn").Pool(jobs) as pool:
             results = pool.map(_work, work, chunksize=8)
     else:
         results = [_work(w) for w in work]
+    slow = 0
     for res in results:
         pre.extend(res[0])
         sft.extend(res[1])
-        if len(res) > 2:
-            errors.append(res[2])
+        slow += res[2]
+        if len(res) > 3:
+            errors.append(res[3])
     if corpus:
         sft.extend(corpus_rows(corpus))
     out = Path(out)
     labels = [r for r in sft if r["task"] == "construction" and r.get("latency_us")]
     figures = {"workloads": len(records), "pretrain_rows": write_rows(out / "pretrain", pre),
+               "slow_samples_left_out": slow,
                "sft_rows": write_rows(out / "sft", sft), "errors": len(errors),
                "measured_labels": len(labels),
                "measured_labels_not_dlight": sum(1 for r in labels if r["source"] != "dlight")}
@@ -270,6 +303,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="processes rendering records (default 1)")
     ap.add_argument("--corpus", help="a measured corpus (e.g. data/corpus/cuda) whose rows join the sft rows")
     ap.add_argument("--improvements", type=int, default=2, help="improvement rows per workload (default 2)")
+    ap.add_argument("--keep-slow", action="store_true",
+                    help="GPU targets: keep samples that are slow before they run as construction rows")
     args = ap.parse_args(argv)
     if args.batch:
         n = write_batch(merged_records(args.pretrain), args.batch, args.max_flops)
@@ -278,7 +313,7 @@ def main(argv=None) -> int:
     if not args.out:
         ap.error("--out is required (or --batch)")
     build(args.pretrain, args.out, jobs=args.jobs, improvements=args.improvements, corpus=args.corpus,
-          log=lambda m: print(m, file=sys.stderr), measured=args.measured)
+          log=lambda m: print(m, file=sys.stderr), measured=args.measured, keep_slow=args.keep_slow)
     return 0
 
 

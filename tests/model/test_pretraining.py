@@ -204,3 +204,27 @@ def test_time_limit_decays_the_rate_over_the_training_clock(monkeypatch, elapsed
     control = limit.on_step_end(args, TrainerState(), TrainerControl(), optimizer=Optimizer)
     assert [g["lr"] for g in Optimizer.param_groups] == pytest.approx([2e-3 * factor, 1e-3 * factor])
     assert control.should_training_stop == (elapsed >= 100.0) == limit.fired
+
+
+def test_gpu_samples_slow_before_they_run_are_no_construction_rows():
+    """A sampled CUDA script whose kernel leaves the GPU idle compiles and runs: it is not taught as
+    a way to build a schedule (--keep-slow keeps it), and stays a script improvement rows rewrite."""
+    from pathlib import Path
+
+    from dragon_model.records import rows_of_record
+
+    root = Path(__file__).resolve().parents[2]
+    head = 'workload "matmul_64.tvmscript"\ntarget "nvidia/nvidia-h100"\n\n'
+    loops = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
+    bound = head + loops + 'l4 = fuse(l1, l2)\nl5, l6 = split(l4, [None, 128])\nbind(l5, "blockIdx.x")\n' \
+                           'bind(l6, "threadIdx.x")\n'
+    idle = head + loops + 'l4, l5 = split(l1, [16, 4])\nbind(l4, "threadIdx.x")\n'
+    record = {"name": "matmul_64", "family": "matmul", "target": "nvidia/nvidia-h100",
+              "workload": (root / "tests/data/workloads/matmul_64.tvmscript").read_text(),
+              "scripts": [{"space": "cuda", "text": idle}, {"space": "cuda", "text": bound}],
+              "dlight": {"text": bound}}
+    pre, sft = rows_of_record(record)
+    assert [r["source"] for r in pre] == ["cuda", "dlight"] and all("[16, 4]" not in r["completion"] for r in pre)
+    assert any("[16, 4]" in r.get("prompt_script", "") for r in sft if r["task"] == "improvement")
+    kept, _ = rows_of_record(record, keep_slow=True)
+    assert len(kept) == 3
