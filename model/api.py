@@ -103,7 +103,10 @@ CPU_RETRIES = 2
 #:    running 16,384 iterations or more in sequence: `idle_kernels`) is replaced by a further sample
 #:    too: 13 of the 15 version-11 reduction answers launched 1 to 224 threads; dlight launches at
 #:    least 256 on every held-out workload
-GENERATION_VERSION = 12
+#: 13: when no sample passes, one rejected for its speed alone (it runs correctly) is kept before one
+#:    the compiler rejects (4 of the 24 version-12 held-out family answers were kept rejected by the
+#:    compiler and did not build)
+GENERATION_VERSION = 13
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True
@@ -157,7 +160,7 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
     model's own body in `completed_from`); one still rejected is replaced by a further sample, up to
     `retries` (GPU_RETRIES; on CPUs CPU_RETRIES) in all, and so is one that would launch a kernel from
     a host loop or leave the GPU idle (`launch_problem`); the rejected ones fill the list only when
-    too few pass."""
+    too few pass, those rejected for their speed alone (they run correctly) before the others."""
     from dragon_model.complete import bind_host_blocks
     from dragon_model.data import body_of_text
     from dragon_model.generate import header
@@ -182,9 +185,13 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
         # the decoder replayed each statement as it came; the whole text is replayed once more, as
         # `dragon-check --level replay` does, so that no shown script fails its user's check
         problem = replay_problem(head + g.body, workload) if g.body.strip() else None
+        slow = False          # rejected for its speed only: it compiles and runs correctly
         if problem is None and gpu and extra:
-            problem = compile_problem(head + g.body, workload, target) or launch_problem(head + g.body, workload)
-        if problem is not None and COMPLETE_HOST_BLOCKS and gpu and extra:
+            problem = compile_problem(head + g.body, workload, target)
+            if problem is None:
+                problem = launch_problem(head + g.body, workload)
+                slow = problem is not None
+        if problem is not None and not slow and COMPLETE_HOST_BLOCKS and gpu and extra:
             completed = bind_host_blocks(head + g.body, workload, target)
             if completed is not None and completed not in seen:
                 # AutoBind's statements come from a replayed schedule, not from the decoder, which
@@ -198,8 +205,9 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
             out.append((head + g.body, g))
         else:
             g.compile_problem = problem
-            rejected.append((head + g.body, g))
-    return out + rejected[: k - len(out)]
+            rejected.append((not slow, head + g.body, g))
+    rejected.sort(key=lambda r: r[0])     # a slow script that runs before one the compiler rejects
+    return out + [(text, g) for _, text, g in rejected[: k - len(out)]]
 
 
 def suggest(workload=None, target: Any = "llvm", script: Optional[str] = None, n: int = 1, model_path=None,

@@ -148,3 +148,10 @@ def test_a_kernel_that_leaves_the_gpu_idle_is_replaced_by_the_next_sample(script
     gen = scripted([MM_IDLE, MM_BOUND], passes=lambda text: True)
     out = api.candidates(str(MATMUL), "nvidia/nvidia-h100", k=1)
     assert [t.split("\n\n", 1)[1] for t, _ in out] == [MM_BOUND] and len(gen.calls) == 2
+
+
+def test_when_nothing_passes_a_slow_script_is_kept_before_one_the_compiler_rejects(scripted):
+    gen = scripted(["broken\n", MM_IDLE], passes=lambda text: "broken" not in text)
+    out = api.candidates(str(MATMUL), "nvidia/nvidia-h100", k=1, retries=1)
+    assert [t.split("\n\n", 1)[1] for t, _ in out] == [MM_IDLE] and len(gen.calls) == 2
+    assert "idle" in out[0][1].compile_problem
