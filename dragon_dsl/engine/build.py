@@ -84,11 +84,12 @@ def lowered_key(lowered, tag: str) -> str:
     return f"{tag}-{hashlib.sha256(lowered.script().encode('utf-8')).hexdigest()[:32]}"
 
 
-def _claimed(claim_job, key: str, claims: list, phases: dict, t0: float) -> Optional[dict]:
-    """Claim KEY (added to CLAIMS, the keys this build holds); None when it is this build's, else
-    the "duplicate" reply (the engine gives the candidate the result of KEY's first build). The
-    claim's seconds count as "checks"."""
+def _claimed(claim_job, key_of, claims: list, phases: dict, t0: float) -> Optional[dict]:
+    """Claim the key KEY_OF() makes (added to CLAIMS, the keys this build holds); None when it is
+    this build's, else the "duplicate" reply (the engine gives the candidate the result of the
+    key's first build). Making the key and claiming it count as "checks"."""
     t1 = time.perf_counter()
+    key = key_of()
     mine = claim(claim_job["dir"], key)
     add_seconds(phases, "checks", time.perf_counter() - t1)
     if mine:
@@ -111,22 +112,13 @@ def claimed_schedule(mod, source: dict, target, phases: dict, claim_job, claims:
         scheduled = schedule(mod, source, target)
     finally:
         add_seconds(phases, "replay", time.perf_counter() - t1)
-    t1 = time.perf_counter()
-    key = scheduled_key(scheduled, claim_job["tag"])
-    add_seconds(phases, "checks", time.perf_counter() - t1)
-    duplicate = _claimed(claim_job, key, claims, phases, t0)
-    if duplicate is not None:
-        return None, duplicate
-    check_scheduled(scheduled, target, phases)
-    lowered = phases.get("lowered")
-    if lowered is not None:
-        t1 = time.perf_counter()
-        key = lowered_key(lowered, claim_job["tag"])
-        add_seconds(phases, "checks", time.perf_counter() - t1)
-        duplicate = _claimed(claim_job, key, claims, phases, t0)
-        if duplicate is not None:
-            return None, duplicate
-    return scheduled, None
+    duplicate = _claimed(claim_job, lambda: scheduled_key(scheduled, claim_job["tag"]), claims, phases, t0)
+    if duplicate is None:
+        check_scheduled(scheduled, target, phases)
+        lowered = phases.get("lowered")
+        if lowered is not None:
+            duplicate = _claimed(claim_job, lambda: lowered_key(lowered, claim_job["tag"]), claims, phases, t0)
+    return (None, duplicate) if duplicate is not None else (scheduled, None)
 
 
 def claim(claim_dir: str, key: str) -> bool:
