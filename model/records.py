@@ -139,16 +139,18 @@ def slow_texts(record: dict) -> set:
     from dragon_dsl import DragonError, to_trace_json
     from dragon_dsl.engine import resolve_target
     from dragon_dsl.tvm.compile import launch_problem
+    from dragon_dsl.tvm.workload import load_workload
 
     if not resolve_target(record["target"]).is_gpu:
         return set()
+    workload = load_workload(record["workload"])     # parsed once for all its scripts
     out = set()
     for s in record["scripts"]:
         try:
             trace = to_trace_json(s["text"])
         except DragonError:
             continue
-        if launch_problem(trace, record["workload"]) is not None:
+        if launch_problem(trace, workload) is not None:
             out.add(s["text"])
     return out
 

@@ -78,7 +78,7 @@ class Batch:
         self._parked: dict = {}         # source key -> duplicates whose owner has not replied yet
 
     def run(self) -> list:
-        t0 = self._t0 = time.perf_counter()
+        t0 = time.perf_counter()
         self._builds_done = None
         for item in self.items:
             if item.result is not None:     # a results-cache hit
