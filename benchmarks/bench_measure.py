@@ -20,7 +20,8 @@ and warm before the clock starts:
     `cuda_preamble="full"`);
   * measure:  `dragon measure`'s path (`batchfile.measure_batch` with `batchfile.engine_options`:
     identical programs measured once, two device workers per local GPU, the CUDA source trimmed
-    of the type traits it does not use, rows appended as decided);
+    of the type traits it does not use, builds handed out longest-first, rows appended as decided);
+  * measure-fifo (--also-build-order fifo): the same, with builds handed out in the order they came;
   * rpc (--rpc): the measure path through a TVM RPC tracker and one RPC server per GPU (one for the
     CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `rpc_server`; GPU servers with
     `--no-fork` and nvcc as TVM's compiler of the CUDA source the libraries carry, docs/MEASURE.md).
@@ -198,7 +199,7 @@ class _TimeUp(Exception):
 
 
 def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dict, device: str = "local",
-                build_group: Optional[int] = None, seconds: float = 0.0) -> dict:
+                build_group: Optional[int] = None, seconds: float = 0.0, build_order: Optional[str] = None) -> dict:
     """One mode through `measure_batch`; with SECONDS, it stops after that long (rows written so
     far are kept: `complete` says whether every candidate has one)."""
     from dragon_dsl.engine import Engine
@@ -209,6 +210,8 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
     options = engine_options(target, device)
     if build_group is not None:
         options["build_group"] = build_group
+    if build_order is not None:
+        options["build_order"] = build_order
     deadline = None
 
     def on_row(_row):
@@ -427,6 +430,9 @@ def main(argv=None) -> int:
     p.add_argument("--also-build-group", type=int, action="append", default=[],
                    help="also run the measure path with this build group (mode measure-gN, compared "
                         "with measure); repeatable")
+    p.add_argument("--also-build-order", choices=("fifo", "longest-first"), action="append", default=[],
+                   help="also measure with the build workers taking jobs in this order (the engine's default "
+                        "is longest-first)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--min-repeat-ms", type=float, default=5.0)
     args = p.parse_args(argv)
@@ -454,6 +460,10 @@ def main(argv=None) -> int:
     modes_raw["measure"] = run_measure(spec, batch, out / "results-measure.jsonl", args.level, args.workers, timing,
                                        build_group=args.build_group)
     print(f"measure: {modes_raw['measure']['wall_s']:.1f} s", flush=True)
+    for order in args.also_build_order:
+        modes_raw[f"measure-{order}"] = run_measure(spec, batch, out / f"results-measure-{order}.jsonl", args.level,
+                                                    args.workers, timing, build_order=order)
+        print(f"measure-{order}: {modes_raw[f'measure-{order}']['wall_s']:.1f} s", flush=True)
     for g in args.also_build_group:
         modes_raw[f"measure-g{g}"] = run_measure(spec, batch, out / f"results-measure-g{g}.jsonl", args.level,
                                                  args.workers, timing, build_group=g)
@@ -491,6 +501,13 @@ def main(argv=None) -> int:
     comparisons = {}
     if "baseline" in modes_raw:
         comparisons["measure vs baseline"] = compare(modes_raw["baseline"]["rows"], modes_raw["measure"]["rows"])
+    for order in args.also_build_order:
+        modes_raw[f"measure-{order}"] = run_measure(spec, batch, out / f"results-measure-{order}.jsonl", args.level,
+                                                    args.workers, timing, build_order=order)
+        print(f"measure-{order}: {modes_raw[f'measure-{order}']['wall_s']:.1f} s", flush=True)
+    for order in args.also_build_order:
+        comparisons[f"measure-{order} vs measure"] = compare(modes_raw["measure"]["rows"],
+                                                             modes_raw[f"measure-{order}"]["rows"])
     for g in args.also_build_group:
         comparisons[f"measure-g{g} vs measure"] = compare(modes_raw["measure"]["rows"], modes_raw[f"measure-g{g}"]["rows"])
     if "rpc" in modes_raw:

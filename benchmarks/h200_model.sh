@@ -7,7 +7,8 @@
 #   bash benchmarks/h200_model.sh data SECONDS         # pretraining records on every core
 #   bash benchmarks/h200_model.sh label SECONDS [TAR...]  # every record's scripts verified and timed
 #                                                      # (`dragon measure`; the committed records and TARs;
-#                                                      # LABEL_BATCH=X.tar.xz: a batch written beforehand)
+#                                                      # LABEL_BATCH=X.tar.xz: a batch written beforehand;
+#                                                      # PRIOR=R.jsonl.xz: its rows measured earlier, kept)
 #   bash benchmarks/h200_model.sh rows                 # records (+ measured labels) -> training rows
 #   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU; the model
 #                                                      # comes back as $OUT/model.tar.part-* (cat | tar -x)
@@ -80,6 +81,9 @@ label)
     # the verifier's reference is the unscheduled program on the CPU: minutes for the largest workloads
     python3 -m dragon_model.records $W/rec/* --batch $W/label/batch.jsonl --max-flops ${MAX_FLOPS:-1e9}
   fi
+  # rows measured earlier (PRIOR, e.g. the shipped labels) start the results file: `dragon measure`
+  # resumes after them, and a second call while the machine is held resumes after this one
+  if [ -n "${PRIOR:-}" ] && [ ! -s $W/label/results.jsonl ]; then xz -dc "$PRIOR" > $W/label/results.jsonl; fi
   timeout $(( end - SECONDS )) python3 -m dragon_dsl.cli.main measure $W/label/batch.jsonl --target cuda \
     --out $W/label/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --profile 2>&1 | tail -25 | tee $OUT/label.log
   xz -T0 -6 -c $W/label/results.jsonl > $OUT/label-results.jsonl.xz

@@ -36,7 +36,7 @@ from typing import Optional
 from dragon_dsl.engine import keys
 from dragon_dsl.engine.batch import Batch, Item, build_failure, run_result
 from dragon_dsl.engine.cache import ResultsCache
-from dragon_dsl.engine.pool import Dispatcher, Pool
+from dragon_dsl.engine.pool import Dispatcher, JobQueue, Pool
 from dragon_dsl.engine.reference import config_key
 from dragon_dsl.engine.result import EngineError, Result, Task
 from dragon_dsl.engine.targets import local_gpus, parse_device, resolve_target
@@ -48,7 +48,7 @@ class Engine:
     def __init__(self, target, device: str = "local", workers: Optional[int] = None,
                  timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None,
                  build_group: int = 1, dedupe_sources: bool = False, device_slots: int = 1,
-                 cuda_preamble: str = "trimmed"):
+                 cuda_preamble: str = "trimmed", build_order: str = "longest-first"):
         import tvm
 
         self.target = resolve_target(target)
@@ -77,6 +77,11 @@ class Engine:
         if cuda_preamble not in ("trimmed", "full"):
             raise ValueError(f"cuda_preamble must be 'trimmed' or 'full', got {cuda_preamble!r}")
         self.cuda_preamble = cuda_preamble
+        # which queued build a free build worker takes: "longest-first" (of the workload whose builds
+        # have taken longest so far, pool.JobQueue) or "fifo" (in the order the candidates came)
+        if build_order not in ("longest-first", "fifo"):
+            raise ValueError(f"build_order must be 'longest-first' or 'fifo', got {build_order!r}")
+        self.build_order = build_order
         self.device_slots = device_slots
         self._sources: dict = {}        # lowered-source claim key -> the Result of its first build
         self._profile: dict = {}
@@ -99,7 +104,8 @@ class Engine:
         self._lock = threading.Lock()
         self._workloads: dict = {}
         self._references: dict = {}          # (workload hash, config) -> npz path in the work dir
-        self._builders = Pool("build", self.workers, self._build_options, self._log_dir)
+        self._builders = Pool("build", self.workers, self._build_options, self._log_dir,
+                              queue=JobQueue(longest_first=build_order == "longest-first"))
         self._devices: Optional[Pool] = None
         self._finalizer = weakref.finalize(self, _shutdown, [self._builders], self._workdir)
 

@@ -13,6 +13,10 @@ that moment (a device worker sends it once it holds the GPU's lock, so that the 
 another process's candidate never counts against this one).
 A killed or dead worker is restarted and the pool goes on with its next job. A
 reply with "restart": true (a CUDA fault poisons its context) restarts it too.
+
+Which queued job an idle worker gets is its pool's `JobQueue`'s choice: first come, first
+served, or (`longest_first`) builds of the workload whose jobs have taken longest so far, so
+that a call does not end on a tail of slow compiles while the other workers wait.
 """
 
 from __future__ import annotations
@@ -63,6 +67,85 @@ class _Job:
     callback: Callable[[dict], None]
 
 
+class JobQueue:
+    """A pool's queued jobs. First in, first out; with `longest_first`, jobs are grouped by
+    their payload's (op, workload key) and an idle worker gets the oldest job of the group whose
+    replies took longest on average so far (longest processing time first, with estimates
+    learned during the call): a group nothing has been measured of goes first while none of its
+    jobs runs (one probe each), then counts as the mean of all measured groups. Jobs that are
+    not builds of a workload (the verifier's references) keep their order and go before builds.
+    Invariant: every appended job is popped exactly once; within a group, order is kept."""
+
+    def __init__(self, longest_first: bool = False):
+        self.longest_first = longest_first
+        self._groups: dict = {}            # group key -> deque of jobs, in the order groups appeared
+        self._seconds: dict = {}           # group key -> [seconds summed, replies]
+        self._running: dict = {}           # group key -> jobs sent, not replied
+        self._len = 0
+
+    @staticmethod
+    def key(job) -> Optional[tuple]:
+        payload = job.payload if isinstance(job.payload, dict) else {}
+        if payload.get("wkey") is None or payload.get("op") not in ("build", "build_group"):
+            return None
+        return (payload.get("op"), payload["wkey"])
+
+    def __len__(self) -> int:
+        return self._len
+
+    def append(self, job) -> None:
+        group = self.key(job) if self.longest_first else None
+        self._groups.setdefault(group, collections.deque()).append(job)
+        self._len += 1
+
+    def appendleft(self, job) -> None:
+        """JOB back at the head of its group (a worker could not take it)."""
+        group = self.key(job) if self.longest_first else None
+        self._groups.setdefault(group, collections.deque()).appendleft(job)
+        self._len += 1
+        if group is not None and self._running.get(group):
+            self._running[group] -= 1
+
+    def popleft(self):
+        if not self._len:
+            raise IndexError("pop from an empty JobQueue")
+        group = self._choose()
+        jobs = self._groups[group]
+        job = jobs.popleft()
+        if not jobs:
+            del self._groups[group]
+        self._len -= 1
+        if group is not None:
+            self._running[group] = self._running.get(group, 0) + 1
+        return job
+
+    def observe(self, job, seconds: float) -> None:
+        """JOB's reply came after SECONDS: its group's estimate learns it."""
+        group = self.key(job) if self.longest_first else None
+        if group is None:
+            return
+        total = self._seconds.setdefault(group, [0.0, 0])
+        total[0] += seconds
+        total[1] += 1
+        if self._running.get(group):
+            self._running[group] -= 1
+
+    def _choose(self):
+        if self._groups.get(None):
+            return None
+        measured = [t / n for t, n in self._seconds.values() if n]
+        prior = sum(measured) / len(measured) if measured else 0.0
+        best, best_cost = None, None
+        for group, jobs in self._groups.items():
+            if group is None or not jobs:
+                continue
+            t, n = self._seconds.get(group, (0.0, 0))
+            cost = t / n if n else (float("inf") if not self._running.get(group) else prior)
+            if best_cost is None or cost > best_cost:
+                best, best_cost = group, cost
+        return best
+
+
 @dataclass
 class _Worker:
     slot: int
@@ -84,7 +167,7 @@ class Pool:
     options: Callable[[int], dict]          # slot -> worker options
     log_dir: Path
     workers: list = field(default_factory=list)
-    queue: collections.deque = field(default_factory=collections.deque)
+    queue: JobQueue = field(default_factory=JobQueue)
     restarts: int = 0
 
     def __post_init__(self):
@@ -226,6 +309,8 @@ class Dispatcher:
                 w.deadline = time.monotonic() + w.job.timeout
             return
         job, w.job = w.job, None
+        if job is not None and pool is not None:
+            pool.queue.observe(job, time.perf_counter() - w.assigned)
         if self.timeline is not None and job is not None:
             self.timeline.append((pool.name if pool is not None else "", w.slot, w.assigned, time.perf_counter(),
                                   job.payload.get("wkey") if isinstance(job.payload, dict) else None,
@@ -249,6 +334,7 @@ class Dispatcher:
             return
         pool.restart(w)
         if job is not None:
+            pool.queue.observe(job, time.perf_counter() - w.assigned)
             job.callback({"status": "crash", "message": f"the worker {how}", "exitcode": exitcode})
 
     def _start_failed(self, pool: Pool, w: _Worker, why: str) -> None:
@@ -269,6 +355,7 @@ class Dispatcher:
                 if w.job is not None and now >= w.deadline:
                     job, w.job = w.job, None
                     pool.restart(w)
+                    pool.queue.observe(job, time.perf_counter() - w.assigned)
                     job.callback({"status": "timeout",
                                   "message": f"killed after {job.timeout:g} s (the worker was restarted)"})
                 elif w.job is None and not w.ready and now >= w.started + STARTUP_TIMEOUT_S:
