@@ -20,8 +20,9 @@ and warm before the clock starts:
     `cuda_preamble="full"`);
   * measure:  `dragon measure`'s path (`batchfile.measure_batch` with `batchfile.engine_options`:
     identical programs measured once, two device workers per local GPU, the CUDA source trimmed
-    of the type traits it does not use, builds handed out longest-first, rows appended as decided);
-  * measure-fifo (--also-build-order fifo): the same, with builds handed out in the order they came;
+    of the type traits it does not use, rows appended as decided);
+  * measure-longest-first (--also-build-order longest-first): the same, with builds handed out
+    longest-first (pool.JobQueue);
   * rpc (--rpc): the measure path through a TVM RPC tracker and one RPC server per GPU (one for the
     CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `rpc_server`; GPU servers with
     `--no-fork` and nvcc as TVM's compiler of the CUDA source the libraries carry, docs/MEASURE.md).
@@ -432,7 +433,7 @@ def main(argv=None) -> int:
                         "with measure); repeatable")
     p.add_argument("--also-build-order", choices=("fifo", "longest-first"), action="append", default=[],
                    help="also measure with the build workers taking jobs in this order (the engine's default "
-                        "is longest-first)")
+                        "is fifo)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--min-repeat-ms", type=float, default=5.0)
     args = p.parse_args(argv)

@@ -98,4 +98,6 @@ def test_the_two_first_commands_set_up_and_run_the_main_job_and_the_tests():
     for line in first:
         assert line.startswith("python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 && ")
     assert first[0].endswith(".venv/bin/dragon suggest")
-    assert first[1].endswith(".venv/bin/python -m pytest -q")
+    assert first[1].endswith(".venv/bin/python -m pytest -q -n auto --maxprocesses 4")
+    # CI runs the tests as the README says (in parallel: pytest-xdist, one process per core, at most 4)
+    assert first[1].split(" && ")[-1] in (ROOT / ".ci" / "run").read_text().splitlines()

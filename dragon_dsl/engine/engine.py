@@ -48,7 +48,7 @@ class Engine:
     def __init__(self, target, device: str = "local", workers: Optional[int] = None,
                  timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None,
                  build_group: int = 1, dedupe_sources: bool = False, device_slots: int = 1,
-                 cuda_preamble: str = "trimmed", build_order: str = "longest-first"):
+                 cuda_preamble: str = "trimmed", build_order: str = "fifo"):
         import tvm
 
         self.target = resolve_target(target)
@@ -77,8 +77,9 @@ class Engine:
         if cuda_preamble not in ("trimmed", "full"):
             raise ValueError(f"cuda_preamble must be 'trimmed' or 'full', got {cuda_preamble!r}")
         self.cuda_preamble = cuda_preamble
-        # which queued build a free build worker takes: "longest-first" (of the workload whose builds
-        # have taken longest so far, pool.JobQueue) or "fifo" (in the order the candidates came)
+        # which queued build a free build worker takes: "fifo" (in the order the candidates came) or
+        # "longest-first" (of the workload whose builds have taken longest so far, pool.JobQueue); on
+        # the H200 longest-first measured no faster (benchmarks/results/h200_measure)
         if build_order not in ("longest-first", "fifo"):
             raise ValueError(f"build_order must be 'longest-first' or 'fifo', got {build_order!r}")
         self.build_order = build_order
