@@ -45,6 +45,9 @@ def add_parser(sub) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per build (default 60)")
     p.add_argument("--run-timeout", type=float, default=30.0,
                    help="seconds for a candidate's verify and time once it holds the device (default 30)")
+    p.add_argument("--seconds", type=float,
+                   help="start no engine call after this many seconds (the running one ends first; the rows are "
+                        "kept and the same command measures the rest)")
     p.add_argument("--chunk", type=int, help="candidates per engine call (default: 1024 on GPUs, 4 x workers on a CPU)")
     p.add_argument("--build-group", type=int, default=1,
                    help="compile up to N candidates of one workload as one library (one nvcc call; default 1)")
@@ -75,6 +78,9 @@ def cmd_measure(args, out: Console, err: Console) -> int:
         if value is not None and value < 1:
             err.print(f"error: --{name.replace('_', '-')} must be at least 1", markup=False)
             return 2
+    if args.seconds is not None and not args.seconds > 0:
+        err.print("error: --seconds must be positive", markup=False)
+        return 2
     if not os.path.isfile(args.batch):
         err.print(f"error: {args.batch}: no such batch file", markup=False)
         return 2
@@ -100,7 +106,7 @@ def cmd_measure(args, out: Console, err: Console) -> int:
     progress = None
     try:
         kw = dict(seeds=args.seeds, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms, flush_l2=args.flush_l2,
-                  use_cache=bool(args.cache), chunk=args.chunk)
+                  use_cache=bool(args.cache), chunk=args.chunk, seconds=args.seconds)
         if quiet:
             summary = measure_batch(args.batch, args.out, engine, args.level, **kw)
         else:
@@ -160,6 +166,9 @@ def _print_summary(console: Console, summary, args) -> None:
     ok_rate = summary.counts.get("ok", 0) * 60.0 / summary.wall_s if summary.wall_s > 0 else 0.0
     console.print(f"{summary.written} row(s) written in {summary.wall_s:.1f} s: "
                   f"{summary.per_minute:.1f} candidates per minute ({ok_rate:.1f} {passed}){dup}{torn}", markup=False)
+    if summary.left:
+        console.print(f"stopped at --seconds {args.seconds:g}: {summary.left} candidate(s) left; the same command "
+                      f"measures them", markup=False)
 
 
 def _print_profile(console: Console, profile: dict) -> None:

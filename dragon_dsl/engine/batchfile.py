@@ -69,6 +69,7 @@ class Summary:
     dropped_torn: bool = False       # a cut last line of the results file was dropped
     problems: list = field(default_factory=list)   # workloads whose verifier reference failed
     profile: dict = field(default_factory=dict)
+    left: int = 0                    # candidates not measured: the time limit (seconds) came first
 
     @property
     def written(self) -> int:
@@ -84,7 +85,7 @@ class Summary:
         return {"total": self.total, "skipped": self.skipped, "written": self.written, "counts": dict(self.counts),
                 "duplicates": self.duplicates, "wall_s": round(self.wall_s, 3),
                 "candidates_per_minute": round(self.per_minute, 1), "dropped_torn_line": self.dropped_torn,
-                "problems": list(self.problems),
+                "problems": list(self.problems), "left": self.left,
                 "profile": {k: round(v, 3) if isinstance(v, float) else v for k, v in self.profile.items()}}
 
 
@@ -306,11 +307,14 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
                   number: Optional[int] = None, min_repeat_ms: float = 5.0, flush_l2: bool = False,
                   use_cache: bool = False, chunk: Optional[int] = None,
                   on_row: Optional[Callable[[dict], None]] = None,
-                  on_start: Optional[Callable[[int, int], None]] = None) -> Summary:
+                  on_start: Optional[Callable[[int, int], None]] = None,
+                  seconds: Optional[float] = None) -> Summary:
     """Measure the candidates of BATCH (a path) not yet in OUT (a path) with ENGINE, appending a
     row per candidate to OUT. `on_start(total, to_do)` once the files are read, `on_row(row)` after
-    each row is written. Raises BatchError when the batch cannot run (no batch file; OUT holds rows
-    of another target or level); a bad candidate is a row, never an exception."""
+    each row is written. With SECONDS, no engine call but the first starts after that long (the
+    one running ends first: `summary.left` candidates are left for a rerun, which gets on). Raises BatchError when the batch
+    cannot run (no batch file; OUT holds rows of another target or level); a bad candidate is a
+    row, never an exception."""
     from dragon_dsl.engine.result import EngineError, Task, level_rank
 
     level_rank(level)
@@ -346,22 +350,29 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
             if on_row is not None:
                 on_row(row)
 
-        valid = []
-        for cand in todo:
-            if not cand.problem:
-                try:
-                    engine._workload(cand.workload)
-                except Exception as exc:  # noqa: BLE001 - WorkloadError, or TVM's parser on bad text
-                    shown = cand.workload if len(str(cand.workload)) < 200 and "\n" not in str(cand.workload) \
-                        else "workload_text"
-                    cand.problem = f"{batch}:{cand.line}: workload {shown}: {_first_line(exc)}"
-            if cand.problem:
-                emit({"id": cand.id, "line": cand.line, "status": INVALID, "message": cand.problem})
-            else:
-                valid.append(cand)
         size = chunk or default_chunk(engine)
-        for start in range(0, len(valid), size):
-            part = valid[start:start + size]
+        deadline = t0 + seconds if seconds else None
+        for start in range(0, len(todo), size):
+            if start and deadline is not None and time.perf_counter() >= deadline:
+                summary.left = len(todo) - start       # stopped between engine calls: nothing is cut
+                break
+            # a chunk's workloads are loaded (and a bad one reported) when the chunk comes: a batch
+            # of thousands of workloads starts measuring at once, and a rerun loads only what is left
+            part = []
+            for cand in todo[start:start + size]:
+                if not cand.problem:
+                    try:
+                        engine._workload(cand.workload)
+                    except Exception as exc:  # noqa: BLE001 - WorkloadError, or TVM's parser on bad text
+                        shown = cand.workload if len(str(cand.workload)) < 200 and "\n" not in str(cand.workload) \
+                            else "workload_text"
+                        cand.problem = f"{batch}:{cand.line}: workload {shown}: {_first_line(exc)}"
+                if cand.problem:
+                    emit({"id": cand.id, "line": cand.line, "status": INVALID, "message": cand.problem})
+                else:
+                    part.append(cand)
+            if not part:
+                continue
             tasks = [Task(c.workload, c.trace, level=level, seeds=seeds, repeat=repeat, number=number,
                           min_repeat_ms=min_repeat_ms, flush_l2=flush_l2, use_cache=use_cache) for c in part]
             wl_hash = {i: engine._workload(c.workload).hash for i, c in enumerate(part)}

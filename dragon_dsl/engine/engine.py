@@ -44,6 +44,12 @@ from dragon_dsl.engine.targets import local_gpus, parse_device, resolve_target
 __all__ = ["Engine", "EngineError"]
 
 
+# a workload of at most this many FLOPs computes its verifier reference in one build job (all input
+# sets); a bigger one, or one TVM cannot estimate, one job per set. The unscheduled program runs at
+# 70 MFLOP/s in fp16 on llvm (10^7: 0.15 s a set); a job costs tens of ms of its own
+SMALL_REFERENCE_FLOPS = 1e7
+
+
 class Engine:
     def __init__(self, target, device: str = "local", workers: Optional[int] = None,
                  timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None,
@@ -306,8 +312,9 @@ class Engine:
         return path
 
     def _submit_reference(self, dispatcher, wl: keys.Workload, seeds: int, done) -> None:
-        """Compute a reference in the build workers, one job per input set (the unscheduled program
-        is slow on big workloads: its sets run in parallel), then merge and store it.
+        """Compute a reference in the build workers, then merge and store it: one job per input set
+        when the workload is big (the unscheduled program is slow: its sets run in parallel), one
+        job for every set when it is small (a job's own cost is then most of it).
         `done(None)` on success, `done(message)` when a part failed."""
         from dragon_dsl.engine import reference
         from dragon_dsl.engine.inputs import set_names
@@ -315,6 +322,8 @@ class Engine:
         path = self._workdir / f"ref-{wl.hash}-{seeds}.npz"
         config = config_key(seeds)
         n_sets = len(set_names(seeds))
+        small = 0 < wl.flops <= SMALL_REFERENCE_FLOPS
+        parts_of = [list(range(n_sets))] if small else [[i] for i in range(n_sets)]
         parts: dict = {}
         failures: list = []
 
@@ -323,12 +332,13 @@ class Engine:
                 parts[index] = Path(reply["path"])
             else:
                 failures.append(reply.get("message", reply.get("status")))
-            if len(parts) + len(failures) < n_sets:
+            if len(parts) + len(failures) < len(parts_of):
                 return
             if failures:
                 done(failures[0])
                 return
-            merged = reference.merge([reference.from_bytes(parts[i].read_bytes()) for i in range(n_sets)], seeds)
+            merged = reference.merge([reference.from_bytes(parts[i].read_bytes()) for i in range(len(parts_of))],
+                                     seeds)
             data = reference.to_bytes(merged)
             path.write_bytes(data)
             for p in parts.values():
@@ -338,9 +348,9 @@ class Engine:
                 self.cache.put_reference(wl.hash, config, data)
             done(None)
 
-        for index in range(n_sets):
+        for index, only in enumerate(parts_of):
             payload = {"op": "reference", "wkey": wl.hash, "workload": wl.text, "seed": wl.seed,
-                       "n_random": seeds, "only": [index], "out": str(path.with_suffix(f".part{index}.npz"))}
+                       "n_random": seeds, "only": only, "out": str(path.with_suffix(f".part{index}.npz"))}
             dispatcher.submit(self._builders, payload, self._reference_timeout(),
                               lambda reply, index=index: part_done(reply, index))
 

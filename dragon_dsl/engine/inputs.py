@@ -55,10 +55,14 @@ def set_names(n_random: int) -> list:
     return [f"random{i}" for i in range(n_random)] + ["zeros", "large"]
 
 
-def input_sets(args, base_seed: int, n_random: int) -> list:
-    """[(set name, {arg name: array})] for the arguments the kernel reads (inputs and in-outs)."""
+def input_sets(args, base_seed: int, n_random: int, only=None) -> list:
+    """[(set name, {arg name: array})] for the arguments the kernel reads (inputs and in-outs);
+    with ONLY (set numbers), just those sets: each set has its own seed, so a set is the same
+    whichever others are made."""
     sets = []
     for i, name in enumerate(set_names(n_random)):
+        if only is not None and i not in only:
+            continue
         rng = np.random.default_rng([base_seed, i])
         values = {}
         for arg in args:

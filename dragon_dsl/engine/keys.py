@@ -24,10 +24,12 @@ def trace_hash(trace: Any) -> str:
 
 @dataclass(frozen=True)
 class Workload:
-    """A workload as the engine passes it around: printed TVMScript plus its structural hash."""
+    """A workload as the engine passes it around: printed TVMScript plus its structural hash, and
+    TVM's estimate of its floating-point operations (0.0: none; what a reference costs to run)."""
 
     text: str
     hash: str
+    flops: float = 0.0
 
     @property
     def seed(self) -> int:
@@ -51,4 +53,7 @@ def load(source) -> Workload:
     else:
         mod = load_workload(source)
         text = str(source)
-    return Workload(text=text, hash=f"{tvm_ffi.structural_hash(mod) & 0xFFFFFFFFFFFFFFFF:016x}")
+    from dragon_dsl.tvm.workload import estimate_flops
+
+    return Workload(text=text, hash=f"{tvm_ffi.structural_hash(mod) & 0xFFFFFFFFFFFFFFFF:016x}",
+                    flops=estimate_flops(mod))

@@ -93,9 +93,7 @@ def compute(mod, base_seed: int, n_random: int, only=None) -> Reference:
     func = executable.mod["main"]
     dev = tvm.cpu(0)
     sets = []
-    for index, (name, inputs) in enumerate(input_sets(args, base_seed, n_random)):
-        if only is not None and index not in only:
-            continue
+    for name, inputs in input_sets(args, base_seed, n_random, only):
         tensors = make_tensors(dev, args, inputs)
         call(func, dev, tensors)
         sets.append((name, inputs, read_outputs(args, tensors)))

@@ -110,6 +110,11 @@ def test_input_sets_are_seeded_and_cover_edges():
     assert not zeros["A"].any()
     assert np.abs(large["A"]).min() >= 5e3 and set(np.unique(large["Q"])) <= {-128, 127}
     assert large["I"].max() == 3
+    # a reference part makes only its sets, and they are the sets the whole list holds
+    for only in ([0], [2, 4], []):
+        part = input_sets(ARGS, 1234, 3, only)
+        assert [name for name, _ in part] == [sets[i][0] for i in only]
+        assert all(np.array_equal(v, sets[i][1][k]) for i, (_, values) in zip(only, part) for k, v in values.items())
 
 
 def test_fills_are_nan_or_sentinels():

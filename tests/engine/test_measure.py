@@ -143,6 +143,22 @@ def test_malformed_line_reported_the_rest_measured_and_identical_sources_measure
     assert again.skipped == 7 and again.written == 0 and len(_rows(out)) == 7
 
 
+@pytest.mark.slow
+def test_a_time_limit_stops_between_engine_calls_and_a_rerun_measures_the_rest(llvm_engine, tmp_path):
+    from dragon_dsl.engine.batchfile import measure_batch
+
+    batch = _batch(tmp_path)
+    out = tmp_path / "results.jsonl"
+    # past its time at once: the first call (2 lines, c0 and c1) still runs, so every rerun gets on
+    first = measure_batch(batch, out, llvm_engine, "verify", chunk=2, seconds=1e-9)
+    assert sorted(r["id"] for r in _rows(out)) == ["c0", "c1"] and first.left == 5
+    assert first.to_json()["left"] == 5
+    rest = measure_batch(batch, out, llvm_engine, "verify", chunk=2)
+    assert rest.skipped == 2 and rest.left == 0 and rest.written == 5
+    ids = [r["id"] for r in _rows(out)]
+    assert sorted(ids) == sorted(set(ids)) == sorted(["again", BROKEN, "c0", "c1", "c2", "c3", "same"])
+
+
 def _measure_cmd(batch: Path, out: Path, *extra) -> list:
     return [sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(batch), "--target", TARGET, "--out", str(out),
             "--level", "verify", "--workers", "2", "--chunk", "1", *extra]
@@ -196,6 +212,10 @@ def test_usage_errors_exit_2(tmp_path):
                               "--target", TARGET, "--out", str(tmp_path / "r.jsonl")],
                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "no such batch file" in missing.stderr
+    no_time = subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(tmp_path / "nope.jsonl"),
+                              "--target", TARGET, "--out", str(tmp_path / "r.jsonl"), "--seconds", "0"],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert no_time.returncode == 2 and "--seconds must be positive" in no_time.stderr
     no_out = subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(tmp_path / "nope.jsonl"),
                              "--target", TARGET], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert no_out.returncode == 2 and "--out" in no_out.stderr
