@@ -75,11 +75,11 @@ label)
   for t in data/pretrain/cuda/records.tar.xz "$@"; do tar -C $W/rec -xJf "$t"; done
   if [ -n "${LABEL_BATCH:-}" ]; then
     # a batch written beforehand on another machine (tar.xz of batch.jsonl and workloads/):
-    # `python -m dragon_model.records ... --batch B/batch.jsonl --max-flops 1e9; tar -C B -cJf X .`
+    # `python -m dragon_model.records ... --batch B/batch.jsonl --max-flops 1e10; tar -C B -cJf X .`
     tar -C $W/label -xJf "$LABEL_BATCH"
   else
     # the verifier's reference is the unscheduled program on the CPU: minutes for the largest workloads
-    python3 -m dragon_model.records $W/rec/* --batch $W/label/batch.jsonl --max-flops ${MAX_FLOPS:-1e9}
+    python3 -m dragon_model.records $W/rec/* --batch $W/label/batch.jsonl --max-flops ${MAX_FLOPS:-1e10}
   fi
   # rows measured earlier (PRIOR, e.g. the shipped labels) start the results file: `dragon measure`
   # resumes after them, and a second call while the machine is held resumes after this one
