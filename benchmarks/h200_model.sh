@@ -84,11 +84,12 @@ label)
   # rows measured earlier (PRIOR, e.g. the shipped labels) start the results file: `dragon measure`
   # resumes after them, and a second call while the machine is held resumes after this one
   if [ -n "${PRIOR:-}" ] && [ ! -s $W/label/results.jsonl ]; then xz -dc "$PRIOR" > $W/label/results.jsonl; fi
-  # --seconds ends the run between engine calls (of 512 candidates, about 30 s) with its summary and
-  # profile printed; the timeout only backs it up
+  # --seconds ends the run between engine calls (of 1,024 candidates: under a minute at the
+  # benchmark's rate; smaller calls end each on the GPU's own tail) with its summary and profile
+  # printed; the timeout only backs it up
   timeout $(( end - SECONDS )) python3 -m dragon_dsl.cli.main measure $W/label/batch.jsonl --target cuda \
     --out $W/label/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --profile \
-    --chunk 512 --seconds $(( end - SECONDS > 150 ? end - SECONDS - 90 : 60 )) 2>&1 | tail -25 | tee $OUT/label.log
+    --seconds $(( end - SECONDS > 180 ? end - SECONDS - 120 : 60 )) 2>&1 | tail -25 | tee $OUT/label.log
   xz -T0 -6 -c $W/label/results.jsonl > $OUT/label-results.jsonl.xz
   ;;
 data)
