@@ -23,6 +23,9 @@ and warm before the clock starts:
     of the type traits it does not use, rows appended as decided);
   * measure-longest-first (--also-build-order longest-first): the same, with builds handed out
     longest-first (pool.JobQueue);
+  * measure-again (--measure-again): the measure mode once more, after the others (on the H200 a
+    mode that ran later compiled the same kernels in a third of the time: this separates the order
+    of the modes from what they do);
   * rpc (--rpc): the measure path through a TVM RPC tracker and one RPC server per GPU (one for the
     CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `rpc_server`; GPU servers with
     `--no-fork` and nvcc as TVM's compiler of the CUDA source the libraries carry, docs/MEASURE.md).
@@ -434,6 +437,9 @@ def main(argv=None) -> int:
     p.add_argument("--also-build-order", choices=("fifo", "longest-first"), action="append", default=[],
                    help="also measure with the build workers taking jobs in this order (the engine's default "
                         "is fifo)")
+    p.add_argument("--measure-again", action="store_true",
+                   help="run the measure mode once more after the other modes (modes run one after the other on "
+                        "one machine: this shows what running later changes by itself)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--min-repeat-ms", type=float, default=5.0)
     args = p.parse_args(argv)
@@ -469,6 +475,10 @@ def main(argv=None) -> int:
         modes_raw[f"measure-g{g}"] = run_measure(spec, batch, out / f"results-measure-g{g}.jsonl", args.level,
                                                  args.workers, timing, build_group=g)
         print(f"measure-g{g}: {modes_raw[f'measure-g{g}']['wall_s']:.1f} s", flush=True)
+    if args.measure_again:      # the same mode after the others: what running later alone changes
+        modes_raw["measure-again"] = run_measure(spec, batch, out / "results-measure-again.jsonl", args.level,
+                                                 args.workers, timing, build_group=args.build_group)
+        print(f"measure-again: {modes_raw['measure-again']['wall_s']:.1f} s", flush=True)
     if args.rpc:
         if spec.is_gpu:
             n = max(1, len(local_gpus()))
@@ -503,12 +513,10 @@ def main(argv=None) -> int:
     if "baseline" in modes_raw:
         comparisons["measure vs baseline"] = compare(modes_raw["baseline"]["rows"], modes_raw["measure"]["rows"])
     for order in args.also_build_order:
-        modes_raw[f"measure-{order}"] = run_measure(spec, batch, out / f"results-measure-{order}.jsonl", args.level,
-                                                    args.workers, timing, build_order=order)
-        print(f"measure-{order}: {modes_raw[f'measure-{order}']['wall_s']:.1f} s", flush=True)
-    for order in args.also_build_order:
         comparisons[f"measure-{order} vs measure"] = compare(modes_raw["measure"]["rows"],
                                                              modes_raw[f"measure-{order}"]["rows"])
+    if args.measure_again:
+        comparisons["measure-again vs measure"] = compare(modes_raw["measure"]["rows"], modes_raw["measure-again"]["rows"])
     for g in args.also_build_group:
         comparisons[f"measure-g{g} vs measure"] = compare(modes_raw["measure"]["rows"], modes_raw[f"measure-g{g}"]["rows"])
     if "rpc" in modes_raw:
