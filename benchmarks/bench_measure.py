@@ -248,7 +248,8 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
 def build_timeline(jobs: list, t0: float, workers: int) -> dict:
     """Where the build workers' time went (JOBS: the engine's timeline, seconds from T0): worker
     seconds busy before the last build was sent and after it (the tail), the busy workers in each
-    second (worker-seconds), and the longest build jobs (a reference for the verifier is one too)."""
+    second (worker-seconds), the longest build jobs (a reference for the verifier is one too), and
+    each workload's build seconds and jobs, the largest first."""
     builds = sorted((sent - t0, done - t0, wkey, status) for pool, _, sent, done, wkey, status in jobs if pool == "build")
     if not builds:
         return {}
@@ -259,7 +260,14 @@ def build_timeline(jobs: list, t0: float, workers: int) -> dict:
     per_second = [round(sum(max(0.0, min(done, s + 1) - max(sent, s)) for sent, done, _, _ in builds), 1)
                   for s in range(int(end) + 1)]
     longest = sorted(builds, key=lambda b: b[0] - b[1])[:10]
+    by_workload: dict = {}      # build seconds and jobs per workload: which workloads' builds differ between modes
+    for sent, done, wkey, _ in builds:
+        entry = by_workload.setdefault(wkey or "", [0.0, 0])
+        entry[0] += done - sent
+        entry[1] += 1
     return {"jobs": len(builds), "last_sent_s": round(last_sent, 2), "last_reply_s": round(end, 2),
+            "build_seconds_by_workload": {k: [round(v[0], 2), v[1]] for k, v in
+                                          sorted(by_workload.items(), key=lambda kv: -kv[1][0])},
             "busy_until_last_sent": round(busy_before / (workers * last_sent), 3) if last_sent else None,
             "busy_in_tail": round(busy_after / (workers * (end - last_sent)), 3) if end > last_sent else None,
             "busy_workers_per_second": per_second,
