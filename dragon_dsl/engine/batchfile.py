@@ -312,9 +312,9 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
     """Measure the candidates of BATCH (a path) not yet in OUT (a path) with ENGINE, appending a
     row per candidate to OUT. `on_start(total, to_do)` once the files are read, `on_row(row)` after
     each row is written. With SECONDS, no engine call but the first starts after that long (the
-    one running ends first: `summary.left` candidates are left for a rerun, which gets on). Raises BatchError when the batch
-    cannot run (no batch file; OUT holds rows of another target or level); a bad candidate is a
-    row, never an exception."""
+    one running ends first: `summary.left` candidates are left for a rerun, which gets on).
+    Raises BatchError when the batch cannot run (no batch file; OUT holds rows of another target
+    or level); a bad candidate is a row, never an exception."""
     from dragon_dsl.engine.result import EngineError, Task, level_rank
 
     level_rank(level)

@@ -93,14 +93,18 @@ class JobQueue:
     def __len__(self) -> int:
         return self._len
 
+    def _group(self, job) -> Optional[tuple]:
+        """JOB's group: its key with `longest_first`, else None (one first-in, first-out line)."""
+        return self.key(job) if self.longest_first else None
+
     def append(self, job) -> None:
-        group = self.key(job) if self.longest_first else None
+        group = self._group(job)
         self._groups.setdefault(group, collections.deque()).append(job)
         self._len += 1
 
     def appendleft(self, job) -> None:
         """JOB back at the head of its group (a worker could not take it)."""
-        group = self.key(job) if self.longest_first else None
+        group = self._group(job)
         self._groups.setdefault(group, collections.deque()).appendleft(job)
         self._len += 1
         if group is not None and self._running.get(group):
@@ -121,7 +125,7 @@ class JobQueue:
 
     def observe(self, job, seconds: float) -> None:
         """JOB's reply came after SECONDS: its group's estimate learns it."""
-        group = self.key(job) if self.longest_first else None
+        group = self._group(job)
         if group is None:
             return
         total = self._seconds.setdefault(group, [0.0, 0])
