@@ -6,6 +6,8 @@ answers `run` jobs for one device (one GPU, the CPU, or an RPC tracker). Every j
 gets one reply; a job that hangs or kills the process is handled by the pool
 (pool.py), which kills and restarts the worker. stdout and stderr go to a log file
 so that TVM's crash reports do not land in the caller's terminal.
+A worker started with the option `nice` lowers its own CPU priority by that much
+(engine.BUILD_NICE for build workers).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ def main(conn, options: dict) -> None:
     _redirect_output(options.get("log"))
     for name, value in options.get("env", {}).items():
         os.environ[name] = value
+    if options.get("nice"):
+        os.nice(int(options["nice"]))
     try:
         state = _State(options, notify=conn.send)
     except Exception as exc:  # a worker that cannot start says why, then ends
