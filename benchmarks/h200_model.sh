@@ -152,7 +152,8 @@ eval)
       *) echo "unknown set $set" >&2; exit 2 ;;
     esac
   done
-  common="--target cuda --gpu-name H200 --methods dlight,model --k $k --model-path $model"
+  # GEN_VERSION=N: answers of decoder version N written beforehand (copied into $W/eval-SET/model)
+  common="--target cuda --gpu-name H200 --methods dlight,model --k $k --model-path $model${GEN_VERSION:+ --generation-version $GEN_VERSION}"
   gen=$(( (end - SECONDS) * 45 / 100 ))
   for set in ${sets//,/ }; do
     for i in $(seq 0 $((shards - 1))); do
