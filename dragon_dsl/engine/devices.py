@@ -8,8 +8,9 @@ library built on a GPU machine already holds the binary and needs neither.
 
 A local GPU is used by one run at a time, across processes too: several engines on one
 machine (shards of a search, an evaluation, the language server) take the GPU's lock
-file (`flock`, released when the holder exits, even by a kill) around each candidate's
-verify and time, so that timings never share the GPU. The lock names the physical GPU
+file (`flock`, released when the holder exits, even by a kill) around each stretch of a
+candidate's GPU work (staging, a run and its read-back, the timing: `GpuHold`), so that
+timings never share the GPU; the comparison of outputs on the CPU runs without it. The lock names the physical GPU
 (through CUDA_VISIBLE_DEVICES); its folder is $DRAGON_GPU_LOCK_DIR, else
 <tmp>/dragon-gpu-locks.
 
@@ -26,6 +27,7 @@ import hashlib
 import itertools
 import os
 from pathlib import Path
+from typing import Optional
 
 _PRECOMPILED: dict = {}
 _counters = {"cubin_hits": 0, "cubin_misses": 0}
@@ -57,15 +59,20 @@ def physical_gpu(index: int) -> str:
     return visible[index] if index < len(visible) else str(index)
 
 
-@contextlib.contextmanager
-def gpu_lock(index: int):
-    import fcntl
+def gpu_lock_path(index: int) -> Path:
     import tempfile
 
     folder = Path(os.environ.get("DRAGON_GPU_LOCK_DIR") or Path(tempfile.gettempdir()) / "dragon-gpu-locks")
     folder.mkdir(parents=True, exist_ok=True)
     name = "".join(c if c.isalnum() or c in "-_" else "_" for c in physical_gpu(index))
-    with open(folder / f"gpu-{name}.lock", "a+") as handle:
+    return folder / f"gpu-{name}.lock"
+
+
+@contextlib.contextmanager
+def gpu_lock(index: int):
+    import fcntl
+
+    with open(gpu_lock_path(index), "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -73,14 +80,48 @@ def gpu_lock(index: int):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+class GpuHold:
+    """The GPU's lock for one device worker, taken for each stretch of a candidate's GPU work
+    (staging, a run and its read-back, a timing) and released between them, so that another
+    process's candidate uses the GPU while this one compares outputs on the CPU. `hold()`
+    calls `on_wait` before it blocks (another process holds the GPU) and `on_held` once it
+    holds it; `waited` sums the seconds spent blocked."""
+
+    def __init__(self, index: int, on_wait=lambda: None, on_held=lambda: None):
+        self.path = gpu_lock_path(index)
+        self.on_wait, self.on_held = on_wait, on_held
+        self.waited = 0.0
+        self._handle = None
+
+    @contextlib.contextmanager
+    def hold(self):
+        import fcntl
+        import time
+
+        if self._handle is None:
+            self._handle = open(self.path, "a+")
+        try:
+            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.on_wait()
+            t0 = time.perf_counter()
+            fcntl.flock(self._handle, fcntl.LOCK_EX)
+            self.waited += time.perf_counter() - t0
+        self.on_held()
+        try:
+            yield
+        finally:
+            fcntl.flock(self._handle, fcntl.LOCK_UN)
+
+
 class LocalDevice:
     def __init__(self, device_type: str, index: int = 0):
         self.device_type = device_type
         self.index = index
 
-    def exclusive(self):
-        """Hold the GPU for one candidate (a no-op for the CPU: its worker is alone by design)."""
-        return gpu_lock(self.index) if self.device_type != "cpu" else contextlib.nullcontext()
+    def hold(self, on_wait, on_held) -> Optional["GpuHold"]:
+        """The GPU's lock for this worker's candidates (None for the CPU: its worker is alone by design)."""
+        return GpuHold(self.index, on_wait, on_held) if self.device_type != "cpu" else None
 
     def device(self):
         import tvm
@@ -120,8 +161,8 @@ class RemoteDevice:
         self._session = None
         self._since = 0.0
 
-    def exclusive(self):
-        return contextlib.nullcontext()   # the tracker lends each server to one session at a time
+    def hold(self, on_wait, on_held) -> None:
+        return None   # the tracker lends each server to one session at a time
 
     def session(self):
         """The session for the next task: the kept one while young, else a new one from the tracker."""

@@ -9,8 +9,10 @@ one reply for that job's callback:
   * {"status": "timeout"} when the job outlives its timeout: the worker is killed;
   * {"status": "crash"} when the process dies (segfault, abort, os._exit).
 A worker may send {"started": true} before its reply: the job's timeout then counts from
-that moment (a device worker sends it once it holds the GPU's lock, so that the wait for
-another process's candidate never counts against this one).
+that moment (a device worker sends it each time it takes the GPU's lock, so that the wait for
+another process's candidate never counts against this one), and {"waiting": true} before it
+blocks on that lock: the job then has `waiting_timeout` (the holder's own run is bounded by
+its timeout, and its engine kills it after that).
 A killed or dead worker is restarted and the pool goes on with its next job. A
 reply with "restart": true (a CUDA fault poisons its context) restarts it too.
 
@@ -29,6 +31,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
+
+
+def waiting_timeout(timeout: float) -> float:
+    """How long a job may wait for the GPU's lock: another engine's candidate holds it for at most
+    its own timeout (assumed like this one's) plus the time its engine takes to kill it."""
+    return 2.0 * timeout + 30.0
+
 
 STARTUP_TIMEOUT_S = 300.0   # importing TVM took 9 s on the H200 host (TVM's tensor intrinsics 31 s, before their cache)
 MAX_START_FAILURES = 3
@@ -311,6 +320,10 @@ class Dispatcher:
         if message.get("started"):
             if w.job is not None:
                 w.deadline = time.monotonic() + w.job.timeout
+            return
+        if message.get("waiting"):
+            if w.job is not None:
+                w.deadline = time.monotonic() + waiting_timeout(w.job.timeout)
             return
         job, w.job = w.job, None
         if job is not None and pool is not None:

@@ -25,6 +25,8 @@ uploads, and that verdict stands.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from dragon_dsl.engine.compare import Expected
@@ -114,23 +116,27 @@ class Staged:
         return self._expected[key]
 
 
-def verify(func, staged: Staged) -> dict:
-    """Compare the kernel with the reference on every input set; the reply's verdict fields."""
+def verify(func, staged: Staged, gpu=contextlib.nullcontext) -> dict:
+    """Compare the kernel with the reference on every input set; the reply's verdict fields.
+    `gpu()` is held around each set's GPU work (staging, the run, the read-back) and not while
+    the outputs are compared on the CPU (devices.GpuHold)."""
     staged.uses += 1
     ref = staged.ref
     max_abs = max_rel = 0.0
     checked = 0
     for index, (set_name, _, _) in enumerate(ref.sets):
-        tensors = staged.tensors(index)
-        call(func, staged.dev, tensors)
-        got = read_outputs(ref.args, tensors)
+        with gpu():
+            tensors = staged.tensors(index)
+            call(func, staged.dev, tensors)
+            got = read_outputs(ref.args, tensors)
         for arg in ref.outputs:
             verdict = staged.expected(index, arg).compare(got[arg.name])
             max_abs, max_rel = max(max_abs, verdict.max_abs), max(max_rel, verdict.max_rel)
             if verdict.n_unwritten:
-                again = staged.tensors(index, alternative=True)
-                call(func, staged.dev, again)
-                second = again[ref.args.index(arg)].numpy()
+                with gpu():
+                    again = staged.tensors(index, alternative=True)
+                    call(func, staged.dev, again)
+                    second = again[ref.args.index(arg)].numpy()
                 alt = filled(arg.shape, arg.dtype, alternative=True)
                 confirmed = verdict.unwritten & (second == alt)
                 if confirmed.any():
@@ -150,13 +156,13 @@ def verify(func, staged: Staged) -> dict:
     return {"status": "ok", "n_checked": checked, "max_abs_err": max_abs, "max_rel_err": max_rel}
 
 
-def verify_staged(func, staged: Staged, restage) -> tuple:
+def verify_staged(func, staged: Staged, restage, gpu=contextlib.nullcontext) -> tuple:
     """(verdict, staging used): `verify`, and again on `restage()`'s fresh staging when it failed on
     staging an earlier candidate used (see the module docstring)."""
-    reply = verify(func, staged)
+    reply = verify(func, staged, gpu)
     if reply["status"] != "ok" and staged.uses > 1:
         staged = restage()
-        reply = verify(func, staged)
+        reply = verify(func, staged, gpu)
         reply["verified_again"] = True
     return reply, staged
 

@@ -12,6 +12,7 @@ A worker started with the option `nice` lowers its own CPU priority by that much
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -104,6 +105,12 @@ class _State:
                 self.device = devices.LocalDevice(device_type, options.get("index", 0))
                 if device_type == "cuda":
                     devices.install_cubin_hook()
+            # a local GPU's lock (None for the CPU and RPC servers), held for each stretch of GPU
+            # work and released while outputs are compared on the CPU (devices.GpuHold); a job's
+            # timeout counts from each time it is taken, never over a wait for another process's
+            # candidate (pool.py: the "waiting" and "started" messages)
+            self.gpu = self.device.hold(on_wait=lambda: notify({"waiting": True}),
+                                        on_held=lambda: notify({"started": True}))
         else:
             from dragon_dsl.engine.build import install_compile_probe
             from dragon_dsl.engine.nvcc import ensure_on_path
@@ -197,15 +204,19 @@ class _State:
         except Exception as exc:  # loading compiles device code on some paths: a failure is a build failure
             return {"status": "build_error", "message": f"the built module failed to load: {_last_line(exc)}",
                     "run_s": time.perf_counter() - t0}
-        t_wait = time.perf_counter()
-        with self.device.exclusive():
-            self.notify({"started": True})   # the timeout counts from here: not the wait for the lock
-            # nor does run_s (the time waited for another process's candidate is not this one's)
-            t_held = time.perf_counter()
-            reply = self._verify_and_time(job, module, dev, session, t0 + (t_held - t_wait))
+        t_loaded = time.perf_counter()
+        lock = self.gpu
+        if lock is None:
+            self.notify({"started": True})
+        else:
+            lock.waited = 0.0
+        reply = self._verify_and_time(job, module, dev, session, lock)
+        waited = lock.waited if lock else 0.0
         phases = reply.setdefault("phases", {})
-        phases["upload"] = t_wait - t0       # loading the library (on a remote device: its upload too)
-        phases["wait"] = t_held - t_wait     # waiting for the device's lock (another process's candidate)
+        # run_s is this candidate's own: not the time waited for another process's candidate
+        reply["run_s"] = max(0.0, time.perf_counter() - t0 - waited)
+        phases["upload"] = t_loaded - t0     # loading the library (on a remote device: its upload too)
+        phases["wait"] = waited              # waiting for the device's lock (another process's candidate)
         return reply
 
     def _load(self, artifact: str):
@@ -219,12 +230,16 @@ class _State:
             self._loaded = (artifact, self.device.load(artifact))
         return self._loaded[1]
 
-    def _verify_and_time(self, job, module, dev, session, t0) -> dict:
+    def _verify_and_time(self, job, module, dev, session, lock) -> dict:
+        """The reply of a run job: verdict, latencies, phases (LOCK: devices.GpuHold or None; the
+        phases leave out the waits for it; run_s is set by the caller)."""
         from dragon_dsl.engine.run import LaunchError, random_tensors, time_kernel, verify_staged
 
+        gpu = lock.hold if lock is not None else contextlib.nullcontext
+        waited = (lambda: lock.waited) if lock is not None else (lambda: 0.0)
         reply: dict = {"status": "ok", "n_checked": 0}
         stage = "verify"
-        t_verify = time.perf_counter()
+        t_verify, w_verify = time.perf_counter(), waited()
         phases: dict = {}
         try:
             entry = job.get("entry", "main")
@@ -232,22 +247,21 @@ class _State:
             if job.get("reference"):
                 reply, staged = verify_staged(func, self._staged_for(job["reference"], dev, session=session),
                                               lambda: self._staged_for(job["reference"], dev, fresh=True,
-                                                                       session=session))
+                                                                       session=session), gpu)
                 if reply["status"] != "ok":
-                    reply["run_s"] = time.perf_counter() - t0
-                    reply["phases"] = {"verify": time.perf_counter() - t_verify}
+                    reply["phases"] = {"verify": time.perf_counter() - t_verify - (waited() - w_verify)}
                     return reply
-                tensors = staged.tensors(0)
-            else:
-                tensors = random_tensors(dev, job["args_info"])
-            phases["verify"] = time.perf_counter() - t_verify
+            phases["verify"] = time.perf_counter() - t_verify - (waited() - w_verify)
             if job["level"] == "time":
                 stage = "time"
                 t = job["timing"]
-                t_time = time.perf_counter()
-                reply["latencies_us"] = time_kernel(module, dev, tensors, entry=entry, repeat=t["repeat"], number=t["number"],
-                                                    min_repeat_ms=t["min_repeat_ms"], flush_bytes=t["flush_bytes"])
-                phases["time"] = time.perf_counter() - t_time
+                with gpu():
+                    t_time = time.perf_counter()
+                    tensors = staged.tensors(0) if job.get("reference") else random_tensors(dev, job["args_info"])
+                    reply["latencies_us"] = time_kernel(module, dev, tensors, entry=entry, repeat=t["repeat"],
+                                                        number=t["number"], min_repeat_ms=t["min_repeat_ms"],
+                                                        flush_bytes=t["flush_bytes"])
+                    phases["time"] = time.perf_counter() - t_time
         except Exception as exc:  # LaunchError, or the runtime failing to copy data to or from the device
             # a CUDA fault poisons the context: the pool restarts this worker before its next job
             message = str(exc) if isinstance(exc, LaunchError) else _last_line(exc)
@@ -255,12 +269,12 @@ class _State:
                 from dragon_dsl.engine.devices import explain_remote
 
                 message = explain_remote(message)
-            phases.setdefault("verify" if stage == "verify" else "time", time.perf_counter() - t_verify)
-            return {"status": "launch_error", "message": message, "stage": stage, "run_s": time.perf_counter() - t0,
+            phases.setdefault("verify" if stage == "verify" else "time",
+                              time.perf_counter() - t_verify - (waited() - w_verify))
+            return {"status": "launch_error", "message": message, "stage": stage,
                     "restart": self.device.device_type != "cpu" or session is not None, "phases": phases}
         finally:
             del session
-        reply["run_s"] = time.perf_counter() - t0
         reply["phases"] = phases
         return reply
 
