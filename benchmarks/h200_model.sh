@@ -134,8 +134,9 @@ eval)
   # conv1d and reductions, at shapes of another seed); each set's answers are generated first by
   # GEN_SHARDS processes side by side (the decoder replays every statement with TVM on the CPU),
   # then measured against dlight in one run. The operators' CPU references (a 512 x 11008 x 4096 fp16
-  # GEMM...) take 270-300 s before the first measurement: give that set a call of its own
-  # (SETS=operators eval 560 1). A second call while the machine is held goes on from the first:
+  # GEMM...) took 270-300 s before the first measurement with the program as written (the reference
+  # program is 7.85x faster on one CPU core: benchmarks/results/cpu_reference_program.md): give that
+  # set a call of its own (SETS=operators eval 560 1). A second call while the machine is held goes on from the first:
   # the references over 256 MiB are kept as files in the eval's cache, and the baselines and the
   # answers written beforehand are measured in one engine call each
   setup

@@ -45,8 +45,9 @@ __all__ = ["Engine", "EngineError"]
 
 
 # a workload of at most this many FLOPs computes its verifier reference in one build job (all input
-# sets); a bigger one, or one TVM cannot estimate, one job per set. The unscheduled program runs at
-# 70 MFLOP/s in fp16 on llvm (10^7: 0.15 s a set); a job costs about 0.1 s of its own (on 2 cores:
+# sets); a bigger one, or one TVM cannot estimate, one job per set. The unscheduled program as
+# written runs at 70 MFLOP/s in fp16 on llvm (10^7: 0.15 s a set; the reference program is faster,
+# reference.reference_order); a job costs about 0.1 s of its own (on 2 cores:
 # benchmarks/bench_references.py, one job per workload 2.0x faster for 60 small workloads)
 SMALL_REFERENCE_FLOPS = 1e7
 
