@@ -70,14 +70,13 @@ def gpu_lock_path(index: int) -> Path:
 
 @contextlib.contextmanager
 def gpu_lock(index: int):
-    import fcntl
-
-    with open(gpu_lock_path(index), "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
+    """Hold GPU INDEX's lock once (a process that is not a device worker: a vendor library's run)."""
+    lock = GpuHold(index)
+    try:
+        with lock.hold():
             yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        lock.close()
 
 
 class GpuHold:
@@ -112,6 +111,11 @@ class GpuHold:
             yield
         finally:
             fcntl.flock(self._handle, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
 
 class LocalDevice:

@@ -240,6 +240,10 @@ class _State:
         reply: dict = {"status": "ok", "n_checked": 0}
         stage = "verify"
         t_verify, w_verify = time.perf_counter(), waited()
+
+        def verify_s() -> float:    # since verification began, less the waits for the lock
+            return time.perf_counter() - t_verify - (waited() - w_verify)
+
         phases: dict = {}
         try:
             entry = job.get("entry", "main")
@@ -249,9 +253,9 @@ class _State:
                                               lambda: self._staged_for(job["reference"], dev, fresh=True,
                                                                        session=session), gpu)
                 if reply["status"] != "ok":
-                    reply["phases"] = {"verify": time.perf_counter() - t_verify - (waited() - w_verify)}
+                    reply["phases"] = {"verify": verify_s()}
                     return reply
-            phases["verify"] = time.perf_counter() - t_verify - (waited() - w_verify)
+            phases["verify"] = verify_s()
             if job["level"] == "time":
                 stage = "time"
                 t = job["timing"]
@@ -269,8 +273,7 @@ class _State:
                 from dragon_dsl.engine.devices import explain_remote
 
                 message = explain_remote(message)
-            phases.setdefault("verify" if stage == "verify" else "time",
-                              time.perf_counter() - t_verify - (waited() - w_verify))
+            phases.setdefault("verify" if stage == "verify" else "time", verify_s())
             return {"status": "launch_error", "message": message, "stage": stage,
                     "restart": self.device.device_type != "cpu" or session is not None, "phases": phases}
         finally:
