@@ -42,6 +42,9 @@ def add_parser(sub) -> None:
     p.add_argument("--repeat", type=int, default=5, help="timing repeats (default 5)")
     p.add_argument("--min-repeat-ms", type=float, default=5.0, help="grow calls per repeat to this long (default 5)")
     p.add_argument("--flush-l2", action="store_true", help="flush the cache before every timed call")
+    p.add_argument("--gpu-timer", choices=("blocked", "evaluator"), default="blocked",
+                   help="CUDA kernels: device time behind a blocking kernel (default), or TVM's time_evaluator "
+                        "(which counts the host's launch rate for kernels of a few microseconds)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per build (default 60)")
     p.add_argument("--run-timeout", type=float, default=30.0,
                    help="seconds for a candidate's verify and time once it holds the device (default 30)")
@@ -96,6 +99,7 @@ def cmd_measure(args, out: Console, err: Console) -> int:
     if args.no_dedupe:
         options["dedupe_sources"] = False
     options["build_group"] = args.build_group
+    options["gpu_timer"] = args.gpu_timer
     try:
         engine = Engine(args.target, device=device, workers=args.workers, timeout_s=args.timeout,
                         run_timeout_s=args.run_timeout, cache=args.cache if args.cache else False, **options)

@@ -65,7 +65,7 @@ class Batch:
             item = Item(task, source, wl, thash, [index])
             by_key[key] = item
             if task.use_cache and engine.cache is not None:
-                item.result = engine.cache.lookup(wl.hash, thash, engine.target.key, engine.device.text, task,
+                item.result = engine.cache.lookup(wl.hash, thash, engine.target.key, engine.device_key, task,
                                                   engine.limits())
             self.items.append(item)
         self._users: dict = {}          # artifact -> items that still need it
@@ -252,7 +252,7 @@ class Batch:
         result.trace_hash = item.thash
         fresh = not result.cached
         if fresh and self.e.cache is not None and item.workload.hash not in self.failed_refs:
-            self.e.cache.store(item.workload.hash, item.thash, self.e.target.key, self.e.device.text,
+            self.e.cache.store(item.workload.hash, item.thash, self.e.target.key, self.e.device_key,
                                item.task, replace(result, duplicate_of=""), self.e.limits())
         for n, index in enumerate(item.indices):
             self.results[index] = result if n == 0 else replace(result, cached=True)
@@ -292,6 +292,7 @@ class Batch:
         task = item.task
         number = task.number if task.number is not None or not task.flush_l2 else 1
         timing = {"repeat": task.repeat, "number": number, "min_repeat_ms": task.min_repeat_ms,
+                  "timer": self.e.gpu_timer,
                   "flush_bytes": flush_bytes(dict(self.e._tvm_target.attrs), self.e.target.is_gpu)
                   if task.flush_l2 else 0}
 
@@ -354,7 +355,8 @@ def run_result(reply: dict, item: Item) -> Result:
                   max_abs_err=reply.get("max_abs_err"), max_rel_err=reply.get("max_rel_err"))
     if status == "ok":
         lat = reply.get("latencies_us") or []
-        return Result(Status.OK, "", latency_us=median(lat), latencies_us=lat, level=level, **common)
+        return Result(Status.OK, "", latency_us=median(lat), latencies_us=lat, level=level,
+                      timer=reply.get("timer", "") if lat else "", **common)
     if status in ("numeric_mismatch", "unwritten_output", "launch_error", "build_error"):
         s = Status(status)
         stage = reply.get("stage", failed_stage(s, level))

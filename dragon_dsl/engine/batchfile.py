@@ -38,8 +38,8 @@ from typing import Callable, Optional
 
 INVALID = "invalid"
 ROW_KEYS = ("id", "line", "status", "message", "level", "latency_us", "latencies_us", "build_s", "run_s",
-            "n_checked", "max_abs_err", "max_rel_err", "cached", "duplicate_of", "workload_hash", "trace_hash",
-            "requested", "target")
+            "n_checked", "max_abs_err", "max_rel_err", "cached", "duplicate_of", "timer", "workload_hash",
+            "trace_hash", "requested", "target")
 
 
 class BatchError(ValueError):

@@ -63,7 +63,7 @@ class Engine:
     def __init__(self, target, device: str = "local", workers: Optional[int] = None,
                  timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None,
                  build_group: int = 1, dedupe_sources: bool = False, device_slots: int = 1,
-                 cuda_preamble: str = "trimmed", build_order: str = "fifo"):
+                 cuda_preamble: str = "trimmed", build_order: str = "fifo", gpu_timer: str = "blocked"):
         import tvm
 
         self.target = resolve_target(target)
@@ -98,6 +98,11 @@ class Engine:
         if build_order not in ("longest-first", "fifo"):
             raise ValueError(f"build_order must be 'longest-first' or 'fifo', got {build_order!r}")
         self.build_order = build_order
+        # how CUDA kernels are timed: "blocked" (device time behind a blocking kernel, launch overhead
+        # left out: gpu_timer.py) or "evaluator" (TVM's time_evaluator, as before); CPUs: time_evaluator
+        if gpu_timer not in ("blocked", "evaluator"):
+            raise ValueError(f"gpu_timer must be 'blocked' or 'evaluator', got {gpu_timer!r}")
+        self.gpu_timer = gpu_timer
         self.device_slots = device_slots
         self._sources: dict = {}        # lowered-source claim key -> the Result of its first build
         self._profile: dict = {}
@@ -394,6 +399,14 @@ class Engine:
             dispatcher.run()
         return out
 
+    @property
+    def device_key(self) -> str:
+        """The device as the results cache keys it: GPU latencies taken by another timer are other
+        measurements (gpu_timer)."""
+        if self.target.is_gpu and self.gpu_timer != "evaluator":
+            return f"{self.device.text}|timer={self.gpu_timer}"
+        return self.device.text
+
     def limits(self) -> dict:
         """The timeouts a result was measured under (the results cache keeps timeouts with them)."""
         return {"build_timeout_s": self.timeout_s, "run_timeout_s": self.run_timeout_s}
@@ -433,7 +446,8 @@ class Engine:
                 if failed:
                     raise EngineError(f"the unscheduled workload failed as a reference on llvm: {failed[0]}")
                 ref = self._known_reference(wl, seeds)
-            timing = {"repeat": repeat, "number": number, "min_repeat_ms": min_repeat_ms, "flush_bytes": 0}
+            timing = {"repeat": repeat, "number": number, "min_repeat_ms": min_repeat_ms, "flush_bytes": 0,
+                      "timer": self.gpu_timer}
             for index, (artifact, info) in enumerate(zip(artifacts, args_info, strict=True)):
                 item = Item(Task(None, None, level="time"), {}, None, "")
 

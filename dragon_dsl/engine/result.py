@@ -98,6 +98,9 @@ class Result:
     # the trace hash of the candidate whose build and measurement this result copies: its lowered
     # source is identical (Engine(dedupe_sources=True)); "" when measured itself
     duplicate_of: str = ""
+    # how the latencies were taken: "blocked" (a CUDA kernel's device time behind a blocking kernel,
+    # gpu_timer.py) or "evaluator" (TVM's time_evaluator); "" when not timed
+    timer: str = ""
 
     @property
     def ok(self) -> bool:

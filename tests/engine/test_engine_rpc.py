@@ -1,5 +1,6 @@
 """Remote devices through TVM's own RPC: a tracker and two servers on loopback, started
-here as `python -m tvm.exec.rpc_tracker` / `rpc_server` (the tracker needs tornado)."""
+here as `python -m tvm.exec.rpc_tracker` and `dragon rpc-server` (TVM's server, whose sessions
+also serve the engine's CUDA timer; the tracker needs tornado)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def tracker():
     try:
         for fork in (True, False):   # the second as GPU servers must run: a fresh process per session
             sp = _free_port()
-            procs.append(_start(["tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(sp), "--port-end",
+            procs.append(_start(["dragon_dsl.engine.rpc_server", "--host", "127.0.0.1", "--port", str(sp), "--port-end",
                                  str(sp + 1), "--tracker", f"127.0.0.1:{port}", "--key", KEY]
                                 + ([] if fork else ["--no-fork"])))
         deadline = time.monotonic() + 60
@@ -124,3 +125,25 @@ def test_a_forked_gpu_server_is_explained(message, hint):
     said = explain_remote(message)
     assert said.startswith(message)
     assert ("--no-fork" in said) is hint
+
+
+def test_every_session_serves_the_engine_timer(tracker):
+    """Both servers (forked sessions, and fresh processes with --no-fork, as GPU servers run)
+    register the blocked timer in the session's own process, where the engine calls it."""
+    from tvm import rpc
+
+    from dragon_dsl.engine.gpu_timer import REMOTE_FUNC
+
+    host, port = tracker[len("rpc://"):].split("/")[0].split(":")
+    client = rpc.connect_tracker(host, int(port))
+    sessions = [client.request(KEY, session_timeout=30) for _ in range(2)]   # one of each server
+    for session in sessions:
+        assert session.get_function(REMOTE_FUNC) is not None
+    with pytest.raises(Exception, match="no function"):
+        sessions[0].get_function("dragon.engine.no_such_function")
+
+
+def test_cpu_results_say_time_evaluator_timed_them(tracker):
+    with Engine(LLVM, device=tracker, workers=1, cache=False) as remote:
+        (timed,) = remote.measure(workload("matmul_64"), fixture_traces("matmul_64", LLVM, limit=1), level="time")
+    assert timed.ok and timed.timer == "evaluator"
