@@ -18,17 +18,18 @@ Modes, one after the other in this order (the baseline after the measure modes w
 and warm before the clock starts:
   * baseline: `Engine(target)` and one `engine.run` over the whole batch (the engine path as it was:
     no source dedupe, one device worker per GPU, the CUDA source compiled as TVM writes it,
-    `cuda_preamble="full"`);
+    `cuda_preamble="full"`, kernels timed with TVM's time_evaluator, `gpu_timer="evaluator"`);
   * measure:  `dragon measure`'s path (`batchfile.measure_batch` with `batchfile.engine_options`:
     identical programs measured once, two device workers per local GPU, the CUDA source trimmed
-    of the type traits it does not use, rows appended as decided);
+    of the type traits it does not use, rows appended as decided; CUDA kernels timed behind a
+    blocking kernel, `--gpu-timer evaluator` for TVM's time_evaluator);
   * measure-longest-first (--also-build-order longest-first): the same, with builds handed out
     longest-first (pool.JobQueue);
   * measure-again (--measure-again): the measure mode once more, after the others (on the H200 a
     mode that ran later compiled the same kernels in a third of the time: this separates the order
     of the modes from what they do);
   * rpc (--rpc): the measure path through a TVM RPC tracker and one RPC server per GPU (one for the
-    CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `rpc_server`; GPU servers with
+    CPU) started here on loopback (`python -m tvm.exec.rpc_tracker` / `dragon rpc-server`; GPU servers with
     `--no-fork` and nvcc as TVM's compiler of the CUDA source the libraries carry, docs/MEASURE.md).
 Printed: candidates per minute (all, and verified-and-timed ones), the phase profile (seconds
 summed over workers: parse (a build worker loading a workload), replay, checks, codegen, compile,
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import signal
@@ -185,7 +187,7 @@ def run_baseline(target, batch: Path, level: str, workers, timing: dict) -> dict
     from dragon_dsl.engine.batchfile import read_batch
 
     cands = [c for c in read_batch(batch) if not c.problem]
-    with Engine(target, workers=workers, cache=False, cuda_preamble="full") as engine:
+    with Engine(target, workers=workers, cache=False, cuda_preamble="full", gpu_timer="evaluator") as engine:
         warm(engine, cands[0].workload, level)
         engine.profile(reset=True)
         t0 = time.perf_counter()
@@ -194,7 +196,7 @@ def run_baseline(target, batch: Path, level: str, workers, timing: dict) -> dict
         profile = engine.profile()
         stats = engine.stats()
         workers = engine.workers
-    rows = {c.id: {"status": r.status.value, "n_checked": r.n_checked, "latency_us": r.latency_us}
+    rows = {c.id: {"status": r.status.value, "n_checked": r.n_checked, "latency_us": r.latency_us, "timer": r.timer}
             for c, r in zip(cands, results)}
     return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "workers": workers}
 
@@ -204,7 +206,8 @@ class _TimeUp(Exception):
 
 
 def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dict, device: str = "local",
-                build_group: Optional[int] = None, seconds: float = 0.0, build_order: Optional[str] = None) -> dict:
+                build_group: Optional[int] = None, seconds: float = 0.0, build_order: Optional[str] = None,
+                gpu_timer: str = "blocked") -> dict:
     """One mode through `measure_batch`; with SECONDS, it stops after that long (rows written so
     far are kept: `complete` says whether every candidate has one)."""
     from dragon_dsl.engine import Engine
@@ -217,6 +220,7 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
         options["build_group"] = build_group
     if build_order is not None:
         options["build_order"] = build_order
+    options["gpu_timer"] = gpu_timer
     deadline = None
 
     def on_row(_row):
@@ -240,7 +244,8 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
     for line in out.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         rows[r["id"]] = {"status": r["status"], "n_checked": r.get("n_checked"), "latency_us": r.get("latency_us"),
-                         "duplicate_of": r.get("duplicate_of") or "", "message": (r.get("message") or "")[:300]}
+                         "duplicate_of": r.get("duplicate_of") or "", "message": (r.get("message") or "")[:300],
+                         "timer": r.get("timer") or ""}
     duplicates = sum(1 for r in rows.values() if r["duplicate_of"])
     return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "duplicates": duplicates,
             "complete": complete, "workers": workers, "timeline": timeline}
@@ -307,7 +312,7 @@ def start_rpc(n_servers: int, env_for, log_dir: Path, no_fork: bool = False) -> 
         time.sleep(0.1)
     for i in range(n_servers):
         sp = _free_port()
-        procs.append(spawn(["tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(sp), "--port-end",
+        procs.append(spawn(["dragon_dsl.engine.rpc_server", "--host", "127.0.0.1", "--port", str(sp), "--port-end",
                             str(sp + 1), "--tracker", f"127.0.0.1:{port}", "--key", RPC_KEY]
                            + (["--no-fork"] if no_fork else []), logs[i + 1], env={**os.environ, **env_for(i)}))
     deadline = time.monotonic() + 120
@@ -366,7 +371,26 @@ def compare(a: dict, b: dict, partial: Optional[dict] = None) -> dict:
             "timed_in_both": len(ratios),
             "latency_ratio_median": statistics.median(ratios) if ratios else None,
             "latency_ratio_geomean": statistics.geometric_mean(ratios) if ratios else None,
-            "within_5_percent": (sum(abs(r - 1) <= 0.05 for r in ratios) / len(ratios)) if ratios else None}
+            "within_5_percent": (sum(abs(r - 1) <= 0.05 for r in ratios) / len(ratios)) if ratios else None,
+            "distinct_by_latency": by_latency(a, b, ids)}
+
+
+LATENCY_BINS_US = (0.0, 5.0, 10.0, 20.0, 100.0, math.inf)
+
+
+def by_latency(a: dict, b: dict, ids) -> dict:
+    """Candidates measured themselves in both (no copies of another's result), by A's latency:
+    how many were timed in both, and the share within 5%; and the timers each mode used."""
+    out = {}
+    pairs = [(a[i], b[i]) for i in ids if i in a and i in b and a[i]["status"] == b[i]["status"] == "ok"
+             and a[i]["latency_us"] and b[i]["latency_us"] and not a[i].get("duplicate_of")
+             and not b[i].get("duplicate_of")]
+    for lo, hi in zip(LATENCY_BINS_US, LATENCY_BINS_US[1:]):
+        ratios = [y["latency_us"] / x["latency_us"] for x, y in pairs if lo <= x["latency_us"] < hi]
+        out[f"{lo:g}-{hi:g} us"] = {"timed": len(ratios), "within_5_percent":
+                                    round(sum(abs(r - 1) <= 0.05 for r in ratios) / len(ratios), 3) if ratios else None}
+    out["timers"] = [sorted({x.get("timer", "") for x, _ in pairs}), sorted({y.get("timer", "") for _, y in pairs})]
+    return out
 
 
 def figures(mode: dict) -> dict:
@@ -419,6 +443,10 @@ def print_report(batch_info: dict, modes: dict, comparisons: dict) -> None:
         print(f"{name}: {c['verdicts_differ']} of {c['candidates']} verdicts differ; latencies of {c['timed_in_both']} "
               f"timed in both: median ratio {ratio if ratio is None else round(ratio, 3)}, "
               f"within 5%: {within if within is None else f'{within:.0%}'}")
+        bins = c.get("distinct_by_latency") or {}
+        print("    measured themselves in both, within 5% by latency: " + ", ".join(
+            f"{k} {v['within_5_percent']:.0%} of {v['timed']}" for k, v in bins.items()
+            if k != "timers" and v["timed"]) + f"; timers {bins.get('timers')}")
         for d in c["first_differences"]:
             print(f"    {d['id']}: {d['a']} vs {d['b']}")
 
@@ -454,6 +482,8 @@ def main(argv=None) -> int:
                         "one machine: this shows what running later changes by itself)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--min-repeat-ms", type=float, default=5.0)
+    p.add_argument("--gpu-timer", choices=("blocked", "evaluator"), default="blocked",
+                   help="how the measure modes time CUDA kernels (the baseline: TVM's time_evaluator)")
     args = p.parse_args(argv)
 
     from dragon_dsl.engine.targets import local_gpus, resolve_target
@@ -480,7 +510,7 @@ def main(argv=None) -> int:
     if not args.skip_baseline and not args.baseline_last:
         baseline()
     modes_raw["measure"] = run_measure(spec, batch, out / "results-measure.jsonl", args.level, args.workers, timing,
-                                       build_group=args.build_group)
+                                       build_group=args.build_group, gpu_timer=args.gpu_timer)
     print(f"measure: {modes_raw['measure']['wall_s']:.1f} s", flush=True)
     for order in args.also_build_order:
         modes_raw[f"measure-{order}"] = run_measure(spec, batch, out / f"results-measure-{order}.jsonl", args.level,
@@ -494,7 +524,8 @@ def main(argv=None) -> int:
         baseline()
     if args.measure_again:      # the same mode after the others: what running later alone changes
         modes_raw["measure-again"] = run_measure(spec, batch, out / "results-measure-again.jsonl", args.level,
-                                                 args.workers, timing, build_group=args.build_group)
+                                                 args.workers, timing, build_group=args.build_group,
+                                                 gpu_timer=args.gpu_timer)
         print(f"measure-again: {modes_raw['measure-again']['wall_s']:.1f} s", flush=True)
     if args.rpc:
         if spec.is_gpu:
@@ -520,7 +551,7 @@ def main(argv=None) -> int:
             try:
                 modes_raw["rpc"] = run_measure(spec, batch, out / "results-rpc.jsonl", args.level, args.workers,
                                                timing, device=device, build_group=args.build_group,
-                                               seconds=args.rpc_seconds)
+                                               seconds=args.rpc_seconds, gpu_timer=args.gpu_timer)
             finally:
                 stop_rpc(procs)
             print(f"rpc: {modes_raw['rpc']['wall_s']:.1f} s", flush=True)
