@@ -43,17 +43,23 @@ setup() {
 # Optimizer steps are what the first run lacked (344 steps of batch 32: validation loss 1.71): small
 # batches, many epochs, the time limit decides. lr 2e-3 reached NaN weights within 3,135 steps of
 # bf16 pretraining (and fine-tuning inherited them): 1e-3, and --keep-best keeps the best epoch's.
+# a training log as it comes back: its first 30 lines, the first 5 that show a NaN (where a run
+# diverged), and its last 40
+log_excerpt() {
+  local lines; lines=$(grep -v "Writing model shards" "$1")
+  { echo "$lines" | head -30; echo "..."; echo "$lines" | grep -n -m5 -i "nan"; echo "..."; echo "$lines" | tail -40; }
+}
 pretrain_finetune() {  # DIR TARGET SIZE PRE_ROWS PRE GRACE SFT_ROWS LOG NAME [fine-tuning options]
   local dir=$1 target=$2 size=$3 pre_rows=$4 pre=$5 grace=$6 sft_rows=$7 log=$8 name=$9; shift 9
   timeout $(( pre + grace )) python3 -m dragon_model.train $pre_rows -o $dir/m-pre --target $target --size $size \
     --epochs 20 --batch-size 16 --lr ${PRE_LR:-1e-3} --max-length 3072 --save-dtype float32 --max-seconds $pre \
     --keep-best > $dir/train-pre.log 2>&1
-  grep -v "Writing model shards" $dir/train-pre.log | tail -40 > $OUT/$log-pre.log; tail -3 $OUT/$log-pre.log
+  log_excerpt $dir/train-pre.log > $OUT/$log-pre.log; tail -3 $OUT/$log-pre.log
   local ft=$(( end - SECONDS - 30 ))
   [ -f $dir/m-pre/config.json ] && [ $ft -gt 30 ] && timeout $(( end - SECONDS )) python3 -m dragon_model.train $sft_rows \
     -o $dir/m-sft --target $target --base $dir/m-pre --epochs 40 --lr 1e-3 --save-dtype float16 --max-seconds $ft \
     --keep-best "$@" > $dir/train-sft.log 2>&1
-  grep -v "Writing model shards" $dir/train-sft.log | tail -40 > $OUT/$log-sft.log; tail -3 $OUT/$log-sft.log
+  log_excerpt $dir/train-sft.log > $OUT/$log-sft.log; tail -3 $OUT/$log-sft.log
   local m=$dir/m-sft; [ -f $m/config.json ] || m=$dir/m-pre
   tar -C "$(dirname $m)" --exclude=checkpoints -cf - "$(basename $m)" | split -b 15M - $OUT/$name.tar.part-
 }
