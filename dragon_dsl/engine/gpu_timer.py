@@ -10,10 +10,12 @@ runs agreed within 5% on 2-21% of such kernels (benchmarks/results/h200_measure)
 multiply-adds: `spin`), then records the first event, launches the `number` calls and records the
 second. All of them queue behind the spin, so the GPU runs them back to back and the events
 measure the kernels alone (nvbench's "blocking kernel"). The spin lasts longer than the host takes
-to queue the calls (measured on the previous repeat; a repeat whose queueing outlasted its spin
-is measured again with a longer one). As with time_evaluator: one discarded warm-up call, `number`
-grown until a repeat lasts `min_repeat_ms` (or fixed), an optional L2 flush (a device copy of
-`flush_bytes`) before each repeat, and latencies per call in microseconds.
+to queue the calls (1.5x the largest average launch cost of the last batches, at most 20 ms; a
+batch whose queueing outlasted its spin is measured again behind a spin that long). As with
+time_evaluator: one discarded warm-up call, `number` grown until a repeat lasts `min_repeat_ms`
+(at most 256 calls) or fixed, an optional L2 flush (a device copy of `flush_bytes`) before each
+repeat, and latencies per call in microseconds. `CudaStream` is the GPU side; the tests drive the
+timer with a simulated stream (tests/engine/test_gpu_timer.py).
 
 Events and launches share the legacy default stream of the device's primary context, which TVM's
 CUDA runtime launches on. The events come from NVIDIA's `cuda-bindings` (the driver API); where
