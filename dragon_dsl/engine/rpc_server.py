@@ -56,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--load-library", help="more libraries to load (colon-separated)")
     p.add_argument("--no-fork", action="store_true",
                    help="start every session in a fresh process (GPU servers need it: CUDA does not survive a fork)")
-    p.add_argument("--silent", action="store_true")
+    p.add_argument("--silent", action="store_true", help="log only warnings and errors")
 
 
 def serve(args: argparse.Namespace) -> int:
