@@ -346,14 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
     from dragon_dsl.cli import measure as measure_cli  # dragon measure: batches of candidates (issue 23)
 
     measure_cli.add_parser(sub)
-    rpc = sub.add_parser("rpc-server", help="a TVM RPC server for a GPU farm, timing kernels as the engine does locally",
-                         description="TVM's RPC server (same options as `python -m tvm.exec.rpc_server`); each "
-                                     "session also serves the engine's CUDA timer (a kernel's device time behind a "
-                                     "blocking kernel). Start GPU servers with --no-fork.")
-    from dragon_dsl.engine import rpc_server
-
-    rpc_server.add_arguments(rpc)
-    rpc.set_defaults(func=lambda args, out, err: rpc_server.serve(args))
+    # its options are the engine's (`dragon rpc-server --help`), parsed where it runs
+    sub.add_parser("rpc-server", help="a TVM RPC server for a GPU farm, timing kernels as the engine does locally",
+                   add_help=False)
     from dragon_dsl.cli.corpus import add_parsers as add_corpus_parsers
 
     add_corpus_parsers(sub)  # dragon search, dragon corpus build|verify|card
@@ -370,6 +365,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "rpc-server":
+        from dragon_dsl.engine import rpc_server_main
+
+        return rpc_server_main(argv[1:])
     if argv and argv[0] in ("fmt", "check"):
         from dragon_dsl.cli import check, fmt
 

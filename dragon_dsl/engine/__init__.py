@@ -41,6 +41,14 @@ def builder_and_runner(engine, workload=None, device: str = "local", **timing) -
     return make(engine, workload=workload, device=device, **timing)
 
 
+def rpc_server_main(argv) -> int:
+    """`dragon rpc-server ARGS`: TVM's RPC server whose sessions also serve the engine's CUDA timer
+    (rpc_server.py; imported here on first use)."""
+    from dragon_dsl.engine import rpc_server
+
+    return rpc_server.main(argv)
+
+
 def workload_hash(source) -> str:
     """The engine's identity of a workload (TVMScript text, a `.tvmscript` path or an IRModule): its
     structural hash as the results cache keys it (`keys.load`; raises WorkloadError)."""
@@ -53,5 +61,5 @@ __all__ = [
     "GPU_KINDS", "MEASURE_LEVELS", "BatchError", "Engine", "EngineError", "PoolError", "Result", "ResultsCache",
     "Status", "Summary", "TargetSpec", "Task", "best", "builder_and_runner", "compare_outputs",
     "engine_options", "geomean", "gpu_lock", "local_gpus", "measure_batch", "parse_device", "read_batch",
-    "read_results", "resolve_target", "speedup", "workload_hash",
+    "read_results", "resolve_target", "rpc_server_main", "speedup", "workload_hash",
 ]
