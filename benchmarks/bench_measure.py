@@ -371,8 +371,12 @@ def compare(a: dict, b: dict, partial: Optional[dict] = None) -> dict:
             "timed_in_both": len(ratios),
             "latency_ratio_median": statistics.median(ratios) if ratios else None,
             "latency_ratio_geomean": statistics.geometric_mean(ratios) if ratios else None,
-            "within_5_percent": (sum(abs(r - 1) <= 0.05 for r in ratios) / len(ratios)) if ratios else None,
+            "within_5_percent": within_5_percent(ratios),
             "distinct_by_latency": by_latency(a, b, ids)}
+
+
+def within_5_percent(ratios: list) -> Optional[float]:
+    return sum(abs(r - 1) <= 0.05 for r in ratios) / len(ratios) if ratios else None
 
 
 LATENCY_BINS_US = (0.0, 5.0, 10.0, 20.0, 100.0, math.inf)
@@ -387,8 +391,8 @@ def by_latency(a: dict, b: dict, ids) -> dict:
              and not b[i].get("duplicate_of")]
     for lo, hi in zip(LATENCY_BINS_US, LATENCY_BINS_US[1:]):
         ratios = [y["latency_us"] / x["latency_us"] for x, y in pairs if lo <= x["latency_us"] < hi]
-        out[f"{lo:g}-{hi:g} us"] = {"timed": len(ratios), "within_5_percent":
-                                    round(sum(abs(r - 1) <= 0.05 for r in ratios) / len(ratios), 3) if ratios else None}
+        share = within_5_percent(ratios)
+        out[f"{lo:g}-{hi:g} us"] = {"timed": len(ratios), "within_5_percent": round(share, 3) if ratios else None}
     out["timers"] = [sorted({x.get("timer", "") for x, _ in pairs}), sorted({y.get("timer", "") for _, y in pairs})]
     return out
 

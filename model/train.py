@@ -233,10 +233,8 @@ def guarded_trainer(max_share: float = 0.1, grace: int = 20):
             loss = super().training_step(model, inputs, *args, **kwargs)
             self.seen_steps += 1
             grads = [p.grad for p in model.parameters() if p.grad is not None]
-            norms = torch._foreach_norm(grads) if grads else []
-            finite = bool(torch.isfinite(loss.detach()).all()) and \
-                (not norms or bool(torch.isfinite(torch.stack(norms)).all()))
-            if finite:
+            values = [loss.detach().float().reshape(-1)] + [n.float().reshape(1) for n in torch._foreach_norm(grads)]
+            if bool(torch.isfinite(torch.cat(values)).all()):    # one device sync a step
                 return loss
             model.zero_grad(set_to_none=True)
             self.skipped_steps += 1

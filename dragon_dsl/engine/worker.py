@@ -96,6 +96,7 @@ class _State:
         self.device = None
         self._loaded = None                          # (artifact path, what device.load returned)
         self._blocked_error: Optional[str] = None    # why this worker cannot use gpu_timer ("": it can)
+        self._remote_timer = None                    # (session, its server's gpu_timer function or None)
         if self.role == "device":
             from dragon_dsl.engine import devices
 
@@ -282,44 +283,54 @@ class _State:
         reply["phases"] = phases
         return reply
 
-
     def _time(self, module, dev, session, tensors, entry: str, t: dict) -> tuple:
         """(per-call latencies in us, the timer that took them): a CUDA kernel behind a blocking kernel
-        when the job asks for it (gpu_timer; on a remote device: the server's registered timer),
-        else, or where that timer cannot run, TVM's time_evaluator (run.time_kernel)."""
-        from dragon_dsl.engine import gpu_timer
+        when the job asks for it and this worker can (gpu_timer; on a remote device: the server's
+        registered timer), else TVM's time_evaluator (run.time_kernel)."""
         from dragon_dsl.engine.run import LaunchError, _first_line, time_kernel
 
         settings = dict(repeat=t["repeat"], number=t["number"], min_repeat_ms=t["min_repeat_ms"],
                         flush_bytes=t["flush_bytes"])
-        if t.get("timer") == "blocked" and self.device.device_type == "cuda":
-            if session is not None:
+        blocked = self._blocked_timer(dev, session) if t.get("timer") == "blocked" else None
+        if blocked is None:
+            return time_kernel(module, dev, tensors, entry=entry, **settings), "evaluator"
+        try:
+            return blocked(module, tensors, entry, settings), "blocked"
+        except Exception as exc:  # a fault while timing is a launch failure
+            raise LaunchError(_first_line(exc)) from None
+
+    def _blocked_timer(self, dev, session):
+        """fn(module, tensors, entry, settings) -> latencies timing behind a blocking kernel here or on
+        the session's server, or None where it cannot run (not CUDA, no cuda-bindings or a set-up
+        that failed here, a stock server there). Decided once per worker, and once per session."""
+        from dragon_dsl.engine import gpu_timer
+
+        if self.device.device_type != "cuda":
+            return None
+        if session is not None:
+            if self._remote_timer is None or self._remote_timer[0] is not session:
                 try:
                     remote = session.get_function(gpu_timer.REMOTE_FUNC)
                 except Exception:  # a stock TVM RPC server: time_evaluator there
                     remote = None
-                if remote is not None:
-                    try:
-                        return json.loads(str(remote(module, entry, json.dumps(settings), *tensors))), "blocked"
-                    except Exception as exc:
-                        raise LaunchError(_first_line(exc)) from None
-            else:
-                if self._blocked_error is None:
-                    self._blocked_error = gpu_timer.available() or ""
-                    if not self._blocked_error:
-                        try:
-                            gpu_timer.timer_for(dev)
-                        except Exception as exc:  # the timer's own set-up: this worker times as TVM does
-                            self._blocked_error = f"{type(exc).__name__}: {exc}"
-                    if self._blocked_error:
-                        print(f"blocked timer unavailable, timing with time_evaluator: {self._blocked_error}",
-                              file=sys.stderr, flush=True)
-                if not self._blocked_error:
-                    try:
-                        return gpu_timer.time_module(module, dev, tensors, entry=entry, **settings), "blocked"
-                    except Exception as exc:  # a fault while timing is a launch failure
-                        raise LaunchError(_first_line(exc)) from None
-        return time_kernel(module, dev, tensors, entry=entry, **settings), "evaluator"
+                self._remote_timer = (session, remote)
+            remote = self._remote_timer[1]
+            if remote is None:
+                return None
+            return lambda module, tensors, entry, s: json.loads(str(remote(module, entry, json.dumps(s), *tensors)))
+        if self._blocked_error is None:
+            self._blocked_error = gpu_timer.available() or ""
+            if not self._blocked_error:
+                try:
+                    gpu_timer.timer_for(dev)
+                except Exception as exc:  # the timer's own set-up: this worker times as TVM does
+                    self._blocked_error = f"{type(exc).__name__}: {exc}"
+            if self._blocked_error:
+                print(f"blocked timer unavailable, timing with time_evaluator: {self._blocked_error}",
+                      file=sys.stderr, flush=True)
+        if self._blocked_error:
+            return None
+        return lambda module, tensors, entry, s: gpu_timer.time_module(module, dev, tensors, entry=entry, **s)
 
 
 def _parse(text: str):
