@@ -161,13 +161,32 @@ def _script_facts(text: str) -> tuple:
     return sorted(set(calls)), len(calls), _script_literals(body)
 
 
+def split_shape(factors: list) -> Optional[str]:
+    """The shape of a constant split's factors, `None` where it is inferred and `k` for an integer or
+    a categorical's value ("None,k,k,k" for dlight's [None, 1, 16, 4], "None,k" for [None, v4]);
+    None for a split by a sampled tile (its own values, not a shape)."""
+    if not factors or None not in factors and not any(type(f) is int for f in factors):
+        return None
+    return ",".join("None" if f is None else "k" for f in factors)
+
+
 def _script_literals(body: str) -> tuple:
-    """(categorical lists, split factors, [(annotation key, kind, value)]) one script writes."""
+    """(categorical lists, split factors, [(annotation key, kind, value)], constant split shapes,
+    most repeats in a row of one query) one script writes."""
     from dragon_dsl import check_text
     from dragon_dsl.table import INST
     from dragon_dsl.values import Ref
 
-    cats, factors, ann = set(), set(), set()
+    from collections import Counter
+
+    from dragon_model.generate import _remember, statements_of
+
+    cats, factors, ann, shapes = set(), set(), set(), set()
+    asked: Counter = Counter()
+    repeats = 1
+    for stmt in statements_of(body):   # one query asked again with only queries between (the decoder's count)
+        _remember(asked, stmt)
+        repeats = max(repeats, max(asked.values(), default=1))
     program, _ = check_text(body)
     for bi in program.instructions:
         entry, args = bi.entry, bi.args
@@ -175,6 +194,9 @@ def _script_literals(body: str) -> tuple:
             cats.add(tuple(args["candidates"]))
         elif entry is INST.split and isinstance(args.get("factors"), list):
             factors |= {f for f in args["factors"] if type(f) is int}
+            shape = split_shape(args["factors"])
+            if shape:
+                shapes.add(shape)
         elif entry is INST.annotate and isinstance(args.get("key"), str):
             value = args.get("value")
             kind = "sampled" if isinstance(value, Ref) else "list" if isinstance(value, list) else \
@@ -182,17 +204,20 @@ def _script_literals(body: str) -> tuple:
             if kind:  # a sampled value is recorded by the kind of its name (a categorical's value)
                 ann.add((args["key"], kind,
                          value.kind if kind == "sampled" else json.dumps(value) if kind == "list" else value))
-    return cats, factors, ann
+    return cats, factors, ann, shapes, repeats
 
 
 def _merged_literals(parts: Iterable[tuple]) -> dict:
-    cats, factors, ann = set(), set(), {}
-    for c, f, a in parts:
+    cats, factors, ann, shapes, repeats = set(), set(), {}, set(), 1
+    for c, f, a, sh, rep in parts:
         cats |= c
         factors |= f
+        shapes |= sh
+        repeats = max(repeats, rep)
         for key, kind, value in a:
             ann.setdefault(key, {}).setdefault(kind, set()).add(value)
     return {"categorical": [list(c) for c in sorted(cats)], "split_factors": sorted(factors),
+            "split_shapes": sorted(shapes, key=lambda sh: (sh.count(",") , sh)), "query_repeats": repeats,
             "annotations": {key: {kind: sorted(vals) for kind, vals in sorted(kinds.items())}
                             for key, kinds in sorted(ann.items())}}
 

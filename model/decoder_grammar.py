@@ -17,8 +17,9 @@ table, the state of the schedule replayed so far (`Env`, filled from TVM by
   cannot leave a partial decision that no factor completes);
 - `split` of a loop that has a sampled tile takes exactly that tile's values, in order;
   otherwise its factors are constants (`None` and integers), as in MetaSchedule's traces;
-- `vectorize` takes innermost loops of 2 to MAX_VECTOR iterations (a 1-lane vector, a long
-  one or one around an allocation fails to build);
+- `vectorize` takes innermost loops of up to MAX_VECTOR iterations, and of at least 2 on CPUs
+  (a 1-lane vector, a long one or one around an allocation fails to build there; dlight's GPU
+  schedules vectorize 1-iteration loops);
 - `bind`, `parallel`, `unroll` and `vectorize` take serial loops only: a loop has one kind;
 - `annotate` / `unannotate` use MetaSchedule's keys, each with its kind of value;
 - `sample_categorical` has uniform probabilities, and only its values go into
@@ -88,7 +89,8 @@ ix ::= ixprod ( ( " + " | " - " ) ixprod )*
 ixprod ::= ixunary ( ( " * " | " // " | " % " ) ixunary )*
 ixunary ::= "-" ixunary | ixatom
 ixatom ::= ident | uint | "(" ix ( ", " ix )* ")" | ident "(" ( ix ( ", " ix )* )? ")"
-index_map ::= "lambda " ( ident ( ", " ident )* )? ": " ix
+index_map ::= "lambda " ( ident ( ", " ident )* | "(" typed ( ", " typed )* ")" )? ": " ix
+typed ::= ident ": " ident
 buffer ::= "read(" uint ")" | "write(" uint ")"
 '''
 
@@ -104,7 +106,7 @@ class Env:
     values: list = field(default_factory=list)                # sampled value names
     tiles: dict = field(default_factory=dict)                 # live loop -> its sampled tile values, in order
     categoricals: list = field(default_factory=list)          # values of sample_categorical
-    innermost: list = field(default_factory=list)             # live loops of 2..MAX_VECTOR iterations with no loop inside
+    innermost: list = field(default_factory=list)             # live loops vectorize may take (no loop inside)
     split_loops: set = field(default_factory=set)             # loops a constant split made
     kinded: set = field(default_factory=set)                  # live loops already bound, parallel, vectorized or unrolled
     locations: list = field(default_factory=list)             # sampled compute locations (compute_at only)
@@ -304,42 +306,58 @@ def _annotation_values(env: Env, literals: Optional[dict]) -> list:
     return out
 
 
+#: constant split shapes of models whose corpus did not record them: MetaSchedule's postprocessors
+DEFAULT_SPLIT_SHAPES = ("None,k", "None,k,k")
+#: at most this many factor combinations are listed per loop extent (else any seen factor per place)
+MAX_COMBOS = 4096
+
+
 def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> list[str]:
-    """MetaSchedule's constant splits (postprocessing, cooperative fetch): [None, k] or [None, k, j],
-    never of a loop a constant split made (a derailed model chained [None, 64, 64] splits into
-    kernels of billions of predicated iterations). With the training corpus' factors (`literals`),
-    only those, and on CPUs only products that fit the loop's extent: all 47 constant splits of
-    the llvm corpus fit, while GPU cooperative fetches may exceed it (13 of 90 in the CUDA corpus)."""
+    """Constant splits in the shapes the training corpus writes (`data.split_shape`: MetaSchedule's
+    [None, k] and [None, k, j], dlight's [None, 1, 16, 4] and cooperative fetch [16, 8, None, 2]),
+    of the integer factors it writes. A loop a constant split made is split again only by factors
+    whose product fits its extent (dlight splits a 4-iteration loop by [None, 2]; a derailed model
+    chained [None, 64, 64] splits into kernels of billions of predicated iterations). On CPUs every
+    split fits its loop (all 47 constant splits of the llvm corpus do); GPU cooperative fetches
+    may exceed the fused loop they split (13 of 90 in the CUDA corpus)."""
     res = inst.results
-    loops = [lp for lp in env.loops if lp not in env.split_loops]
     seen = literals.get("split_factors") if literals is not None else None
-    if not loops or (seen is not None and not seen):
+    shapes = (literals or {}).get("split_shapes") or DEFAULT_SPLIT_SHAPES
+    if not env.loops or (seen is not None and not seen):
         return []
-    out = []
-    loop_rule = _alts(lit(lp) for lp in loops)
+    cats = _categorical_names(env)   # a sampled thread count (cross-thread reductions: [None, v4])
     if seen is None:
-        cats = _categorical_names(env)
         extra["cfactor"] = "([1-9] [0-9]{0,3}" + (f" | {cats}" if cats else "") + ")"
-        for k in (2, 3):
-            factors = '"[None, " ' + ' ", " '.join(["cfactor"] * (k - 1)) + ' "]"'
-            call = _call(env, inst, {"loop": loop_rule, "factors": factors})
-            if call:
-                out.append(_outputs(env, res.kind, k) + call)
-        return out
-    extra["cfactor"] = _alts(lit(str(f)) for f in seen)
-    groups: dict = {}
-    for lp in loops:  # on a GPU every loop takes every combination: one group
-        groups.setdefault(None if env.gpu else env.loops[lp], []).append(lp)
+    else:
+        extra["cfactor"] = _alts([lit(str(f)) for f in seen] + ([cats] if cats else []))
+    groups: dict = {}   # extent (None: any factors) -> loops
+    for lp, extent in env.loops.items():
+        bounded = lp in env.split_loops or (not env.gpu and seen is not None)
+        if bounded and (seen is None or not isinstance(extent, int)):
+            continue   # nothing says which constants fit it
+        groups.setdefault(extent if bounded else None, []).append(lp)
+    out = []
     for extent, group in sorted(groups.items(), key=lambda g: -1 if g[0] is None else g[0]):
-        for k in (2, 3):
-            if extent is None:  # any combination: one rule per factor (the CUDA corpus has ~70 factors)
-                factors = '"[None, " ' + ' ", " '.join(["cfactor"] * (k - 1)) + ' "]"'
+        fitting = seen if extent is None else [f for f in seen if f <= extent]
+        for shape in shapes:
+            places = shape.split(",")
+            k = places.count("k")
+            combos = None
+            if extent is not None and len(fitting) ** k <= MAX_COMBOS:
+                combos = [c for c in itertools.product(fitting, repeat=k) if math.prod(c) <= extent]
+                if not combos:
+                    continue
+            if combos is None:   # a seen factor (that fits the loop on its own) in each place
+                rule = "cfactor"
+                if extent is not None:
+                    rule = extra.setdefault(f"cfactor{extent}", _alts(lit(str(f)) for f in fitting)) and f"cfactor{extent}"
+                factors = '"[" ' + ' ", " '.join(lit("None") if p == "None" else rule for p in places) + ' "]"'
             else:
-                combos = [c for c in itertools.product(seen, repeat=k - 1) if math.prod(c) <= extent]
-                factors = _alts(lit("[None, " + ", ".join(map(str, c)) + "]") for c in combos)
-            call = _call(env, inst, {"loop": _alts(lit(lp) for lp in group), "factors": factors}) if factors else None
+                factors = _alts(lit("[" + ", ".join("None" if p == "None" else str(next(it)) for p in places) + "]")
+                                for c in combos for it in [iter(c)])
+            call = _call(env, inst, {"loop": _alts(lit(lp) for lp in group), "factors": factors})
             if call:
-                out.append(_outputs(env, res.kind, k) + call)
+                out.append(_outputs(env, res.kind, len(places)) + call)
     return out
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -86,8 +87,9 @@ class Generator:
         self.xgr = xgr
         self.model = model
         self.tokenizer = tokenizer
-        self.device = next(model.parameters()).device
-        vocab_size = int(model.get_output_embeddings().weight.shape[0])
+        # without a model (`without_model`), the generator only judges given scripts (`reachable`)
+        self.device = next(model.parameters()).device if model is not None else torch.device("cpu")
+        vocab_size = int(model.get_output_embeddings().weight.shape[0]) if model is not None else len(tokenizer)
         self.vocab_size = vocab_size
         if is_dragon_tokenizer(tokenizer):
             strings = token_strings(tokenizer) + [""] * max(0, vocab_size - len(tokenizer))
@@ -105,7 +107,10 @@ class Generator:
         self.max_seconds = float(max_seconds)  # 0: no limit; else the script ends at the next statement boundary
         self.allowed = frozenset(allowed) if allowed else None  # the instructions the model was trained on
         self.literals = literals  # the constants it has seen (data.literals_of), or None: any
-        self.max_positions = int(getattr(model.config, "max_position_embeddings", 4096) or 4096)
+        # how often in a row one query may be asked: as often as the training scripts do (dlight's
+        # scripts ask get_consumers three times), once for models whose corpus did not record it
+        self.query_repeats = int((literals or {}).get("query_repeats", 1))
+        self.max_positions = int(getattr(getattr(model, "config", None), "max_position_embeddings", 4096) or 4096)
         # torch's threads while generating (None: torch's own setting). Processes that share the
         # cores must divide them: beside two other generating processes on two cores, one of two threads
         # spent 46 ms per token, one of one thread 7.4 ms (benchmarks/bench_generation.py compares)
@@ -135,6 +140,13 @@ class Generator:
             # tensor-core CUDA schedules run to ~155 statements: the limit follows the training scripts
             kw["max_statements"] = max(DEFAULT_MAX_STATEMENTS, int(1.25 * info["longest_script"]) + 1)
         return cls(model, tokenizer, **kw)
+
+    @classmethod
+    def without_model(cls, tokenizer, **kw) -> "Generator":
+        """A generator that only judges scripts (`reachable`): the grammar, replay and limits of
+        decoding, for a model trained on rows whose instructions and constants are `allowed` and
+        `literals` (`data.grammar_facts`)."""
+        return cls(None, tokenizer, **kw)
 
     # ---- one script ----------------------------------------------------------------------------
     def generate(self, workload, target: Any = "llvm", slower_body: Optional[str] = None, *,
@@ -175,7 +187,7 @@ class Generator:
             raise ValueError(f"the workload cannot be scheduled: {why}")
         failures = 0
         banned: set = set()  # instructions TVM rejected at this point: not offered again until one passes
-        asked: set = set()   # the queries (getters) written since the last statement that changed the schedule
+        asked: Counter = Counter()   # the queries (getters) written since the last statement that changed the schedule
         while True:
             if out.statements >= self.max_statements:
                 out.stop = "max_statements"
@@ -217,15 +229,7 @@ class Generator:
                 out.stop = "eos"
                 break
             stmt = self.tokenizer.decode(tokens, skip_special_tokens=False)
-            query = _query(stmt)
-            if not ok:
-                new_env, why = None, "statement too long"
-            elif query is not None and query in asked:
-                # its answer cannot have changed: a derailing model repeats get_loops(b0) until the
-                # statement limit (the training corpora never ask the same question twice in a row)
-                new_env, why = None, "repeats a query whose answer has not changed"
-            else:
-                new_env, why = replay_prefix(out.body + stmt, mod, kind)
+            new_env, why = self._judge(out.body, stmt, asked, mod, kind) if ok else (None, "statement too long")
             if new_env is None:
                 out.rejected += 1
                 if len(out.rejections) < 8:
@@ -242,16 +246,72 @@ class Generator:
                 continue
             failures = 0
             banned.clear()
-            if query is None:
-                asked.clear()
-            else:
-                asked.add(query)
+            _remember(asked, stmt)
             out.body += stmt
             out.statements += 1
             kept_len += len(tokens)
             cache, logits, env = step_cache, step_logits, new_env
         out.seconds = time.time() - t0
         return out
+
+    def _judge(self, body: str, stmt: str, asked: Counter, mod, kind: str):
+        """(state after it, None) when a finished statement may follow `body`; (None, why) when it
+        is refused: a query asked more often in a row than the training scripts ever do (its answer
+        cannot have changed: a derailing model repeats get_loops(b0) until the statement limit), or
+        a script that does not check or replay."""
+        query = _query(stmt)
+        if query is not None and asked[query] >= self.query_repeats:
+            return None, "repeats a query whose answer has not changed"
+        return replay_prefix(body + stmt, mod, kind)
+
+    # ---- can the decoder write a given script? ----------------------------------------------------
+    def reachable(self, workload, target: Any, body: str, slower_body: Optional[str] = None) -> "Reach":
+        """Whether decoding could write `body` for this workload, statement by statement, under
+        the same grammar, limits and replay as `generate` (no model needed): a training label the
+        decoder cannot reach is one the model can never answer, however well it learned it."""
+        from dragon_dsl.tvm.workload import load_workload
+
+        from dragon_model.data import prompt_text
+        from dragon_model.train import _plain
+
+        text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+        mod = load_workload(text)
+        kind = target_kind(target)
+        prompt = _plain(self.tokenizer, prompt_text(text, target, slower_body))
+        kept_len = len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        stmts = list(statements_of(body))
+        if kept_len >= self.max_positions - 16:
+            return Reach(False, 0, len(stmts), None, "context: the prompt fills the model's positions")
+        env, why = replay_prefix("", mod, kind)
+        if env is None:
+            raise ValueError(f"the workload cannot be scheduled: {why}")
+        asked: Counter = Counter()
+        done = ""
+        for i, stmt in enumerate(stmts):
+            refuse = lambda why: Reach(False, i, len(stmts), stmt.strip(), why)  # noqa: E731
+            if i >= self.max_statements:
+                return refuse(f"max_statements: the decoder stops after {self.max_statements} statements")
+            ids = self.tokenizer(stmt, add_special_tokens=False)["input_ids"]
+            if len(ids) > self.max_statement_tokens:
+                return refuse(f"statement too long: {len(ids)} tokens, the decoder allows {self.max_statement_tokens}")
+            if kept_len + len(ids) >= self.max_positions - 2:
+                return refuse(f"max_tokens: the script passes the model's {self.max_positions} positions")
+            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env, frozenset(), self.allowed, self.literals)),
+                                              terminate_without_stop_token=True)
+            accepted = ""
+            for tok in ids:
+                if not matcher.accept_token(tok):
+                    return refuse(f"grammar: refused after {accepted!r}")
+                accepted += self.tokenizer.decode([tok], skip_special_tokens=False)
+            if not matcher.is_terminated():
+                return refuse("grammar: the statement is incomplete")
+            env, why = self._judge(done, stmt, asked, mod, kind)
+            if env is None:
+                return refuse(why)
+            _remember(asked, stmt)
+            done += stmt
+            kept_len += len(ids)
+        return Reach(True, len(stmts), len(stmts))
 
     def _forward(self, ids, cache):
         """Logits of the last position and the KV cache (transformers 5 calls it `cache`; older
@@ -272,6 +332,34 @@ class Generator:
 
     def _compile(self, grammar: str):
         return self.compiler.compile_grammar(grammar)   # from the compiler's bounded cache when it was compiled before
+
+
+def _remember(asked: Counter, stmt: str) -> None:
+    """A kept statement: a query is counted, anything else may change the answers (forget them)."""
+    query = _query(stmt)
+    if query is None:
+        asked.clear()
+    else:
+        asked[query] += 1
+
+
+def statements_of(body: str):
+    """A script body as the decoder writes it, a statement (with its newline) at a time; the
+    section header comes as one piece with the blank line before it."""
+    for line in body.splitlines(keepends=True):
+        if line.strip() == "":
+            continue
+        yield "\npostproc:\n" if line.strip() == "postproc:" else line if line.endswith("\n") else line + "\n"
+
+
+@dataclass
+class Reach:
+    """Whether the decoder can write a script: how many statements it takes, and the first it refuses."""
+    ok: bool
+    statements: int                 # statements accepted before the refusal (all of them when ok)
+    total: int
+    refused: Optional[str] = None   # the first refused statement
+    why: Optional[str] = None
 
 
 def _query(stmt: str) -> Optional[str]:

@@ -94,9 +94,15 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
                 env.kinded.add(name)
             children = inspect.loop_children(sch, rv)
             env.loop_children[name] = None if children is None else len(children)
-            if children and env.loops[name] is not None and 2 <= env.loops[name] <= MAX_VECTOR \
-                    and inspect.innermost(sch, rv, children):
-                env.innermost.append(name)  # a loop vectorize may take (see grammar.MAX_VECTOR)
+            extent = env.loops[name]
+            if not children or extent is None:
+                continue
+            # a loop vectorize may take (see grammar.MAX_VECTOR): innermost, of 2..MAX_VECTOR
+            # iterations; on GPUs also with loops of one iteration inside, and of one iteration
+            # anywhere (a no-op there, which dlight writes: CPU builds need 2 lanes)
+            if (env.gpu and extent == 1) or (2 <= extent <= MAX_VECTOR
+                                            and inspect.innermost(sch, rv, children, unit_inside=env.gpu)):
+                env.innermost.append(name)
     env.sblock_names = _sblock_names(sch)
     return env
 

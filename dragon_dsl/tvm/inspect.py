@@ -298,13 +298,28 @@ def loop_children(sch, rv) -> Optional[list]:
         return None
 
 
-def innermost(sch, rv, blocks: list) -> bool:
-    """Whether no loop is nested in loop RV: it is the last loop of every block in BLOCKS (those under it)."""
+def innermost(sch, rv, blocks: list, unit_inside: bool = False) -> bool:
+    """Whether no loop is nested in loop RV: it is the last loop of every block in BLOCKS (those
+    under it); with `unit_inside`, loops of one iteration may be nested in it (dlight vectorizes
+    such loops on GPUs, where they build)."""
     loop = sch.get(rv)
     try:
-        return all(sch.get(sch.get_loops(c)[-1]).same_as(loop) for c in blocks)
+        for c in blocks:
+            loops = [sch.get(lp) for lp in sch.get_loops(c)]
+            at = next(i for i, lp in enumerate(loops) if lp.same_as(loop))
+            inner = loops[at + 1:]
+            if inner and not (unit_inside and all(_extent(lp) == 1 for lp in inner)):
+                return False
+        return True
     except Exception:  # noqa: BLE001 - unknown: not offered
         return False
+
+
+def _extent(loop) -> Optional[int]:
+    try:
+        return int(loop.extent)
+    except (TypeError, ValueError):
+        return None
 
 
 def serial(sch, rv) -> bool:

@@ -324,7 +324,7 @@ def test_grammar_takes_only_the_constants_of_the_training_corpus(prefix, stmt, a
     assert _matcher_for(env, literals=_LITERALS)(stmt, complete=stmt.endswith("\n")) is accepted
 
 
-def test_a_constant_split_fits_its_loop_on_cpus_and_is_never_split_again():
+def test_a_constant_split_fits_its_loop_on_cpus_and_a_split_loop_is_split_again_only_within_it():
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.replay_state import replay_prefix
 
@@ -337,11 +337,12 @@ def test_a_constant_split_fits_its_loop_on_cpus_and_is_never_split_again():
     assert accepts("l7, l8 = split(l3, [None, 64])\n", complete=True)
     assert accepts("l7, l8, l9 = split(l3, [None, 16, 2", complete=False) is False  # 2 was never seen
     assert not accepts("l7, l8, l9 = split(l3, [None, 16, 16]")                      # 256 > 64
-    assert not accepts("l7, l8 = split(l5, [None, 16]")                              # made by a constant split
-    assert not accepts("l7, l8 = split(l6,")
+    assert accepts("l7, l8 = split(l5, [None, 16])\n", complete=True)               # made by a constant split: fits
+    assert not accepts("l7, l8, l9 = split(l5, [None, 16, 16]")                      # ... and so only within it
     gpu = _matcher_for(env.__class__(**{**env.__dict__, "target_kind": "cuda"}),
                        literals={**_LITERALS, "split_factors": [16, 64]})
     assert gpu("l7, l8, l9 = split(l3, [None, 64, 64])\n", complete=True)          # cooperative fetch may exceed
+    assert not gpu("l7, l8, l9 = split(l5, [None, 64, 64]")                          # a split loop never does
 
 
 def test_literals_of_a_corpus_are_what_its_scripts_write():
@@ -352,8 +353,11 @@ def test_literals_of_a_corpus_are_what_its_scripts_write():
               'l5, l6 = split(l1, [None, 64])\nannotate(b0, "meta_schedule.unroll_explicit", v4)\n'
               'annotate(b0, "meta_schedule.parallel", 32)\nannotate(l2, "software_pipeline_stage", [0, 0, 2])\n'
               'annotate(b0, "meta_schedule.tiling_structure", "SSRSRS")\n')
-    got = literals_of([{"script": script, "prompt_script": None}])
-    assert got == {"categorical": [[0, 16, 64, 512]], "split_factors": [64],
+    dlight = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4, l5, l6, l7 = split(l1, [None, 1, 16, 4])\n'
+              'b8 = cache_write(b0, 0, "local")\nget_consumers(b8)\nget_consumers(b8)\nget_consumers(b8)\n')
+    got = literals_of([{"script": script, "prompt_script": dlight}])
+    assert got == {"categorical": [[0, 16, 64, 512]], "split_factors": [1, 4, 16, 64],
+                   "split_shapes": ["None,k", "None,k,k,k"], "query_repeats": 3,
                    "annotations": {"meta_schedule.parallel": {"int": [32]},
                                    "meta_schedule.unroll_explicit": {"sampled": ["value"]},
                                    "meta_schedule.tiling_structure": {"str": ["SSRSRS"]},

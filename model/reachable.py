@@ -1,0 +1,131 @@
+"""Can the decoder write the training labels? Every label replayed through the decoding grammar.
+
+Constrained decoding only offers what its grammar, its limits and TVM's replay allow
+(`generate.Generator`). A training label outside that language is an answer the model can
+never give, however well it learned it: it is forced off the label at the first refused
+statement and the rest of its script derails. This walks each row's script statement by
+statement through the same checks (`Generator.reachable`; no model needed) and reports, per
+family, how many labels are reachable and the first statement refused in the others.
+
+    python -m dragon_model.reachable ROWS --target cuda [--per-family 4] [--model DIR] [--json]
+
+ROWS: training rows (a corpus folder or `dragon_model.records` output). The grammar's constants
+(instructions, split factors and shapes, annotation values, query repeats) are a trained model's
+(`--model`: its dragon_model.json) or, by default, those of the rows' own training split: what a
+model trained on them would be given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+
+def pick(rows: list, per_family: int, seed: int = 0) -> list:
+    """Up to `per_family` rows of each (family, task), chosen at random with a fixed seed."""
+    by: dict = defaultdict(list)
+    for r in rows:
+        by[(r.get("family", ""), r.get("task", "construction"))].append(r)
+    rng = random.Random(seed)
+    out = []
+    for key in sorted(by):
+        group = by[key]
+        out += group if per_family <= 0 or len(group) <= per_family else rng.sample(group, per_family)
+    return out
+
+
+def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dict]:
+    """One verdict per row: family, task, source, ok, statements, total, refused, why."""
+    from dragon_model.data import _target, body_of_text, example
+    from dragon_model.generate import DEFAULT_MAX_STATEMENTS, Generator
+    from dragon_model.tokenizer import EOS, build_tokenizer
+
+    tokenizer = tokenizer or build_tokenizer(compact=True)
+    longest = facts.get("longest_script") or 0
+    gen = Generator.without_model(tokenizer, allowed=facts.get("instructions"), literals=facts.get("literals"),
+                                  max_statements=max(DEFAULT_MAX_STATEMENTS, int(1.25 * longest) + 1))
+    out = []
+    for r in rows:
+        ex = example(r)
+        body = ex["completion"][: -len(EOS)] if ex["completion"].endswith(EOS) else ex["completion"]
+        slower = body_of_text(r["prompt_script"]) if r.get("task") == "improvement" and r.get("prompt_script") else None
+        try:
+            reach = gen.reachable(r["workload_text"], _target(r) or target, body, slower)
+            verdict = {"ok": reach.ok, "statements": reach.statements, "total": reach.total,
+                       "refused": reach.refused, "why": reach.why}
+        except Exception as e:  # noqa: BLE001 - a row whose workload does not load is reported, not fatal
+            verdict = {"ok": False, "statements": 0, "total": 0, "refused": None, "why": f"error: {e}"}
+        out.append({"id": r.get("id", ""), "family": r.get("family", ""), "task": r.get("task", "construction"),
+                    "source": r.get("source", ""), **verdict})
+    return out
+
+
+def reason(why: str | None) -> str:
+    """A refusal's kind, for counting: the text before its first colon."""
+    return (why or "").split(":", 1)[0]
+
+
+def summary(verdicts: list[dict]) -> dict:
+    by: dict = defaultdict(list)
+    for v in verdicts:
+        by[v["family"]].append(v)
+    families = {}
+    for fam, vs in sorted(by.items()):
+        refused = Counter(f"{(v['refused'] or '').split('(')[0].split('= ')[-1]}: {reason(v['why'])}" for v in vs if not v["ok"])
+        families[fam] = {"rows": len(vs), "reachable": sum(v["ok"] for v in vs), "refused": dict(refused.most_common(3))}
+    n = len(verdicts)
+    return {"rows": n, "reachable": sum(v["ok"] for v in verdicts), "families": families,
+            "reasons": dict(Counter(reason(v["why"]) for v in verdicts if not v["ok"]).most_common())}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m dragon_model.reachable", description=__doc__.split("\n\n")[0])
+    p.add_argument("rows", help="training rows: a corpus folder, a rows folder or a .jsonl file")
+    p.add_argument("--target", default="cuda", help="target kind of the rows to judge (cuda, llvm...)")
+    p.add_argument("--model", help="a trained model folder: its grammar constants instead of the rows' own")
+    p.add_argument("--per-family", type=int, default=4, help="rows judged per family and task (0: all)")
+    p.add_argument("--split", default="train", help="the split whose rows are judged")
+    p.add_argument("--families", help="only these families (comma-separated)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the verdicts and the summary as JSON")
+    args = p.parse_args(argv)
+
+    from dragon_model.data import grammar_facts, load_rows
+
+    rows = load_rows(args.rows, target_kind=args.target)
+    if not rows:
+        print(f"{args.rows}: no rows for target {args.target}", file=sys.stderr)
+        return 2
+    if args.model:
+        facts = json.loads((Path(args.model) / "dragon_model.json").read_text(encoding="utf-8"))
+    else:
+        facts = grammar_facts([r for r in rows if r.get("split") == "train"] or rows)
+    families = set(args.families.split(",")) if args.families else None
+    chosen = pick([r for r in rows if r.get("split") == args.split
+                   and (families is None or r.get("family") in families)], args.per_family, args.seed)
+    verdicts = judge_rows(chosen, args.target, facts)
+    result = summary(verdicts)
+    if args.json:
+        print(json.dumps({"summary": result, "verdicts": verdicts}, indent=1))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"labels the decoder can write: {result['reachable']} of {result['rows']}")
+    for col in ("family", "reachable", "first refused statement (count)"):
+        table.add_column(col)
+    for fam, f in result["families"].items():
+        table.add_row(fam, f"{f['reachable']}/{f['rows']}", "; ".join(f"{k} ({c})" for k, c in f["refused"].items()))
+    Console().print(table)
+    for v in verdicts:
+        if not v["ok"]:
+            print(f"{v['id']}: statement {v['statements'] + 1} of {v['total']}: {v['refused']!r}: {v['why']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
