@@ -330,8 +330,11 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
         extra["cfactor"] = "([1-9] [0-9]{0,3}" + (f" | {cats}" if cats else "") + ")"
     else:
         extra["cfactor"] = _alts([lit(str(f)) for f in seen] + ([cats] if cats else []))
+    recorded = bool((literals or {}).get("split_shapes"))   # a model whose corpus recorded its shapes
     groups: dict = {}   # extent (None: any factors) -> loops
     for lp, extent in env.loops.items():
+        if lp in env.split_loops and not recorded:
+            continue   # earlier models never split a split loop: their decoding stays as it was
         bounded = lp in env.split_loops or (not env.gpu and seen is not None)
         if bounded and (seen is None or not isinstance(extent, int)):
             continue   # nothing says which constants fit it

@@ -333,14 +333,16 @@ def test_a_constant_split_fits_its_loop_on_cpus_and_a_split_loop_is_split_again_
     env, why = replay_prefix(body, mod, "llvm")
     assert why is None, why
     assert env.split_loops == {"l5", "l6"} and env.loops["l5"] == 64
-    accepts = _matcher_for(env, literals={**_LITERALS, "split_factors": [16, 64]})
+    old = _matcher_for(env, literals={**_LITERALS, "split_factors": [16, 64]})   # a model without split shapes
+    assert not old("l7, l8 = split(l5, [None, 16]")                                  # never splits a split loop
+    accepts = _matcher_for(env, literals={**_LITERALS, "split_factors": [16, 64], "split_shapes": ["None,k", "None,k,k"]})
     assert accepts("l7, l8 = split(l3, [None, 64])\n", complete=True)
     assert accepts("l7, l8, l9 = split(l3, [None, 16, 2", complete=False) is False  # 2 was never seen
     assert not accepts("l7, l8, l9 = split(l3, [None, 16, 16]")                      # 256 > 64
     assert accepts("l7, l8 = split(l5, [None, 16])\n", complete=True)               # made by a constant split: fits
     assert not accepts("l7, l8, l9 = split(l5, [None, 16, 16]")                      # ... and so only within it
     gpu = _matcher_for(env.__class__(**{**env.__dict__, "target_kind": "cuda"}),
-                       literals={**_LITERALS, "split_factors": [16, 64]})
+                       literals={**_LITERALS, "split_factors": [16, 64], "split_shapes": ["None,k", "None,k,k"]})
     assert gpu("l7, l8, l9 = split(l3, [None, 64, 64])\n", complete=True)          # cooperative fetch may exceed
     assert not gpu("l7, l8, l9 = split(l5, [None, 64, 64]")                          # a split loop never does
 
