@@ -73,6 +73,8 @@ _INTRIN_LOADED = []
 
 def ensure_tensor_intrin():
     if not _INTRIN_LOADED:
-        import tvm.s_tir.tensor_intrin  # noqa: F401 - registers wmma/mma/dot intrinsics
+        from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics
+
+        register_tensor_intrinsics()  # TVM's import of its wmma/mma/dot intrinsics, in seconds (intrinsics.py)
 
         _INTRIN_LOADED.append(True)

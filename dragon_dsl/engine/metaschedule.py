@@ -42,8 +42,10 @@ def _engine(engine_or_target, device: str):
     if isinstance(engine_or_target, Engine):
         return engine_or_target
     target = engine_or_target
-    if hasattr(target, "export"):  # a tvm.target.Target
-        target = {k: v for k, v in json.loads(json.dumps(target.export())).items() if v not in ("", None)}
+    if hasattr(target, "export"):  # a tvm.target.Target (its export is TVM's Map, which json cannot write)
+        from dragon_dsl.tvm.trace import plain
+
+        target = {k: v for k, v in plain(target.export()).items() if v not in ("", None)}
     key = (json.dumps(target, sort_keys=True), device)
     if key not in _SHARED:
         _SHARED[key] = Engine(target, device=device)

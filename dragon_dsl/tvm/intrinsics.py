@@ -5,6 +5,8 @@ Importing `tvm.s_tir.tensor_intrin` registers every intrinsic TVM ships, each pa
 host, where every worker paid it inside its first tensor-core replay (the engine's `replay` phase).
 The first full import saves every intrinsic it registered as TVM's own JSON in the user's cache;
 a process that replays a trace then registers only the intrinsics the trace names, from there.
+A process that tunes needs the full import (MetaSchedule's TuneContext imports the package):
+`register_tensor_intrinsics()` does it in about 5 s instead (`_frames_outside_modules`).
 
 Invariants:
 - an intrinsic registered from the cache is the one TVM's import registers (structurally equal:
@@ -137,7 +139,8 @@ def _import_all() -> None:
 
     TensorIntrin.register = staticmethod(recording)
     try:
-        import tvm.s_tir.tensor_intrin  # noqa: F401
+        with _frames_outside_modules():
+            import tvm.s_tir.tensor_intrin  # noqa: F401
     finally:
         TensorIntrin.register = staticmethod(register)
     if seen:
@@ -145,6 +148,34 @@ def _import_all() -> None:
             _save(cache_folder(), seen, tvm)
         except OSError:
             pass  # a read-only home: every process imports, as before the cache
+
+
+@contextmanager
+def _frames_outside_modules():
+    """inspect.getmodule answers None at once for a frame of code that has no module file (the import
+    system's `<frozen importlib._bootstrap>`, TVMScript's `<ast>`), while the import runs.
+
+    Why: TVM's `T.prim_func` takes `inspect.stack()` for every intrinsic it parses, and for each
+    such frame `inspect.getmodule` walks all of `sys.modules` before it gives up: about 19,000
+    walks over 2,000 or more modules for the package's 250 functions, nine tenths of its import
+    time (45 s of 50 s on a 2-core machine; more in a process with more modules loaded). The
+    answer is the same: such a file is no module's `__file__`, and a frame has no `__name__` to
+    look up in `__main__` or builtins, which is where `getmodule` would look next."""
+    import inspect
+
+    getmodule = inspect.getmodule
+
+    def frames_outside_modules(obj, _filename=None):
+        if (_filename and _filename.startswith("<") and inspect.isframe(obj)
+                and _filename not in inspect.modulesbyfile):
+            return None
+        return getmodule(obj, _filename)
+
+    inspect.getmodule = frames_outside_modules
+    try:
+        yield
+    finally:
+        inspect.getmodule = getmodule
 
 
 def _save(folder: Path, seen: dict, tvm) -> None:

@@ -49,6 +49,9 @@ def tune(mod, target, work_dir, *, quiet: bool = True, **kwargs):
     belongs to the caller (`dragon suggest --json` prints its JSON there)."""
     from tvm.s_tir import meta_schedule as ms
 
+    from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics
+
+    register_tensor_intrinsics()   # TuneContext imports every intrinsic: through here it takes seconds, not a minute
     # tune_tir makes its console handler on `ext://sys.stdout`, resolved while it runs
     with _ms_logging(quiet), contextlib.redirect_stdout(sys.stderr):
         return ms.tune_tir(mod, target, str(work_dir), **kwargs)

@@ -78,7 +78,9 @@ def test_every_fixture_trace():
     for source, n, line in FIXTURES:
         d = json.loads(line)
         if d.get("needs_tensor_intrin"):
-            import tvm.s_tir.tensor_intrin  # noqa: F401 - registers the intrinsics the trace tensorizes
+            from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics, tensor_intrin_names
+
+            register_tensor_intrinsics(tensor_intrin_names(d["trace"]))  # those the trace tensorizes, as a replay does
         targets.add(json.dumps(d["target"]))
         text = dragon_dsl.from_trace_json(d["trace"], workload=f"{d['workload']}.tvmscript", target=d["target"])
         wl = _workload(d["workload"])
