@@ -51,7 +51,8 @@ log_excerpt() {
 }
 pretrain_finetune() {  # DIR TARGET SIZE PRE_ROWS PRE GRACE SFT_ROWS LOG NAME [fine-tuning options]
   local dir=$1 target=$2 size=$3 pre_rows=$4 pre=$5 grace=$6 sft_rows=$7 log=$8 name=$9; shift 9
-  timeout $(( pre + grace )) python3 -m dragon_model.train $pre_rows -o $dir/m-pre --target $target --size $size \
+  # PRE_BASE=DIR: pretraining goes on from that model's weights (and tokenizer) at the base rate cap
+  timeout $(( pre + grace )) python3 -m dragon_model.train $pre_rows -o $dir/m-pre --target $target --size $size ${PRE_BASE:+--base $PRE_BASE} \
     --epochs 20 --batch-size 16 --lr ${PRE_LR:-1e-3} --max-length 3072 --save-dtype float32 --max-seconds $pre \
     --keep-best > $dir/train-pre.log 2>&1
   log_excerpt $dir/train-pre.log > $OUT/$log-pre.log; tail -3 $OUT/$log-pre.log
@@ -159,6 +160,9 @@ eval)
       *) echo "unknown set $set" >&2; exit 2 ;;
     esac
   done
+  # STARTS=1: the improvement task too, from the sampled starting scripts committed beside the reports
+  # (`dragon workloads ... --starting-scripts cuda`, written with the same workloads)
+  [ -n "${STARTS:-}" ] && for set in ${sets//,/ }; do cp benchmarks/results/h200_gen2_eval/starts/$set/*.dragon $W/wl-$set/; done
   # GEN_VERSION=N: answers of decoder version N written beforehand (copied into $W/eval-SET/model)
   common="--target cuda --gpu-name H200 --methods dlight,model --k $k --model-path $model${GEN_VERSION:+ --generation-version $GEN_VERSION}"
   gen=$(( (end - SECONDS) * 45 / 100 ))

@@ -49,3 +49,24 @@ def test_max_flops_caps_the_work_and_still_reaches_the_count(tmp_path, capsys):
     assert dragon_main(["workloads", "--count", "3", "--seed", "4", "--max-bytes", "2e5", "-o", str(tmp_path / "small")]) == 0
     small = [json.loads(x) for x in (tmp_path / "small" / "manifest.jsonl").read_text().splitlines()]
     assert len(small) == 3 and all(0 < r["bytes"] <= 2e5 for r in small)
+
+
+def test_starting_scripts_give_each_workload_an_improvement_task(tmp_path, capsys):
+    from dragon_dsl import check_text, to_trace_json
+    from dragon_dsl.eval.discover import discover
+
+    args = ["workloads", "--count", "2", "--families", "softmax,elementwise", "--max-flops", "1e6", "-o", str(tmp_path)]
+    assert dragon_main(args + ["--starting-scripts", "nope"]) == 2
+    assert "--starting-scripts" in capsys.readouterr().err and not list(tmp_path.glob("*")), "a bad target writes nothing"
+    assert dragon_main(args + ["--starting-scripts", "cuda"]) == 0
+    entries, problems = discover(tmp_path)
+    assert len(entries) == 2 and not problems
+    for e in entries:
+        assert [p.name for p in e.scripts] == [f"{e.name}.dragon"]
+        program, diagnostics = check_text(e.scripts[0].read_text())
+        assert not diagnostics and program.workload == f"{e.name}.tvmscript" and program.target == "nvidia/nvidia-h100"
+        assert len(to_trace_json(e.scripts[0].read_text())[0]) > 3, "a schedule, not an empty script"
+    mine = entries[0].scripts[0]
+    mine.write_text(mine.read_text() + "\n# mine\n")
+    assert dragon_main(args + ["--starting-scripts", "cuda"]) == 0
+    assert mine.read_text().endswith("# mine\n"), "a script already there is kept"

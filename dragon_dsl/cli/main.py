@@ -260,6 +260,42 @@ def cmd_workload(args, out: Console, err: Console) -> int:
     return 0
 
 
+def _starting_sampler(target: str):
+    """(the target's header, a design-space sampler for it) for --starting-scripts; ValueError
+    (TVM's TargetError) for a target TVM does not know."""
+    from dragon_dsl.engine import resolve_target
+    from dragon_dsl.tvm.design_space import SpaceSampler
+    from dragon_dsl.tvm.target import tune_target
+
+    header = resolve_target(target).spec
+    return header, SpaceSampler(tune_target(header))
+
+
+def _starting_scripts(folder, header, sampler, seed: int, err: Console) -> list:
+    """Beside every workload of FOLDER without one, NAME.dragon: a sampled schedule that compiles
+    (`dragon eval` then also asks the model to improve on it); a script already there is kept.
+    Returns the names left without one."""
+    from dragon_dsl.corpus.manifest import read_manifest
+    from dragon_dsl.corpus.pretrain import starting_script
+    from dragon_dsl.tvm.workload import load_workload
+
+    folder = Path(folder)
+    missing = []
+    for row in read_manifest(folder, fields=("name",), missing_ok=True, check_files=False):
+        name = str(row["name"])
+        script = folder / f"{name}.dragon"
+        if script.exists():
+            continue
+        mod = load_workload((folder / f"{name}.tvmscript").read_text(encoding="utf-8"))
+        text = starting_script(mod, sampler, f"{name}.tvmscript", header, seed)
+        if text is None:
+            missing.append(name)
+        else:
+            script.write_text(text, encoding="utf-8")
+            err.print(f"{script.name}: a sampled starting script", markup=False)
+    return missing
+
+
 def cmd_workloads(args, out: Console, err: Console) -> int:
     from rich.progress import Progress
 
@@ -268,6 +304,13 @@ def cmd_workloads(args, out: Console, err: Console) -> int:
     for flag, value in (("--max-flops", args.max_flops), ("--max-bytes", args.max_bytes)):
         if value is not None and value <= 0:
             err.print(f"error: {flag} must be positive", markup=False)
+            return 2
+    sampling = None
+    if args.starting_scripts:  # the target first: a bad one writes nothing
+        try:
+            sampling = _starting_sampler(args.starting_scripts)
+        except ValueError as exc:
+            err.print(f"error: --starting-scripts: {exc}", markup=False)
             return 2
     capped = args.max_flops is not None or args.max_bytes is not None
     pool = args.count * (20 if capped else 1)  # with a cap, draw more and stop at --count
@@ -293,6 +336,10 @@ def cmd_workloads(args, out: Console, err: Console) -> int:
             new = len(write([spec], args.output, max_flops=args.max_flops, max_bytes=args.max_bytes))
             written += new
             progress.advance(task, new)
+    if sampling is not None:
+        missing = _starting_scripts(args.output, *sampling, args.seed, err)
+        if missing:
+            err.print(f"no sampled script compiled for {len(missing)} workload(s): {', '.join(missing)}", markup=False)
     note = f", {tried - written} over the caps or already there" if capped else ""
     err.print(f"{tried} distinct specs{note}; {written} new workload(s) written to {args.output} "
               f"(manifest.jsonl lists them)", markup=False)
@@ -336,6 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--max-flops", type=float, help="leave out workloads with more floating-point work (TVM's estimate)")
     gen.add_argument("--max-bytes", type=float, help="leave out workloads whose parameter buffers take more bytes")
     gen.add_argument("-o", "--output", required=True, help="folder for the .tvmscript files and manifest.jsonl")
+    gen.add_argument("--starting-scripts", metavar="TARGET",
+                     help="also write beside each workload a sampled schedule for TARGET that compiles "
+                          "(NAME.dragon: the improvement task of `dragon eval` starts from it)")
     gen.set_defaults(func=cmd_workloads)
     from dragon_dsl.cli import eval as eval_cli  # dragon eval: the evaluation harness (issue 7)
 

@@ -172,6 +172,26 @@ def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set,
     return record
 
 
+def starting_script(mod, sampler, workload_file: str, header, seed: int, tries: int = 8) -> Optional[str]:
+    """An acceptable schedule to improve on (the improvement task's start): the first of up to TRIES
+    samples of the target's first design space (not the tensor-core one) that encodes exactly and
+    passes the compile check, or None. Sampled, not measured: usually slower than a tuned one."""
+    from dragon_dsl.corpus.build import make_script
+    from dragon_dsl.tvm.compile import compile_checked
+
+    space = next((s for s in sampler.spaces(mod) if s != "cuda-tensorcore"), None)
+    if space is None:
+        return None
+    for trace in sampler.sample(mod, space, tries, seed):
+        try:
+            text, encoded = make_script(trace, workload_file, header)
+            compile_checked(mod, {"trace": encoded}, sampler.target)
+        except Exception:  # noqa: BLE001  (the next sample, as for the pretraining records)
+            continue
+        return text
+    return None
+
+
 def dlight_script(mod, target, workload_file: str, header, rejected: Counter) -> Optional[dict]:
     """dlight's schedule of the workload as a checked script (a label that needs no search), or None."""
     from dragon_dsl.corpus.build import make_script
