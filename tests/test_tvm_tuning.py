@@ -17,6 +17,7 @@ def test_tune_survives_unnamed_log_handlers_and_restores_them(tmp_path, capfd):
     import tvm
     from tvm.s_tir import meta_schedule as ms
 
+    from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics
     from dragon_dsl.tvm.tuning import MS_LOGGER, tune
     from dragon_dsl.tvm.workload import load_workload
 
@@ -28,8 +29,9 @@ def test_tune_survives_unnamed_log_handlers_and_restores_them(tmp_path, capfd):
     try:
         mod = load_workload((DATA / "workloads" / "matmul_64.tvmscript").read_text())
         db = tune(mod, tvm.target.Target({"kind": "llvm", "num-cores": 1}), tmp_path, quiet=False, max_trials_global=1,
-                  num_trials_per_iter=1, cost_model="random", builder=ms.builder.LocalBuilder(max_workers=1),
-                  runner=ms.runner.LocalRunner(), seed=0)
+                  num_trials_per_iter=1, cost_model="random", runner=ms.runner.LocalRunner(), seed=0,
+                  # its build worker imports every tensor intrinsic (default_build): in seconds through here
+                  builder=ms.builder.LocalBuilder(max_workers=1, initializer=register_tensor_intrinsics))
         assert len(db.get_all_tuning_records()) == 1
         assert foreign in logger.handlers and logger.level == level
         assert "[INFO]" not in capfd.readouterr().out, "MetaSchedule's log must not reach standard output"

@@ -44,53 +44,74 @@ def _workload_file(entry: dict, folder: Path) -> Path:
     return path
 
 
-def check_report(path: Path, folder: Path, pool=None, seen: set | None = None) -> int:
-    """Check every shown answer of the report at PATH with dragon-check (one call per workload,
-    over POOL's processes when given; AssertionError naming the first answer that fails); returns
-    how many were checked (0: none to check here). SEEN: the (workload, script) pairs already
-    checked (of another report: reports of one model share answers), skipped and added to."""
+def check_reports(paths, folder: Path, pool=None, seen: set | None = None, runs: int = 1) -> int:
+    """Check every shown answer of the reports at PATHS with dragon-check (in RUNS calls, over POOL's
+    processes when given; AssertionError naming the report and workload of each answer that fails);
+    returns how many were checked (0: none to check here). SEEN: the (workload, script) pairs already
+    checked (reports of one model share answers), skipped and added to.
+
+    An answer whose header names its workload file is checked as `dragon-check` reads it: through
+    the header, relative to the script, where its workload is written (a folder per report). The
+    answers of every workload and report then share a few calls, and with them a few engines, whose
+    worker start-up (a TVM import) costs more than a build. Any other answer gets a call of its own
+    workload, with --workload."""
+    from dragon_dsl import check_text
     from dragon_dsl.engine.nvcc import find_nvcc
 
-    report = json.loads(path.read_text(encoding="utf-8"))
-    gpu = "llvm" not in json.dumps(report.get("target"))
-    answers = list(shown_answers(report))
-    if not answers or (gpu and find_nvcc() is None):
-        return 0
-    if seen is not None:
-        answers = [(e, s) for e, s in answers if (json.dumps(e, sort_keys=True), s) not in seen]
-        seen.update((json.dumps(e, sort_keys=True), s) for e, s in answers)
-    by_workload: dict = {}
-    for n, (entry, script) in enumerate(answers):
-        f = folder / f"{entry['name']}-{n}.dragon"
-        f.write_text(script, encoding="utf-8")
-        by_workload.setdefault(entry["name"], (entry, []))[1].append(str(f))
-    jobs = [(entry, files, folder) for entry, files in by_workload.values()]
-    results = pool.map(_check_workload, jobs) if pool is not None else map(_check_workload, jobs)
-    for name, rc, errors in results:
-        assert rc == 0 and not errors, f"{path}: {name}: {errors or rc}"
-    return len(answers)
+    checked = 0
+    by_header, others = [], []     # (report, workload entry, folder, answer files) of one workload each
+    for i, path in enumerate(paths):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        gpu = "llvm" not in json.dumps(report.get("target"))
+        answers = list(shown_answers(report))
+        if not answers or (gpu and find_nvcc() is None):
+            continue
+        if seen is not None:
+            answers = [(e, s) for e, s in answers if (json.dumps(e, sort_keys=True), s) not in seen]
+            seen.update((json.dumps(e, sort_keys=True), s) for e, s in answers)
+        here = folder / f"report-{i}"
+        here.mkdir(exist_ok=True)
+        groups: dict = {}
+        for n, (entry, script) in enumerate(answers):
+            f = here / f"{entry['name']}-{n}.dragon"
+            f.write_text(script, encoding="utf-8")
+            named = check_text(script)[0].workload == f"{entry['name']}.tvmscript"
+            groups.setdefault((entry["name"], named), (str(path), entry, here, []))[3].append(str(f))
+        for (_, named), group in groups.items():
+            (by_header if named else others).append(group)
+        checked += len(answers)
+    jobs = [(by_header[i::runs], False) for i in range(min(runs, len(by_header)))]
+    jobs += [([group], True) for group in others]
+    results = pool.map(_check_files, jobs) if pool is not None else map(_check_files, jobs)
+    for where, rc, errors in results:
+        failed = sorted({where[e["file"]] for e in errors}) or sorted(set(where.values()))
+        assert rc == 0 and not errors, f"{'; '.join(failed)}: {errors or rc}"
+    return checked
 
 
-def _check_workload(job) -> tuple:
-    """(workload name, dragon-check's exit code, its errors) for one workload's answer files."""
+def _check_files(job) -> tuple:
+    """({answer file: "report: workload"}, dragon-check's exit code, its errors) for one call over
+    the answer files of some workloads; with WITH_WORKLOAD (one workload), `--workload` names its file."""
     import contextlib
     import io
 
     from dragon_dsl.cli.check import main as dragon_check
 
-    entry, files, folder = job
+    groups, with_workload = job
+    workloads = [_workload_file(entry, here) for _, entry, here, _ in groups]
+    option = ["--workload", str(workloads[0])] if with_workload else []
+    where = {f: f"{report}: {entry['name']}" for report, entry, _, files in groups for f in files}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        rc = dragon_check(["--level", "build", "--format", "json", "--workload",
-                           str(_workload_file(entry, folder)), *files])
-    return entry["name"], rc, [d for d in json.loads(out.getvalue()) if d.get("severity") == "error"]
+        rc = dragon_check(["--level", "build", "--format", "json", *option, *where])
+    return where, rc, [d for d in json.loads(out.getvalue()) if d.get("severity") == "error"]
 
 
 def test_every_shown_answer_of_a_committed_report_builds(tmp_path):
-    # one process per core: each answer is a TVM build and an nvcc call
-    with ProcessPoolExecutor(os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        seen: set = set()
-        checked = sum(check_report(path, tmp_path, pool, seen) for path in REPORTS)
+    # one process per core, one dragon-check call in each: each answer is a TVM build and an nvcc call
+    cores = os.cpu_count() or 1
+    with ProcessPoolExecutor(cores, mp_context=multiprocessing.get_context("spawn")) as pool:
+        checked = check_reports(REPORTS, tmp_path, pool, set(), runs=cores)
     if not checked:
         pytest.skip("no committed report carries the scripts of its answers (or nvcc is missing for a GPU report)")
 
@@ -112,9 +133,11 @@ def test_the_check_rebuilds_the_workload_and_catches_an_answer_that_does_not_bui
              "candidates": [{"status": "ok", "latency_us": 1.0, "script": bad}]}]}))
         return path
 
-    assert check_report(report(good, good), tmp_path) == 1      # each distinct script once; dlight's are not the model's
+    assert check_reports([report(good, good)], tmp_path) == 1      # each distinct script once; dlight's are not the model's
+    elsewhere = good.replace(f"{spec.name}.tvmscript", "elsewhere.tvmscript")
+    assert check_reports([report(elsewhere)], tmp_path) == 1      # a header naming another file: --workload
     seen: set = set()
-    assert check_report(report(good, good), tmp_path, seen=seen) == 1
-    assert check_report(report(good, good), tmp_path, seen=seen) == 0   # checked for another report already
+    assert check_reports([report(good, good)], tmp_path, seen=seen) == 1
+    assert check_reports([report(good, good)], tmp_path, seen=seen) == 0   # checked for another report already
     with pytest.raises(AssertionError, match="no_such_block"):
-        check_report(report(good, bad), tmp_path)
+        check_reports([report(good, bad)], tmp_path)
