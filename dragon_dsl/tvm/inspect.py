@@ -261,9 +261,32 @@ def _allocations(mod) -> list[BufferInfo]:
 # ---- the objects of a replayed schedule, as counts and extents (the decoder's state) -------------
 
 
-def _count(fn, rv) -> Optional[int]:
+# The decoder asks these of every live object after every statement (thousands of queries a script):
+# they call TVM's schedule functions directly, as the Schedule methods do after TVM's Python-side
+# argument check (`type_checked`), which cost 0.24 ms a call, more than the query itself (6.4 s of a
+# 23 s answer of the second-generation CUDA model). The arguments here are always the schedule's own
+# random variables; the queries are recorded in the schedule's trace as before.
+
+
+def _api():
+    from tvm.s_tir.schedule import _ffi_api
+
+    return _ffi_api
+
+
+def _get(sch, rv):
+    """`sch.get(rv)` for a block or loop variable."""
+    return _api().ScheduleGet(sch, rv)
+
+
+def _loops(sch, block_rv) -> list:
+    """`sch.get_loops(block_rv)`."""
+    return list(_api().ScheduleGetLoops(sch, block_rv))
+
+
+def _count(fn, sch, rv) -> Optional[int]:
     try:
-        return len(fn(rv))
+        return len(fn(sch, rv))
     except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
         return None
 
@@ -271,7 +294,7 @@ def _count(fn, rv) -> Optional[int]:
 def alive(sch, rv) -> bool:
     """Whether the object RV denotes still exists in the scheduled module."""
     try:
-        sch.get(rv)
+        _get(sch, rv)
     except Exception:  # noqa: BLE001 - TVM's own error type: the object is gone (a split loop, an inlined block)
         return False
     return True
@@ -280,20 +303,21 @@ def alive(sch, rv) -> bool:
 def block_counts(sch, rv) -> dict:
     """How many loops, child blocks, producers, consumers and output blocks a block has (None: unknown).
     Each count is a schedule query, which the schedule's trace records."""
-    return {"loops": _count(sch.get_loops, rv), "children": _count(sch.get_child_blocks, rv),
-            "producers": _count(sch.get_producers, rv), "consumers": _count(sch.get_consumers, rv),
-            "outputs": _count(sch.get_output_blocks, rv)}
+    api = _api()
+    return {"loops": _count(api.ScheduleGetLoops, sch, rv), "children": _count(api.ScheduleGetChildBlocks, sch, rv),
+            "producers": _count(api.ScheduleGetProducers, sch, rv), "consumers": _count(api.ScheduleGetConsumers, sch, rv),
+            "outputs": _count(api.ScheduleGetOutputBlocks, sch, rv)}
 
 
 def loop_extent(sch, rv) -> Optional[int]:
     """A loop's constant extent, None when it is symbolic."""
-    return _int(getattr(sch.get(rv), "extent", None))
+    return _int(getattr(_get(sch, rv), "extent", None))
 
 
 def loop_children(sch, rv) -> Optional[list]:
     """The blocks under a loop (None: unknown)."""
     try:
-        return list(sch.get_child_blocks(rv))
+        return list(_api().ScheduleGetChildBlocks(sch, rv))
     except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
         return None
 
@@ -302,10 +326,10 @@ def innermost(sch, rv, blocks: list, unit_inside: bool = False) -> bool:
     """Whether no loop is nested in loop RV: it is the last loop of every block in BLOCKS (those
     under it); with `unit_inside`, loops of one iteration may be nested in it (dlight vectorizes
     such loops on GPUs, where they build)."""
-    loop = sch.get(rv)
+    loop = _get(sch, rv)
     try:
         for c in blocks:
-            loops = [sch.get(lp) for lp in sch.get_loops(c)]
+            loops = [_get(sch, lp) for lp in _loops(sch, c)]
             at = next(i for i, lp in enumerate(loops) if lp.same_as(loop))
             inner = loops[at + 1:]
             if inner and not (unit_inside and all(_extent(lp) == 1 for lp in inner)):
@@ -327,7 +351,7 @@ def serial(sch, rv) -> bool:
     from tvm.tirx import ForKind
 
     try:
-        return sch.get(rv).kind == ForKind.SERIAL
+        return _get(sch, rv).kind == ForKind.SERIAL
     except Exception:  # noqa: BLE001 - unknown: treated as given a kind (not offered again)
         return False
 
