@@ -112,6 +112,7 @@ class Env:
     locations: list = field(default_factory=list)             # sampled compute locations (compute_at only)
     loop_children: dict = field(default_factory=dict)         # live loop name -> number of child blocks
     sblock_names: list = field(default_factory=list)          # block names in the scheduled module
+    block_iters: dict = field(default_factory=dict)           # live block name -> its iterators' names (None: unknown)
     postproc: bool = False                                    # `postproc:` already written
 
     @property
@@ -402,6 +403,8 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
     if inst.decision == "index":  # an index into the candidates: small
         call = _call(env, inst, {"decision": "[0-9]"})
         return [_outputs(env, res.kind, res.count) + call] if call else []
+    if inst is INST.transform_block_layout and env.block_iters:
+        return _block_layouts(env, inst, extra)
     if res.count == 0:
         call = _call(env, inst)
         return [call] if call else []
@@ -454,6 +457,50 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
                 out.append(_outputs(env, res.kind, count) + call)
         return out
     return out
+
+
+def _block_layouts(env: Env, inst, extra: dict) -> list[str]:
+    """transform_block_layout of each block whose iterators are known: a lambda of exactly one
+    parameter per iterator, named as the training labels name them (iterator names of the live
+    blocks: dlight names a decode GEMV's reduction `lambda v_i, v_k` after the iterators of the
+    blocks it came from; `i0, i1, ...`; or typed `(iters_0: int64, ...)`), whose body refers to such
+    names and sampled values only, with integer casts as its only calls. Without it the seventh CUDA
+    model wrote lambdas of 2 parameters for a block of 4 iterators and bodies naming no parameter
+    (18 statements the checker or TVM rejected in one answer, which then ran out of retries)."""
+    out = []
+    pool = list(dict.fromkeys(nm for it in env.block_iters.values() if it for nm in it))
+    if pool and "ixv_pool" not in extra:
+        extra["ixv_pool_name"] = " | ".join(lit(nm) for nm in pool)
+        _index_rules("ixv_pool", pool + list(env.values), extra)
+    for block, iters in env.block_iters.items():
+        if not iters or block not in env.blocks:
+            continue
+        n = len(iters)
+        forms = [("lambda " + " ".join(['ixv_pool_name'] + ['", " ixv_pool_name'] * (n - 1)), "ixv_pool")]
+        for key, names, params in (("ixv_i", [f"i{k}" for k in range(n)], None),
+                                   ("ixv_iters", [f"iters_{k}" for k in range(n)], "int64")):
+            key = f"{key}{n}"
+            if key not in extra:
+                _index_rules(key, names + list(env.values), extra)
+            text = ", ".join(f"{nm}: {params}" for nm in names) if params else ", ".join(names)
+            forms.append((lit("lambda " + (f"({text})" if params else text)), key))
+        for head, body in forms:
+            head = head if head.startswith('"') else f'"lambda " {head[len("lambda "):]}'
+            call = _call(env, inst, {"block": lit(block), "index_map": f'{head} ": " {body}'})
+            if call:
+                out.append(call)
+    return out
+
+
+def _index_rules(key: str, names: list, extra: dict) -> None:
+    """The rule KEY (and its parts, into EXTRA): an index expression (STATIC_RULES' `ix`) whose
+    variables are NAMES only, and whose only calls are integer casts."""
+    atom = " | ".join(lit(nm) for nm in dict.fromkeys(names))
+    extra[key] = f'{key}_p ( ( " + " | " - " ) {key}_p )*'
+    extra[f"{key}_p"] = f'{key}_u ( ( " * " | " // " | " % " ) {key}_u )*'
+    extra[f"{key}_u"] = f'"-" {key}_u | {key}_a'
+    # the only call in the training labels' index maps: int64(0)
+    extra[f"{key}_a"] = f'{atom} | uint | "(" {key} ( ", " {key} )* ")" | ("int64" | "int32") "(" {key} ")"'
 
 
 def allowed_instructions(env: Env, allowed: Optional[frozenset] = None) -> list:

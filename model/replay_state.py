@@ -88,6 +88,7 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
             continue
         if kind == "b":
             env.blocks[name] = inspect.block_counts(sch, rv)
+            env.block_iters[name] = inspect.block_iters(sch, rv)
         elif kind == "l":
             env.loops[name] = inspect.loop_extent(sch, rv)
             if not inspect.serial(sch, rv):

@@ -309,6 +309,14 @@ def block_counts(sch, rv) -> dict:
             "outputs": _count(api.ScheduleGetOutputBlocks, sch, rv)}
 
 
+def block_iters(sch, rv) -> Optional[tuple]:
+    """The names of a block's iterators, in order (None: unknown)."""
+    try:
+        return tuple(str(iv.var.name) for iv in _get(sch, rv).iter_vars)
+    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
+        return None
+
+
 def loop_extent(sch, rv) -> Optional[int]:
     """A loop's constant extent, None when it is symbolic."""
     return _int(getattr(_get(sch, rv), "extent", None))

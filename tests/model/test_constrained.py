@@ -434,3 +434,23 @@ def test_compiled_grammars_stay_within_the_cache_bound(monkeypatch):
         sizes.append(gen.compiler.get_cache_size_bytes())
     assert sizes[1] > sizes[0] > 0, "compiled grammars are kept while they fit"
     assert max(sizes) <= 4 * 2**20
+
+
+def test_an_index_map_takes_one_parameter_per_block_iterator_and_refers_to_them():
+    """transform_block_layout's lambda: the three forms of the training labels (the block's own
+    iterator names, i0.., typed iters_k), one parameter per iterator, a body of those and integer
+    casts only (the seventh CUDA model wrote 2 parameters for 4 iterators and bodies naming none)."""
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    env, why = replay_prefix('b0 = get_sblock("C")\n', load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "cuda")
+    assert why is None, why
+    i, j, k = env.block_iters["b0"]
+    accepts = _matcher_for(env)
+    assert accepts(f"transform_block_layout(b0, lambda {i}, {j}, {k}: ({i}, {j}, {k}))\n", complete=True)
+    assert accepts("transform_block_layout(b0, lambda i0, i1, i2: (i0, i1 // 16, i1 % 16, i2))\n", complete=True)
+    assert accepts("transform_block_layout(b0, lambda (iters_0: int64, iters_1: int64, iters_2: int64): "
+                   "(iters_0, iters_1, iters_2, int64(0)))\n", complete=True)
+    assert not accepts("transform_block_layout(b0, lambda i0, i1: ")     # 2 parameters for 3 iterators
+    assert not accepts("transform_block_layout(b0, lambda i0, i1, i2: (q")   # not a parameter
+    assert not accepts("transform_block_layout(b0, lambda i0, i1, i2: (i3")   # 3 parameters: no i3
