@@ -117,7 +117,9 @@ CPU_RETRIES = 2
 #:    and sampled values: on an fp16 NCHW convolution the seventh CUDA model wrote 18 lambdas the
 #:    checker or TVM rejected (2 parameters for 4 iterators, names of no parameter), ran out of
 #:    retries in 126 s and showed a script that leaves a block on the host; with the rule, 20 s and
-#:    a script that compiles
+#:    a script that compiles; unannotate takes the keys annotate may write (every tensor-core label
+#:    unannotates meta_schedule.auto_tensorize in its postprocessing, which the grammar refused: no
+#:    tensor-core label could be written to its end)
 GENERATION_VERSION = 15
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)

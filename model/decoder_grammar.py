@@ -377,8 +377,11 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
         call = _call(env, inst, {"loop": _alts(lit(lp) for lp in loops)}) if loops else None
         return [call] if call else []
     if table.in_group(inst, "annotation"):  # MetaSchedule's keys, each with its kind of value
-        if inst is INST.unannotate:
-            call = _call(env, inst, {"key": _alts(lit(json.dumps(k)) for k in ANNOTATIONS)})
+        if inst is INST.unannotate:  # MetaSchedule's keys and those annotate may write: every tensor-core
+            # label removes meta_schedule.auto_tensorize in its postprocessing (before version 15 no
+            # tensor-core label could be written to its end)
+            keys = dict.fromkeys(list(ANNOTATIONS) + list((literals or {}).get("annotations", {})))
+            call = _call(env, inst, {"key": _alts(lit(json.dumps(k)) for k in keys)})
             return [call] if call else []
         for key, value in _annotation_values(env, literals):
             call = _call(env, inst, {"key": key, "value": value})
