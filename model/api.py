@@ -113,8 +113,8 @@ CPU_RETRIES = 2
 #:    grammar within its first 15 statements (`python -m dragon_model.reachable`), and the model's
 #:    answers on those operators never staged data in shared memory
 #: 15: transform_block_layout's lambda takes one parameter per iterator of its block, named as the
-#:    labels name them (the block's iterator names, i0.., or typed iters_k), and its body only those
-#:    and sampled values: on an fp16 NCHW convolution the seventh CUDA model wrote 18 lambdas the
+#:    labels name them (iterator names of the live blocks, i0.., or typed iters_k), and its body only
+#:    such names, sampled values and integer casts: on an fp16 NCHW convolution the seventh CUDA model wrote 18 lambdas the
 #:    checker or TVM rejected (2 parameters for 4 iterators, names of no parameter), ran out of
 #:    retries in 126 s and showed a script that leaves a block on the host; with the rule, 20 s and
 #:    a script that compiles; unannotate takes the keys annotate may write (every tensor-core label

@@ -470,25 +470,24 @@ def _block_layouts(env: Env, inst, extra: dict) -> list[str]:
     names and sampled values only, with integer casts as its only calls. Without it the seventh CUDA
     model wrote lambdas of 2 parameters for a block of 4 iterators and bodies naming no parameter
     (18 statements the checker or TVM rejected in one answer, which then ran out of retries)."""
-    out = []
     pool = list(dict.fromkeys(nm for it in env.block_iters.values() if it for nm in it))
-    if pool and "ixv_pool" not in extra:
-        extra["ixv_pool_name"] = " | ".join(lit(nm) for nm in pool)
-        _index_rules("ixv_pool", pool + list(env.values), extra)
+    if not pool:
+        return []
+    extra["ixv_pool_name"] = " | ".join(lit(nm) for nm in pool)
+    _index_rules("ixv_pool", pool + list(env.values), extra)
+    out = []
     for block, iters in env.block_iters.items():
         if not iters or block not in env.blocks:
             continue
         n = len(iters)
-        forms = [("lambda " + " ".join(['ixv_pool_name'] + ['", " ixv_pool_name'] * (n - 1)), "ixv_pool")]
-        for key, names, params in (("ixv_i", [f"i{k}" for k in range(n)], None),
-                                   ("ixv_iters", [f"iters_{k}" for k in range(n)], "int64")):
-            key = f"{key}{n}"
+        ints, typed = [f"i{k}" for k in range(n)], [f"iters_{k}" for k in range(n)]
+        for key, names in ((f"ixv_i{n}", ints), (f"ixv_iters{n}", typed)):
             if key not in extra:
                 _index_rules(key, names + list(env.values), extra)
-            text = ", ".join(f"{nm}: {params}" for nm in names) if params else ", ".join(names)
-            forms.append((lit("lambda " + (f"({text})" if params else text)), key))
+        forms = [('"lambda " ' + ' ", " '.join(["ixv_pool_name"] * n), "ixv_pool"),
+                 (lit("lambda " + ", ".join(ints)), f"ixv_i{n}"),
+                 (lit("lambda (" + ", ".join(f"{nm}: int64" for nm in typed) + ")"), f"ixv_iters{n}")]
         for head, body in forms:
-            head = head if head.startswith('"') else f'"lambda " {head[len("lambda "):]}'
             call = _call(env, inst, {"block": lit(block), "index_map": f'{head} ": " {body}'})
             if call:
                 out.append(call)

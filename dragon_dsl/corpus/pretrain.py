@@ -122,8 +122,6 @@ def workload_seed(cfg: PretrainConfig, name: str, space: str) -> int:
 
 def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set, header) -> dict:
     """The record of one workload: every distinct sampled script that round-trips and compiles."""
-    from dragon_dsl.corpus.build import make_script
-    from dragon_dsl.tvm.compile import compile_checked
     from dragon_dsl.tvm.errors import tvm_message
     from dragon_dsl.tvm.workload import structural_hash, workload_text
 
@@ -151,45 +149,51 @@ def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set,
             rejected[f"space:{space}"] += 1
             record.setdefault("space_errors", {})[space] = tvm_message(exc, 300)
             continue
+        fresh = []
         for trace in traces:
             key = json.dumps(trace, sort_keys=True)
             if key in seen:
                 rejected["duplicate"] += 1
                 continue
             seen.add(key)
-            try:
-                text, encoded = make_script(trace, workload_file, header)
-            except Exception:  # noqa: BLE001  (a trace the codec cannot write exactly is not a training example)
-                rejected["codec"] += 1
-                continue
-            try:
-                compile_checked(mod, {"trace": encoded}, sampler.target)
-            except Exception as exc:  # noqa: BLE001  (TVM's, ReplayError or BuildError: the verdict is the point)
-                rejected[_reason(exc)] += 1
-                continue
-            record["scripts"].append({"space": space, "text": text, "statements": len(encoded[0])})
+            fresh.append(trace)
+        for text, statements in checked_scripts(fresh, mod, sampler.target, workload_file, header, rejected):
+            record["scripts"].append({"space": space, "text": text, "statements": statements})
     record.update(rejected=dict(rejected), seconds=round(time.monotonic() - t0, 2))
     return record
 
 
-def starting_script(mod, sampler, workload_file: str, header, seed: int, tries: int = 8) -> Optional[str]:
-    """An acceptable schedule to improve on (the improvement task's start): the first of up to TRIES
-    samples of the target's first design space (not the tensor-core one) that encodes exactly and
-    passes the compile check, or None. Sampled, not measured: usually slower than a tuned one."""
+def checked_scripts(traces, mod, target, workload_file: str, header, rejected: Counter):
+    """(script text, statements) of each trace, in order, whose script encodes back to exactly that
+    trace and passes the compile check every shown script passes (replay, the GPU checks,
+    `tvm.compile`); each other trace is counted in REJECTED by its reason. Lazy: a caller that
+    wants the first stops the checks there."""
     from dragon_dsl.corpus.build import make_script
     from dragon_dsl.tvm.compile import compile_checked
 
+    for trace in traces:
+        try:
+            text, encoded = make_script(trace, workload_file, header)
+        except Exception:  # noqa: BLE001  (a trace the codec cannot write exactly is not a training example)
+            rejected["codec"] += 1
+            continue
+        try:
+            compile_checked(mod, {"trace": encoded}, target)
+        except Exception as exc:  # noqa: BLE001  (TVM's, ReplayError or BuildError: the verdict is the point)
+            rejected[_reason(exc)] += 1
+            continue
+        yield text, len(encoded[0])
+
+
+def starting_script(mod, sampler, workload_file: str, header, seed: int, tries: int = 8) -> Optional[str]:
+    """An acceptable schedule to improve on (the improvement task's start): the first of up to TRIES
+    samples of the target's first design space (not the tensor-core one) that `checked_scripts`
+    keeps, or None. Sampled, not measured: usually slower than a tuned one."""
     space = next((s for s in sampler.spaces(mod) if s != "cuda-tensorcore"), None)
     if space is None:
         return None
-    for trace in sampler.sample(mod, space, tries, seed):
-        try:
-            text, encoded = make_script(trace, workload_file, header)
-            compile_checked(mod, {"trace": encoded}, sampler.target)
-        except Exception:  # noqa: BLE001  (the next sample, as for the pretraining records)
-            continue
-        return text
-    return None
+    traces = sampler.sample(mod, space, tries, seed)
+    return next((text for text, _ in checked_scripts(traces, mod, sampler.target, workload_file, header, Counter())), None)
 
 
 def dlight_script(mod, target, workload_file: str, header, rejected: Counter) -> Optional[dict]:

@@ -437,9 +437,9 @@ def test_compiled_grammars_stay_within_the_cache_bound(monkeypatch):
 
 
 def test_an_index_map_takes_one_parameter_per_block_iterator_and_refers_to_them():
-    """transform_block_layout's lambda: the three forms of the training labels (the block's own
-    iterator names, i0.., typed iters_k), one parameter per iterator, a body of those and integer
-    casts only (the seventh CUDA model wrote 2 parameters for 4 iterators and bodies naming none)."""
+    """transform_block_layout's lambda: the three forms of the training labels (iterator names of
+    the live blocks, i0.., typed iters_k), one parameter per iterator, a body of such names and
+    integer casts only (the seventh CUDA model wrote 2 parameters for 4 iterators and bodies naming none)."""
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.replay_state import replay_prefix
 
