@@ -95,3 +95,21 @@ def test_cached_intrinsics_equal_tvms_replay_the_same_and_a_damaged_cache_is_not
         f.write_text("{not json")
     damaged = _run("damaged", cache, tmp_path)
     assert damaged["from_cache"] is False and damaged["registered"] == []   # then TVM's own import runs
+
+
+def test_a_script_that_tensorizes_replays_in_a_process_that_registered_no_intrinsic(tmp_path):
+    """`dragon-check --level replay` (and the decoder's replay, the same `apply`) registers the
+    intrinsics a script tensorizes with: before, every tensor-core script failed there with
+    "TensorIntrin ... is not registered" although it built."""
+    import dragon_dsl
+
+    workload = f"{LINE['workload']}.tvmscript"
+    (tmp_path / workload).write_text((DATA / "workloads" / workload).read_text())
+    script = tmp_path / "tensorized.dragon"
+    script.write_text(dragon_dsl.from_trace_json(LINE["trace"], workload=workload, target=LINE["target"]))
+    assert "tensorize(" in script.read_text()
+    done = subprocess.run([sys.executable, "-c", "from dragon_dsl.cli.entry import dragon_check; dragon_check()",
+                           "--level", "replay", str(script)], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "0 error(s)" in done.stdout + done.stderr

@@ -16,7 +16,6 @@ from typing import Any, Optional
 
 from dragon_dsl.tvm.errors import tvm_message
 from dragon_dsl.tvm.target import GPU_KINDS
-from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics, tensor_intrin_names
 from dragon_dsl.tvm.trace import apply
 
 
@@ -35,10 +34,7 @@ def schedule(mod, source: dict, target):
     if "trace" in source:
         trace = source["trace"]
         _check_trace(trace)
-        names = tensor_intrin_names(trace)
-        if names:
-            register_tensor_intrinsics(names)
-        try:
+        try:  # apply registers the tensor intrinsics the trace names
             return apply(trace, mod).mod
         except Exception as exc:  # TVM reports replay failures through its own exception types
             raise ReplayError(tvm_message(exc)) from None

@@ -49,7 +49,14 @@ class UnsafeInstruction(ValueError):
 
 def apply(trace, mod, *, seed: int = 1):
     """Apply trace JSON to a fresh schedule of `mod`; returns the schedule (raises TVM's errors, and
-    UnsafeInstruction for an instruction that would crash TVM)."""
+    UnsafeInstruction for an instruction that would crash TVM). The tensor intrinsics the trace
+    tensorizes with are registered first: without them `dragon-check --level replay` and the
+    decoder's replay rejected every tensor-core script ("TensorIntrin ... is not registered")."""
+    from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics, tensor_intrin_names
+
+    names = tensor_intrin_names(trace)
+    if names:
+        register_tensor_intrinsics(names)
     for index in _guarded(trace, mod):
         problem = _checked(trace, index, mod, seed)
         if problem:
