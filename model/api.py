@@ -120,7 +120,10 @@ CPU_RETRIES = 2
 #:    a script that compiles; unannotate takes the keys annotate may write (every tensor-core label
 #:    unannotates meta_schedule.auto_tensorize in its postprocessing, which the grammar refused: no
 #:    tensor-core label could be written to its end)
-GENERATION_VERSION = 15
+#: 16: tensorize takes a live block and an intrinsic of the training corpus's auto_tensorize
+#:    annotations, and the decoder's replay registers it (version 15 walked the tensor-core labels
+#:    to their first tensorize, which the grammar refused: no answer could use tensor cores)
+GENERATION_VERSION = 16
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True

@@ -29,6 +29,8 @@ table, the state of the schedule replayed so far (`Env`, filled from TVM by
   `sample_categorical` takes only the candidate lists it has seen, a constant split only its
   integer factors, and `annotate` only its keys with their values (an untrained guess such as
   a split by 2222 x 2222 builds a kernel that runs for minutes);
+- `tensorize` takes a live block and an intrinsic the training corpus annotates blocks with
+  (`meta_schedule.auto_tensorize`), the only names that are registered and that it has seen;
 - thread axes, storage scopes and dtypes come from the table's domains, and only
   where the target has them (no `bind` on a CPU); unsafe instructions are left out.
 
@@ -57,7 +59,7 @@ EXCLUDED = table.GROUPS["not_decoded"]
 UNSAFE_KEYWORDS = frozenset({(INST.split.name, "disable_predication")})
 #: keyword parameters left at their default: a workload's function is always `main`, and a free
 #: string there only gave an untrained model room to write junk until the statement was too long
-DEFAULT_KEYWORDS = frozenset({(INST.get_sblock.name, "func_name")})
+DEFAULT_KEYWORDS = frozenset({(INST.get_sblock.name, "func_name"), (INST.tensorize.name, "preserve_unit_iters")})
 CPU_SCOPES = ("global", "local")
 MAX_TILE_N = 5
 MAX_VECTOR = 64  # the longest loop the model may vectorize (MetaSchedule's llvm limit: 64)
@@ -406,6 +408,8 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
     if inst.decision == "index":  # an index into the candidates: small
         call = _call(env, inst, {"decision": "[0-9]"})
         return [_outputs(env, res.kind, res.count) + call] if call else []
+    if inst is INST.tensorize:
+        return _tensorize(env, inst, literals)
     if inst is INST.transform_block_layout and env.block_iters:
         return _block_layouts(env, inst, extra)
     if res.count == 0:
@@ -460,6 +464,23 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
                 out.append(_outputs(env, res.kind, count) + call)
         return out
     return out
+
+
+#: the annotations whose string values name the intrinsic MetaSchedule's RewriteTensorize applies
+TENSORIZE_KEYS = ("meta_schedule.auto_tensorize", "meta_schedule.auto_tensorize_init")
+
+
+def _tensorize(env: Env, inst, literals: Optional[dict]) -> list[str]:
+    """tensorize of a live block by an intrinsic the training corpus annotates blocks with (the
+    postprocessing of every tensor-core label: get_sblock, unannotate auto_tensorize, tensorize by
+    the annotation's value). No intrinsic without literals: a name must be registered in TVM, and
+    an untrained guess is not."""
+    annotations = (literals or {}).get("annotations", {})
+    intrins = sorted({v for key in TENSORIZE_KEYS for v in annotations.get(key, {}).get("str", [])})
+    if not intrins or not env.blocks:
+        return []
+    call = _call(env, inst, {"target": "name_block", "tensor_intrin": _alts(lit(json.dumps(n)) for n in intrins)})
+    return [call] if call else []
 
 
 def _block_layouts(env: Env, inst, extra: dict) -> list[str]:

@@ -357,9 +357,10 @@ GROUPS: dict[str, frozenset[str]] = {
     # compute a block where another reads its output (the others where it reads its input)
     "producer_side": frozenset({"compute_inline", "compute_at"}),
     "inline": frozenset({"compute_inline", "reverse_compute_inline"}),
-    # the schedule model never writes these: they can change results (unsafe_*), need registered
-    # intrinsics (tensorize), or MetaSchedule never writes them on the targets it is trained for
-    "not_decoded": frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "tensorize", "cache_index",
+    # the schedule model never writes these: they can change results (unsafe_*), or MetaSchedule never
+    # writes them on the targets it is trained for (tensorize is written with the intrinsics its
+    # training corpus annotates blocks with: the decoder's grammar)
+    "not_decoded": frozenset({"unsafe_set_dtype", "unsafe_hide_buffer_access", "cache_index",
                               "enter_postproc", "sample_partitioned_tile", "loop_partition", "merge"}),
 }
 

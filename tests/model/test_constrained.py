@@ -454,3 +454,26 @@ def test_an_index_map_takes_one_parameter_per_block_iterator_and_refers_to_them(
     assert not accepts("transform_block_layout(b0, lambda i0, i1: ")     # 2 parameters for 3 iterators
     assert not accepts("transform_block_layout(b0, lambda i0, i1, i2: (q")   # not a parameter
     assert not accepts("transform_block_layout(b0, lambda i0, i1, i2: (i3")   # 3 parameters: no i3
+
+
+def test_tensorize_takes_a_live_block_and_an_intrinsic_the_corpus_annotates_blocks_with():
+    """Every tensor-core label ends with get_sblock, unannotate(auto_tensorize) and tensorize by
+    the annotation's value; the grammar offers exactly those intrinsics (registered, and seen),
+    on blocks, and nothing to a model whose corpus never annotated one (before version 16 it
+    refused every tensorize, so no answer could use tensor cores)."""
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    env, why = replay_prefix('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n',
+                             load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "cuda")
+    assert why is None, why
+    literals = {**_LITERALS, "annotations": {**_LITERALS["annotations"], "meta_schedule.auto_tensorize": {
+        "str": ["wmma_sync_16x16x16_f16f16f32", "wmma_load_16x16x16_f16_a_shared_dyn"]},
+        "meta_schedule.auto_tensorize_init": {"str": ["wmma_fill_16x16x16_f32"]}}}
+    accepts = _matcher_for(env, literals=literals)
+    assert accepts('tensorize(b0, "wmma_sync_16x16x16_f16f16f32")\n', complete=True)
+    assert accepts('tensorize(b0, "wmma_fill_16x16x16_f32")\n', complete=True)
+    assert not accepts('tensorize(b0, "dot_4x4')                      # an intrinsic the corpus never named
+    assert not accepts('tensorize(l1,')                               # the labels tensorize blocks
+    assert not accepts('tensorize(b0, "wmma_sync_16x16x16_f16f16f32", preserve_unit_iters')
+    assert not _matcher_for(env, literals=_LITERALS)("tensorize(")    # no auto_tensorize in its corpus
