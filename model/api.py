@@ -122,7 +122,10 @@ CPU_RETRIES = 2
 #:    tensor-core label could be written to its end)
 #: 16: tensorize takes a live block and an intrinsic of the training corpus's auto_tensorize
 #:    annotations, and the decoder's replay registers it (version 15 walked the tensor-core labels
-#:    to their first tensorize, which the grammar refused: no answer could use tensor cores)
+#:    to their first tensorize, which the grammar refused: no answer could use tensor cores); a
+#:    statement that leaves a loop iterating both spatial and reduction iterators of a block is
+#:    refused (`compile.mixed_loops`: 5 of the 24 version-14 held-out family answers fused a row
+#:    sum's loops, bound them to threadIdx.x and left most outputs unwritten)
 GENERATION_VERSION = 16
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)

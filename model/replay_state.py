@@ -42,6 +42,11 @@ def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env],
         # TVM accepts the instruction, but the CPU build fails: "Nested parallel loop is not
         # supported by threadpool"; reject it here, where the statement can still be resampled
         return None, "parallel: a loop inside (or around) this one is parallel already; the CPU thread pool cannot nest them"
+    from dragon_dsl.tvm.compile import mixed_loop_message, mixed_loops
+
+    mixed = mixed_loop_message(mixed_loops(result.schedule.mod))
+    if mixed:   # no training script mixes them; a derailing model binds such a loop next (a race)
+        return None, mixed
     env = state_of(result.trace, result.schedule, target_kind)
     if env.gpu:
         from dragon_dsl.tvm.compile import LOOP_PAST_OUTER, thread_binding_problems

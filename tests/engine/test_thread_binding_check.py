@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dragon_dsl.tvm.compile import BuildError, check_gpu, host_blocks, schedule, thread_binding_problems
+from dragon_dsl.tvm.compile import BuildError, check_gpu, host_blocks, mixed_loops, schedule, thread_binding_problems
 from dragon_dsl.tvm.workload import load_workload
 
 from .engine_helpers import DATA, H100, ROOT
@@ -89,4 +89,4 @@ def test_verified_cuda_corpus_scripts_pass():
     for r in sample:
         mod = tvm.script.from_source(r["workload_text"])
         scheduled = schedule(mod, {"trace": json.loads(r["trace"])}, target)
-        assert thread_binding_problems(scheduled) == [], r["id"]
+        assert thread_binding_problems(scheduled) == [] and mixed_loops(scheduled) == [], r["id"]
