@@ -176,8 +176,11 @@ eval)
   tail -qn1 $W/gen-*.log | tee $OUT/generate.log
   for set in ${sets//,/ }; do
     left=$(( (end - SECONDS) / n )); n=$(( n - 1 ))
+    # as shard 0 of 1, then merged: measurements the time left defers still leave an interim report
+    # of those done (a plain --stop-after run writes none, and the machine goes with its caches)
     timeout $(( left + 5 )) python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
-      --stop-after $(( left - 25 )) 2>&1 | tail -30 | tee $OUT/eval-$set.log
+      --stop-after $(( left - 35 )) --shard 0/1 2>&1 | tail -30 | tee $OUT/eval-$set.log
+    python3 -m dragon_dsl.cli.main eval-report $W/eval-$set 2>&1 | tail -2 | tee -a $OUT/eval-$set.log
     mkdir -p $OUT/$set; cp $W/eval-$set/report.md $W/eval-$set/results.json $OUT/$set/ 2>/dev/null
   done
   # the answers themselves (the build test over every shown script reads them)
