@@ -6,6 +6,10 @@ reports decisions TVM would silently repair), and reads the state the next state
 grammar needs (`grammar.Env`): which blocks and loops are still live, each loop's
 extent, how many loops, children, producers and consumers each block has.
 
+After a query statement (get_loops, get_producers, a sample_*) the state is the accepted script's
+before it plus the query's own names (`_ACCEPTED`): the query cannot change the module. The script
+is still checked and replayed whole, so the verdict is the full replay's.
+
 Names are matched to TVM's random variables through the replayed trace: TVM records
 every applied instruction with its output objects, in the order of the script. What the
 objects hold (counts, extents) is read through the TVM bridge (`dragon_dsl.tvm.inspect`);
@@ -14,6 +18,8 @@ this module imports no TVM.
 
 from __future__ import annotations
 
+import copy
+from collections import OrderedDict
 from typing import Optional
 
 from dragon_dsl.table import INST
@@ -42,6 +48,20 @@ def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env],
         # TVM accepts the instruction, but the CPU build fails: "Nested parallel loop is not
         # supported by threadpool"; reject it here, where the statement can still be resampled
         return None, "parallel: a loop inside (or around) this one is parallel already; the CPU thread pool cannot nest them"
+    before = _accepted_before(body, workload, target_kind, result.trace)
+    if before is not None:
+        env = _after_query(before, result.trace, result.schedule)
+    else:
+        env, why = _judged_state(result, target_kind)
+        if env is None:
+            return None, why
+    _remember(body, workload, target_kind, result.trace, env)
+    return env, None
+
+
+def _judged_state(result, target_kind: str) -> tuple[Optional[Env], Optional[str]]:
+    """The state after a replayed script, or why the schedule it leaves is refused (a loop mixing
+    spatial and reduction iterators; on GPUs a thread loop longer than its outer one)."""
     from dragon_dsl.tvm.compile import mixed_loop_message, mixed_loops
 
     mixed = mixed_loop_message(mixed_loops(result.schedule.mod))
@@ -61,56 +81,120 @@ def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env],
     return env, None
 
 
+# ---- the accepted prefixes: a query statement only adds names to their state -----------------------
+
+# (id(workload), target kind, body) -> (workload, trace JSON, state): the last accepted scripts. The
+# decoder replays the whole script after every statement; after a query (get_loops, get_producers,
+# a sample_*: `pure` in the instruction table) the module is the one the accepted script before it
+# left, so every fact of the state but the query's own names is that script's, and the checks of the
+# module (mixed loops, thread loops) found nothing then either. The entry keeps the workload alive,
+# so its id is not reused. Refused scripts are never remembered.
+# The replay itself is not made incremental: TVM 0.27 applies trace JSON only from an empty name
+# table (Trace.apply_json_to_schedule), Trace.apply_to_schedule only to objects its own trace bound,
+# and InstructionKind's apply function is not exposed to Python, so applying just the new statement
+# to `Schedule.copy()` would mean rewriting TVM's JSON-to-call translation for every instruction.
+_ACCEPTED: "OrderedDict[tuple, tuple]" = OrderedDict()
+
+
+def _remember(body: str, workload, target_kind: str, trace: list, env: Env) -> None:
+    """Keep an accepted script's trace and state for the query that may follow it."""
+    _ACCEPTED[(id(workload), target_kind, body)] = (workload, trace, env)
+    _ACCEPTED.move_to_end((id(workload), target_kind, body))
+    if len(_ACCEPTED) > 64:
+        _ACCEPTED.popitem(last=False)
+
+
+def _accepted_before(body: str, workload, target_kind: str, trace: list) -> Optional[Env]:
+    """The state of the accepted script that BODY extends by one query instruction, None when there
+    is none (not remembered, more than one instruction added, or one that changes the module). The
+    remembered trace must be this one's prefix: the state's names are that trace's."""
+    from dragon_dsl.tvm.trace import prefix
+
+    head = body.rstrip("\n")
+    found = _ACCEPTED.get((id(workload), target_kind, head[:head.rfind("\n") + 1]))
+    if found is None or found[0] is not workload or not trace[0]:
+        return None
+    _, before, env = found
+    n = len(before[0])
+    row = trace_row(trace[0][-1])
+    if len(trace[0]) != n + 1 or row.entry is None or not row.entry.pure or prefix(trace, n) != before:
+        return None
+    return env
+
+
+def _after_query(before: Env, trace: list, sch) -> Env:
+    """The state after a query instruction (the last of TRACE, which SCH replayed): BEFORE, the
+    state of the script without it, with the query's own names added as `state_of` adds them."""
+    env = copy.deepcopy(before)
+    inst = sch.trace.insts[len(trace[0]) - 1]  # read before any query below appends to the trace
+    for name, rv in _note_instruction(env, trace_row(trace[0][-1]), inst):
+        _note_object(env, sch, name, rv)
+    return env
+
+
 def state_of(trace: list, sch, target_kind: str) -> Env:
     env = Env(target_kind=target_kind)
     insts = list(sch.trace.insts)  # read before any query below appends to it
     named: list[tuple[str, object]] = []
     for js, inst in zip(trace[0], insts):
-        row = trace_row(js)  # the instruction as the table reads it: no JSON positions here
-        if row.entry is INST.enter_postproc:
-            env.postproc = True
-        elif row.entry is INST.sample_perfect_tile and row.arg("loop") is not None:
-            env.tiles[row.arg("loop")] = list(row.outputs)  # the loop it tiles -> its values (split takes them)
-        elif row.entry is INST.sample_categorical:
-            env.categoricals.extend(row.outputs)
-        elif row.entry is INST.split and any(f is None or f == "None" or type(f) is int for f in row.arg("factors", [])):
-            env.split_loops.update(row.outputs)  # a constant split's loops (grammar: not split by constants again)
-        for name, rv in zip(row.outputs, inst.outputs):
-            if row.entry is INST.sample_compute_location:
-                # a sampled location may be the root or "inline" marker, which `get` cannot show and
-                # no instruction but compute_at / reverse_compute_at may take (TVM segfaults on
-                # `annotate(root_marker, ...)`): it is a location, not a loop
-                env.locations.append(name)
-                continue
-            named.append((name, rv))
-    env.counter = sum(len(trace_row(js).outputs) for js in trace[0])
+        named += _note_instruction(env, trace_row(js), inst)
     for name, rv in named:
-        kind = name[:1]
-        if kind == "v":
-            env.values.append(name)
-            continue
-        if not inspect.alive(sch, rv):  # the object no longer exists in the module
-            continue
-        if kind == "b":
-            env.blocks[name] = inspect.block_counts(sch, rv)
-            env.block_iters[name] = inspect.block_iters(sch, rv)
-        elif kind == "l":
-            env.loops[name] = inspect.loop_extent(sch, rv)
-            if not inspect.serial(sch, rv):
-                env.kinded.add(name)
-            children = inspect.loop_children(sch, rv)
-            env.loop_children[name] = None if children is None else len(children)
-            extent = env.loops[name]
-            if not children or extent is None:
-                continue
-            # a loop vectorize may take (see grammar.MAX_VECTOR): innermost, of 2..MAX_VECTOR
-            # iterations; on GPUs also with loops of one iteration inside, and of one iteration
-            # anywhere (a no-op there, which dlight writes: CPU builds need 2 lanes)
-            if (env.gpu and extent == 1) or (2 <= extent <= MAX_VECTOR
-                                            and inspect.innermost(sch, rv, children, unit_inside=env.gpu)):
-                env.innermost.append(name)
+        _note_object(env, sch, name, rv)
     env.sblock_names = _sblock_names(sch)
     return env
+
+
+def _note_instruction(env: Env, row, inst) -> list[tuple[str, object]]:
+    """Record what one instruction (its trace row, and TVM's record of it) tells the grammar by
+    itself; returns its named outputs whose objects the schedule is asked about."""
+    if row.entry is INST.enter_postproc:
+        env.postproc = True
+    elif row.entry is INST.sample_perfect_tile and row.arg("loop") is not None:
+        env.tiles[row.arg("loop")] = list(row.outputs)  # the loop it tiles -> its values (split takes them)
+    elif row.entry is INST.sample_categorical:
+        env.categoricals.extend(row.outputs)
+    elif row.entry is INST.split and any(f is None or f == "None" or type(f) is int for f in row.arg("factors", [])):
+        env.split_loops.update(row.outputs)  # a constant split's loops (grammar: not split by constants again)
+    env.counter += len(row.outputs)
+    named = []
+    for name, rv in zip(row.outputs, inst.outputs):
+        if row.entry is INST.sample_compute_location:
+            # a sampled location may be the root or "inline" marker, which `get` cannot show and
+            # no instruction but compute_at / reverse_compute_at may take (TVM segfaults on
+            # `annotate(root_marker, ...)`): it is a location, not a loop
+            env.locations.append(name)
+            continue
+        named.append((name, rv))
+    return named
+
+
+def _note_object(env: Env, sch, name: str, rv) -> None:
+    """Record what the schedule holds for one named output: a value's name, a live block's counts and
+    iterators, a live loop's extent, kind, children and whether vectorize may take it."""
+    kind = name[:1]
+    if kind == "v":
+        env.values.append(name)
+        return
+    if not inspect.alive(sch, rv):  # the object no longer exists in the module
+        return
+    if kind == "b":
+        env.blocks[name] = inspect.block_counts(sch, rv)
+        env.block_iters[name] = inspect.block_iters(sch, rv)
+    elif kind == "l":
+        env.loops[name] = inspect.loop_extent(sch, rv)
+        if not inspect.serial(sch, rv):
+            env.kinded.add(name)
+        children = inspect.loop_children(sch, rv)
+        env.loop_children[name] = None if children is None else len(children)
+        extent = env.loops[name]
+        if not children or extent is None:
+            return
+        # a loop vectorize may take (see grammar.MAX_VECTOR): innermost, of 2..MAX_VECTOR
+        # iterations; on GPUs also with loops of one iteration inside, and of one iteration
+        # anywhere (a no-op there, which dlight writes: CPU builds need 2 lanes)
+        if (env.gpu and extent == 1) or (2 <= extent <= MAX_VECTOR
+                                        and inspect.innermost(sch, rv, children, unit_inside=env.gpu)):
+            env.innermost.append(name)
 
 
 def _sblock_names(sch) -> list[str]:

@@ -122,9 +122,9 @@ def _repaired_decisions(program: Program, trace: list, sch) -> list[Diagnostic]:
     """TVM silently replaces a decision it cannot honour (a tile whose factors do not
     multiply to the loop's extent, a compute location that is not valid). Compare
     the decisions TVM kept with the script's and report each one it changed."""
-    from dragon_dsl.tvm.trace import trace_json
+    from dragon_dsl.tvm.trace import decisions_at
 
-    kept = {i: d for i, d in trace_json(sch)[1]}
+    kept = decisions_at(sch, [i for i, _ in trace[1]])
     diags = []
     for i, wanted in trace[1]:
         got = kept.get(i)
