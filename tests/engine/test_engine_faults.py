@@ -101,7 +101,8 @@ def test_workers_end_when_the_engine_process_is_killed(tmp_path):
         while time.time() < deadline and not spinning:  # the build is done; the kernel loops forever
             workers = [c for c in parent.children(recursive=True) if "spawn_main" in " ".join(c.cmdline())]
             time.sleep(2.0)
-            spinning = [w for w in workers if w.cpu_percent(interval=1.0) > 50]
+            # (idle workers use ~0%; a loaded machine, 4 test processes on 2 cores, gives it well under 100%)
+            spinning = [w for w in workers if w.cpu_percent(interval=1.0) > 20]
         assert spinning, "no worker ran the endless kernel"
         workers = [c for c in parent.children(recursive=True) if "spawn_main" in " ".join(c.cmdline())]
     finally:
