@@ -146,14 +146,11 @@ def token_strings(tokenizer) -> list[str]:
     size = max(len(tokenizer), max(vocab.values()) + 1)
     out = [""] * size
     specials = set(tokenizer.all_special_tokens)
+    # asked once: get_vocab copies the whole vocabulary (asked per token, 8.5 s of a CUDA model's
+    # 26 s load on one core)
+    raw = is_dragon_tokenizer(tokenizer)
     for text, i in vocab.items():
         if text in specials:
             continue
-        out[i] = _token_text(tokenizer, i, text)
+        out[i] = text if raw else tokenizer.decode([i], clean_up_tokenization_spaces=False)
     return out
-
-
-def _token_text(tokenizer, i: int, raw: str) -> str:
-    if is_dragon_tokenizer(tokenizer):
-        return raw
-    return tokenizer.decode([i], clean_up_tokenization_spaces=False)
