@@ -168,7 +168,9 @@ eval)
   gen=$(( (end - SECONDS) * 45 / 100 ))
   for set in ${sets//,/ }; do
     for i in $(seq 0 $((shards - 1))); do
-      timeout $gen python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
+      # one torch thread per shard: 15 shards of 16 threads each on 16 cores spent most of their time
+      # switching threads; every answer is generated on one core
+      OMP_NUM_THREADS=1 timeout $gen python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
         --generate-only --shard $i/$shards > $W/gen-$set-$i.log 2>&1 &
     done
   done

@@ -20,6 +20,17 @@ def suggest(workload=None, target="llvm", script=None, n=1, model_path=None, **k
     return _suggest(workload=workload, target=target, script=script, n=n, model_path=model_path, **kw)
 
 
+def load(model_path=None, target="llvm"):
+    """Load the model for a target once per process (imports, weights, grammar compiler), so that a
+    later `suggest` pays only for its own request; `dragon eval` times this apart as start-up."""
+    from dragon_model.api import generator
+
+    generator(model_path, target)
+
+
+suggest.load = load
+
+
 def recommend(workload, target="llvm", script=None, k=4, model_path=None, **kw):
     """The fastest verified script from k model candidates, or from a budgeted search; see api.recommend."""
     from dragon_model.api import recommend as _recommend

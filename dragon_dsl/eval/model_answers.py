@@ -39,7 +39,7 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
     if suggest is None:
         return new_row(entry, task, name, "not_available", why, **extra)
     try:
-        texts, gen_s, gen_host = _suggestions(ctx, entry, suggest, n, task, script)
+        texts, gen_s, gen_host, load_s = _suggestions(ctx, entry, suggest, n, task, script)
     except FileNotFoundError as exc:   # no trained weights for this target
         return new_row(entry, task, name, "not_available", f"no model: {exc}", **extra)
     except OtherVersion as exc:        # --generation-version: answers of another decoder, not written yet
@@ -54,6 +54,8 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
         ctx, entry, texts, f"{ctx.whash(entry.path)}|{name}|{task}|{digest(texts)}", extra_s=gen_s)
     row["generation_s"] = gen_s
     row["generated_on"] = gen_host
+    if load_s is not None:
+        row["model_load_s"] = load_s
     return row
 
 
@@ -82,7 +84,7 @@ def generate(ctx: Context, entry, n: int, task: str = "construction", script: Op
         raise ValueError(f"the model is not available: {why}")
     path = suggestions_path(ctx, entry, n, task, script)
     cached = path.exists()
-    texts, gen_s, _host = _suggestions(ctx, entry, suggest, n, task, script)
+    texts, gen_s, _host, _load_s = _suggestions(ctx, entry, suggest, n, task, script)
     return {"workload": entry.name, "task": task, "n": n, "scripts": len(texts), "generation_s": gen_s,
             "cached": cached, "file": str(path)}
 
@@ -140,19 +142,34 @@ def suggestions_path(ctx: Context, entry, n: int, task: str, script: Optional[st
 
 
 def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Optional[str]) -> tuple:
-    """(scripts, generation seconds, the host that generated them) for a task, generated once and kept
-    under OUT_DIR/model (a rerun reuses them, and so does a run on another machine given that folder)."""
+    """(scripts, generation seconds, the host that generated them, seconds this process spent loading
+    the model before them or None) for a task, generated once and kept under OUT_DIR/model (a rerun
+    reuses them, and so does a run on another machine given that folder). Loading the model (imports,
+    weights, grammar compiler: once per process, as the language server does at start) is start-up,
+    timed apart: the generation seconds are the request's own."""
     path = suggestions_path(ctx, entry, n, task, script)
     if path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
-        return data["scripts"], data["generation_s"], data.get("host")
+        return data["scripts"], data["generation_s"], data.get("host"), data.get("model_load_s")
     _check_version(ctx)
+    load_s = _load_model(ctx, suggest)
     t0 = time.perf_counter()
     texts = list(suggest(workload=str(entry.path), target=ctx.target.spec, script=script, n=n,
                          model_path=ctx.model_path))
     gen_s = time.perf_counter() - t0
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"scripts": texts, "generation_s": gen_s, "key": json.loads(_suggestions_key(ctx, entry, n, task, script)),
-            "host": host()}
+            "host": host(), "model_load_s": load_s}
     write_json(path, data)   # whole or absent: a killed generation is done again
-    return texts, gen_s, data["host"]
+    return texts, gen_s, data["host"], load_s
+
+
+def _load_model(ctx: Context, suggest) -> Optional[float]:
+    """Seconds spent loading the model for this run's target in this process (0 once loaded), or None
+    where the suggestion function offers no separate loading (`suggest.load`)."""
+    load = getattr(suggest, "load", None)
+    if load is None:
+        return None
+    t0 = time.perf_counter()
+    load(model_path=ctx.model_path, target=ctx.target.spec)
+    return time.perf_counter() - t0

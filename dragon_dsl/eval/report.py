@@ -105,6 +105,11 @@ def markdown(results: dict) -> str:
     if hosts:
         lines += ["", "The model's time is its generation (on " + "; ".join(_host(json.loads(h)) for h in sorted(hosts))
                   + ") plus the engine's verification here."]
+        loads = [r["model_load_s"] for r in results["measurements"] if r.get("model_load_s")]
+        if loads:
+            lines[-1] += (f" Loading the model (imports, weights, grammar: once per process, before its first "
+                          f"answer) is start-up and not in these times: {max(loads):.1f} s at most, "
+                          f"in {len(loads)} process{'es' if len(loads) > 1 else ''}.")
     imp = [(n, met["methods"][n]["tasks"]["improvement"]) for n in methods
            if "improvement" in met["methods"][n]["tasks"] and "speedup_over_existing" in met["methods"][n]["tasks"]["improvement"]]
     if imp:

@@ -61,3 +61,33 @@ def test_answers_of_another_decoder_version(ctx_entry, monkeypatch):
     # and this code's own version generates as usual, under another key
     ctx.generation_version = None
     assert m.suggestions_path(ctx, entry, 1, "construction", None) != path
+
+
+def test_loading_the_model_is_start_up_not_generation(ctx_entry, monkeypatch):
+    """The model's load (once per process) is timed apart from each answer's generation: the first
+    answer of a process reports it, later ones report 0, and the stored answer keeps it."""
+    import time
+
+    import dragon_model
+    from dragon_dsl.eval import model_answers
+
+    loads = []
+
+    def suggest(**kw):
+        time.sleep(0.05)
+        return ["not a script"]
+
+    def load(model_path=None, target=None):
+        if not loads:
+            time.sleep(0.3)
+        loads.append((model_path, target))
+
+    suggest.load = load
+    monkeypatch.setattr(dragon_model, "suggest", suggest)
+    ctx, entry = ctx_entry
+    first = m.model(ctx, entry, 1)
+    again = m.model(ctx, entry, 1, task="improvement", script="x")
+    assert first["model_load_s"] >= 0.3 and first["generation_s"] < 0.3
+    assert again["model_load_s"] < 0.3 and len(loads) == 2
+    stored = model_answers._suggestions(ctx, entry, suggest, 1, "construction", None)
+    assert stored[3] == first["model_load_s"] and len(loads) == 2, "a stored answer is not generated again"
