@@ -155,7 +155,7 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     if problem is not None:
         report.diagnostics.append(dg.make("DRG207", target_span(script, program), problem))
         return report
-    for code, message in _launch_warnings(result.schedule, tgt):
+    for code, message in _launch_warnings(result.schedule, tgt, wl):
         report.diagnostics.append(dg.make(code, target_span(script, program), message))
     engine = engine_for(tgt)
     measured = engine.measure(wl, [result.trace], level=level, seeds=seeds)[0]
@@ -171,16 +171,18 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     return report
 
 
-def _launch_warnings(sch, target) -> list:
+def _launch_warnings(sch, target, workload) -> list:
     """On GPU targets, (code, message) for what makes the schedule slow before it runs: loops of
     more than one iteration left around a kernel (DRG707, `launch_message`) and kernels that leave
-    the GPU idle (DRG708, `idle_message`); none on CPUs."""
-    from dragon_dsl.tvm.compile import idle_message, launch_message
+    the GPU idle (DRG708, `idle_message`, the WORKLOAD's own blocks judged by the threads their
+    iterations keep busy); none on CPUs."""
+    from dragon_dsl.tvm.compile import block_names, idle_message, launch_message
     from dragon_dsl.tvm.target import GPU_KINDS, tvm_target
+    from dragon_dsl.tvm.workload import load_workload
 
     if str(tvm_target(target).kind.name) not in GPU_KINDS:
         return []
-    found = [("DRG707", launch_message(sch.mod)), ("DRG708", idle_message(sch.mod))]
+    found = [("DRG707", launch_message(sch.mod)), ("DRG708", idle_message(sch.mod, block_names(load_workload(workload))))]
     return [(code, message) for code, message in found if message is not None]
 
 

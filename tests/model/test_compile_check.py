@@ -120,28 +120,64 @@ MM_BOUND = MM + 'l4 = fuse(l1, l2)\nl5, l6 = split(l4, [None, 128])\nbind(l5, "b
 MM_IDLE = MM + 'l4, l5 = split(l1, [16, 4])\nbind(l4, "threadIdx.x")\n'
 
 
-@pytest.mark.parametrize("body, idle", [
-    (MM_BOUND, None),                                                          # 4,096 threads
-    (MM_IDLE, (16, 16384)),                                                    # 16 threads, 16,384 each
-    (MM + 'l4, l5 = split(l1, [8, 8])\nbind(l4, "blockIdx.x")\nbind(l5, "threadIdx.x")\n', None),   # 64 x 4,096
-    (MM + 'l4, l5 = split(l1, [8, 8])\nbind(l4, "threadIdx.x")\n', (8, 32768)),
+@pytest.mark.parametrize("body, idle, starved", [
+    (MM_BOUND, None, None),                                                    # 4,096 threads
+    (MM_IDLE, (16, 16384), None),                                              # 16 threads, 16,384 each
+    # 64 threads of 4,096 iterations each: launched threads alone pass, the workload's block does not
+    (MM + 'l4, l5 = split(l1, [8, 8])\nbind(l4, "blockIdx.x")\nbind(l5, "threadIdx.x")\n', None, (64, 4096)),
+    # 64 x 4 threads of 1,024 iterations each: fewer in a row than STARVED_SERIAL
+    (MM + 'l4, l5 = split(l2, [None, 4])\nbind(l1, "blockIdx.x")\nbind(l5, "threadIdx.x")\n', None, None),
+    (MM + 'l4, l5 = split(l1, [8, 8])\nbind(l4, "threadIdx.x")\n', (8, 32768), None),
     # a vthread runs inside its thread: 4 threads, 65,536 iterations each
-    (MM + 'l4, l5 = split(l1, [16, 4])\nbind(l4, "vthread.x")\nbind(l5, "threadIdx.x")\n', (4, 65536)),
+    (MM + 'l4, l5 = split(l1, [16, 4])\nbind(l4, "vthread.x")\nbind(l5, "threadIdx.x")\n', (4, 65536), None),
 ])
-def test_idle_kernels(body, idle):
+def test_idle_kernels(body, idle, starved):
     """A kernel of at most 128 threads in all, each running 16,384 iterations or more in sequence,
-    leaves the GPU idle: TVM compiles it and it runs correctly, but slowly."""
+    leaves the GPU idle: TVM compiles it and it runs correctly, but slowly. So does one whose
+    workload block keeps at most 128 threads busy with 2,048 or more each (`starved_kernels`)."""
     from dragon_dsl import to_trace_json
-    from dragon_dsl.tvm.compile import idle_kernels, schedule
+    from dragon_dsl.tvm.compile import block_names, idle_kernels, schedule
     from dragon_dsl.tvm.workload import load_workload
 
     assert api.compile_problem(MM_HEAD + body, MATMUL, "nvidia/nvidia-h100") is None
     scheduled = schedule(load_workload(MATMUL), {"trace": to_trace_json(MM_HEAD + body)}, None)
     assert idle_kernels(scheduled) == ([] if idle is None else [(*idle, "C")])
+    both = idle or starved
+    assert idle_kernels(scheduled, block_names(load_workload(MATMUL))) == ([] if both is None else [(*both, "C")])
     found = api.launch_problem(MM_HEAD + body, MATMUL)
-    assert (found is None) == (idle is None)
-    if idle is not None:
-        assert f"launches {idle[0]} threads in all, each running {idle[1]:,} of its iterations" in found
+    assert (found is None) == (both is None)
+    if both is not None:
+        assert f"keeps {both[0]} threads in all busy, each running {both[1]:,} of its iterations" in found
+
+
+ROW = ROOT / "tests/data/workloads/row_sum_1x15244.tvmscript"
+ROW_HEAD = 'workload "row_sum_1x15244.tvmscript"\ntarget "nvidia/nvidia-h100"\n\n'
+ROW_LOOPS = 'b0 = get_sblock("Y")\nl1, l2 = get_loops(b0)\n'
+
+
+@pytest.mark.parametrize("body, starved", [
+    # the seventh model's answer: 256 threads launched, one with work, 15,244 sums in a row (245x dlight)
+    (ROW_LOOPS + 'l3 = fuse(l1)\nl4, l5 = split(l3, [None, 256])\nbind(l4, "blockIdx.x")\n'
+     'bind(l5, "threadIdx.x")\n', (1, 15244)),
+    # dlight's way: the reduction split across 256 threads (TVM's cross-thread reduction), 60 each
+    (ROW_LOOPS + 'l3, l4 = split(l2, [None, 256])\nbind(l1, "blockIdx.x")\nbind(l4, "threadIdx.x")\n', None),
+])
+def test_starved_kernels(body, starved):
+    """A block of the workload whose iterations keep at most 128 threads busy, each running 2,048 or
+    more in sequence, leaves the GPU idle however many threads are launched."""
+    from dragon_dsl import to_trace_json
+    from dragon_dsl.tvm.compile import block_names, idle_kernels, schedule
+    from dragon_dsl.tvm.workload import load_workload
+
+    assert api.compile_problem(ROW_HEAD + body, ROW, "nvidia/nvidia-h100") is None
+    original = load_workload(ROW)
+    scheduled = schedule(original, {"trace": to_trace_json(ROW_HEAD + body)}, None)
+    assert idle_kernels(scheduled) == [], "launched threads alone do not show it"
+    assert idle_kernels(scheduled, block_names(original)) == ([] if starved is None else [(*starved, "Y")])
+    found = api.launch_problem(ROW_HEAD + body, ROW)
+    assert (found is None) == (starved is None)
+    if starved is not None:
+        assert f"keeps 1 thread in all busy, each running {starved[1]:,} of its iterations" in found
 
 
 def test_a_kernel_that_leaves_the_gpu_idle_is_replaced_by_the_next_sample(scripted):
