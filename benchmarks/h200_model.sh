@@ -166,12 +166,14 @@ eval)
   # GEN_VERSION=N: answers of decoder version N written beforehand (copied into $W/eval-SET/model)
   common="--target cuda --gpu-name H200 --methods dlight,model --k $k --model-path $model${GEN_VERSION:+ --generation-version $GEN_VERSION}"
   gen=$(( (end - SECONDS) * 45 / 100 ))
+  # GEN_SHARDS processes in all, shared among the sets (two sets of 15 shards each put 30 generating
+  # processes on 16 cores); one torch thread each (15 shards of 16 threads on 16 cores switched
+  # threads more than they worked; the forward pass itself runs on the GPU where there is one)
+  per=$(( shards / n > 0 ? shards / n : 1 ))
   for set in ${sets//,/ }; do
-    for i in $(seq 0 $((shards - 1))); do
-      # one torch thread per shard: 15 shards of 16 threads each on 16 cores spent most of their time
-      # switching threads; every answer is generated on one core
+    for i in $(seq 0 $((per - 1))); do
       OMP_NUM_THREADS=1 timeout $gen python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
-        --generate-only --shard $i/$shards > $W/gen-$set-$i.log 2>&1 &
+        --generate-only --shard $i/$per > $W/gen-$set-$i.log 2>&1 &
     done
   done
   wait
