@@ -176,13 +176,13 @@ def _launch_warnings(sch, target, workload) -> list:
     more than one iteration left around a kernel (DRG707, `launch_message`) and kernels that leave
     the GPU idle (DRG708, `idle_message`, the WORKLOAD's own blocks judged by the threads their
     iterations keep busy); none on CPUs."""
-    from dragon_dsl.tvm.compile import block_names, idle_message, launch_message
+    from dragon_dsl.tvm.blocks import block_names
+    from dragon_dsl.tvm.compile import idle_message, launch_message
     from dragon_dsl.tvm.target import GPU_KINDS, tvm_target
-    from dragon_dsl.tvm.workload import load_workload
 
     if str(tvm_target(target).kind.name) not in GPU_KINDS:
         return []
-    found = [("DRG707", launch_message(sch.mod)), ("DRG708", idle_message(sch.mod, block_names(load_workload(workload))))]
+    found = [("DRG707", launch_message(sch.mod)), ("DRG708", idle_message(sch.mod, set(block_names(workload))))]
     return [(code, message) for code, message in found if message is not None]
 
 

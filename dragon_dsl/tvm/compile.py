@@ -201,36 +201,6 @@ def kernel_blocks(mod) -> list:
     return kernels
 
 
-def block_names(mod) -> set:
-    """The names of every block of MOD's functions (the root blocks aside)."""
-    import tvm
-    from tvm.s_tir import SBlockRealize
-
-    names = set()
-
-    def visit(stmt) -> None:
-        if isinstance(stmt, SBlockRealize):
-            names.add(stmt.block.name_hint)
-            if stmt.block.init is not None:
-                visit(stmt.block.init)
-            visit(stmt.block.body)
-        elif isinstance(stmt, tvm.tirx.SeqStmt):
-            for inner in stmt.seq:
-                visit(inner)
-        elif isinstance(stmt, tvm.tirx.IfThenElse):
-            visit(stmt.then_case)
-            if stmt.else_case is not None:
-                visit(stmt.else_case)
-        elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
-            visit(stmt.body)
-
-    for _, func in mod.functions_items():
-        if isinstance(func, tvm.tirx.PrimFunc):
-            visit(func.body)
-    names.discard("root")
-    return names
-
-
 def _binding_findings(mod) -> list:
     """(kind, message, subject, whether the function binds any loop) per finding; the subject is
     the block's name for HOST_BLOCK, (loop name, extent) for LAUNCH_LOOP, else None."""
@@ -551,6 +521,7 @@ def slow_launch_message(mod, blocks: Optional[set] = None) -> Optional[str]:
 def launch_problem(trace: list, workload) -> Optional[str]:
     """`slow_launch_message` of a GPU schedule (trace JSON on WORKLOAD), or None (also when it does
     not replay: `compile_problem` says why)."""
+    from dragon_dsl.tvm.blocks import block_names
     from dragon_dsl.tvm.workload import load_workload
 
     original = load_workload(workload)
@@ -558,7 +529,7 @@ def launch_problem(trace: list, workload) -> Optional[str]:
         scheduled = schedule(original, {"trace": trace}, None)
     except Exception:  # noqa: BLE001 - a replay failure is compile_problem's to report
         return None
-    return slow_launch_message(scheduled, block_names(original))
+    return slow_launch_message(scheduled, set(block_names(original)))
 
 
 def compile_problem(trace: list, workload, target: Any) -> Optional[str]:

@@ -136,14 +136,15 @@ def test_idle_kernels(body, idle, starved):
     leaves the GPU idle: TVM compiles it and it runs correctly, but slowly. So does one whose
     workload block keeps at most 128 threads busy with 2,048 or more each (`starved_kernels`)."""
     from dragon_dsl import to_trace_json
-    from dragon_dsl.tvm.compile import block_names, idle_kernels, schedule
+    from dragon_dsl.tvm.blocks import block_names
+    from dragon_dsl.tvm.compile import idle_kernels, schedule
     from dragon_dsl.tvm.workload import load_workload
 
     assert api.compile_problem(MM_HEAD + body, MATMUL, "nvidia/nvidia-h100") is None
     scheduled = schedule(load_workload(MATMUL), {"trace": to_trace_json(MM_HEAD + body)}, None)
     assert idle_kernels(scheduled) == ([] if idle is None else [(*idle, "C")])
     both = idle or starved
-    assert idle_kernels(scheduled, block_names(load_workload(MATMUL))) == ([] if both is None else [(*both, "C")])
+    assert idle_kernels(scheduled, set(block_names(MATMUL))) == ([] if both is None else [(*both, "C")])
     found = api.launch_problem(MM_HEAD + body, MATMUL)
     assert (found is None) == (both is None)
     if both is not None:
@@ -166,14 +167,15 @@ def test_starved_kernels(body, starved):
     """A block of the workload whose iterations keep at most 128 threads busy, each running 2,048 or
     more in sequence, leaves the GPU idle however many threads are launched."""
     from dragon_dsl import to_trace_json
-    from dragon_dsl.tvm.compile import block_names, idle_kernels, schedule
+    from dragon_dsl.tvm.blocks import block_names
+    from dragon_dsl.tvm.compile import idle_kernels, schedule
     from dragon_dsl.tvm.workload import load_workload
 
     assert api.compile_problem(ROW_HEAD + body, ROW, "nvidia/nvidia-h100") is None
     original = load_workload(ROW)
     scheduled = schedule(original, {"trace": to_trace_json(ROW_HEAD + body)}, None)
     assert idle_kernels(scheduled) == [], "launched threads alone do not show it"
-    assert idle_kernels(scheduled, block_names(original)) == ([] if starved is None else [(*starved, "Y")])
+    assert idle_kernels(scheduled, set(block_names(original))) == ([] if starved is None else [(*starved, "Y")])
     found = api.launch_problem(ROW_HEAD + body, ROW)
     assert (found is None) == (starved is None)
     if starved is not None:
