@@ -137,7 +137,8 @@ def load_tokenizer(path):
 
 
 def is_dragon_tokenizer(tokenizer) -> bool:
-    return all(t in tokenizer.get_vocab() for t in (WORKLOAD, SCRIPT, IMPROVE))
+    vocab = tokenizer.get_vocab()   # a copy of the whole vocabulary: asked once
+    return all(t in vocab for t in (WORKLOAD, SCRIPT, IMPROVE))
 
 
 def token_strings(tokenizer) -> list[str]:
