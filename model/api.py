@@ -132,7 +132,13 @@ CPU_RETRIES = 2
 #:    iterations in a row, is replaced by a further sample like an idle one (`starved_kernels`: 10 of
 #:    the seventh model's verified answers on the held-out families and operators, 9 of them 11-10,000x
 #:    slower than dlight, e.g. a 1 x 15,244 row sum split over 256 threads of which one works)
-GENERATION_VERSION = 17
+#: 18: a statement is written in two phases, its head (result names and `instruction(`) from a
+#:    grammar of the heads, then the rest from the grammar of that head's alternatives
+#:    (`decoder_grammar.statement_phases`: the whole statement's grammar took xgrammar 68 ms a
+#:    statement to compile, the phases 7 ms), and text the grammar forces is read by the model in one
+#:    forward pass with the token before it (`Generator._forced`); the same language, and the same
+#:    greedy answers where the model writes forced text as the tokenizer spells it
+GENERATION_VERSION = 18
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True

@@ -43,6 +43,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -531,31 +532,111 @@ def allowed_instructions(env: Env, allowed: Optional[frozenset] = None) -> list:
             and (allowed is None or i.name in allowed)]
 
 
+def statement_alternatives(env: Env, exclude: frozenset = frozenset(), allowed: Optional[frozenset] = None,
+                           literals: Optional[dict] = None) -> tuple[list[str], dict]:
+    """The next statement's alternatives (each an EBNF sequence: its result names, its call) and
+    the helper rules they use (name -> body); the arguments are `statement_grammar`'s."""
+    extra: dict = {}
+    alts = []
+    for inst in allowed_instructions(env, allowed):
+        if inst.name in exclude:
+            continue
+        alts += instruction_rules(env, inst, extra, literals)
+    return alts, extra
+
+
+def _root(env: Env, stmt: Optional[str]) -> str:
+    """The root rule: a statement (STMT: the rule that writes it; None: there is none) and its newline,
+    or the section header."""
+    root = [f"{stmt} {lit(chr(10))}"] if stmt else []
+    if not env.postproc:
+        # the section header may end a statement: the tokenizer writes ")\n\npostproc:" with one
+        # "\n\n" token, which a statement ending at its first "\n" could never produce
+        if stmt:
+            root.append(f"{stmt} {lit(chr(10) * 2 + 'postproc:' + chr(10))}")
+        root.append(lit("\npostproc:\n"))
+    return "root ::= " + " | ".join(root or [lit("\n")])
+
+
 def statement_grammar(env: Env, exclude: frozenset = frozenset(), allowed: Optional[frozenset] = None,
                       literals: Optional[dict] = None) -> str:
     """EBNF (xgrammar dialect) for one statement and its newline in this state; `exclude` names
     instructions not to offer here (the generator's memory of what TVM just rejected), `allowed`
     the only ones to offer (the instructions of the model's training corpus; None: all), `literals`
     the constants it has seen (`data.literals_of`; None: any)."""
-    extra: dict = {}
-    alts = []
-    for inst in allowed_instructions(env, allowed):
-        if inst.name in exclude:
-            continue
-        for rule in instruction_rules(env, inst, extra, literals):
-            alts.append(rule)
-    root = [f"stmt {lit(chr(10))}"] if alts else []
-    if not env.postproc:
-        # the section header may end a statement: the tokenizer writes ")\n\npostproc:" with one
-        # "\n\n" token, which a statement ending at its first "\n" could never produce
-        if alts:
-            root.append(f"stmt {lit(chr(10) * 2 + 'postproc:' + chr(10))}")
-        root.append(lit("\npostproc:\n"))
-    if not root:
-        root = [lit("\n")]
-    lines = ["root ::= " + " | ".join(root)]
+    alts, extra = statement_alternatives(env, exclude, allowed, literals)
+    lines = [_root(env, "stmt" if alts else None)]
     if alts:
         lines.append("stmt ::= " + "\n    | ".join(alts))
     lines += [f"{k} ::= {v}" for k, v in sorted(extra.items())]
     lines += _name_rules(env)
     return "\n".join(lines) + "\n" + STATIC_RULES
+
+
+# ---- one statement in two phases --------------------------------------------------------------
+# A whole statement's grammar is 10-40 KB (every live name, tile and constant of every instruction)
+# and xgrammar compiles it anew for every statement: 68 ms a statement over the CUDA corpus' labels.
+# The decoder writes a statement's head first (its result names and `instruction(`), from a grammar
+# of the heads alone, then the rest, from the grammar of the alternatives with that head. The two
+# phases accept exactly the statements of `statement_grammar` (no token of the vocabulary reaches
+# past an instruction's opening parenthesis: tests/model/test_statement_phases.py).
+
+_LITERAL = json.JSONDecoder()
+_RULE_NAME = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|([A-Za-z_][A-Za-z_0-9]*)')
+
+
+def head_of(alt: str) -> tuple[str, str]:
+    """An alternative -> (its head: the text of its leading literals up to the instruction's `(`, the
+    rest of the alternative as EBNF)."""
+    head, pos = "", 0
+    while not head.endswith("("):
+        while pos < len(alt) and alt[pos] == " ":
+            pos += 1
+        text, pos = _LITERAL.raw_decode(alt, pos)   # every alternative starts with literals (`_call`)
+        head += text
+    return head, alt[pos:].strip()
+
+
+@dataclass
+class StatementPhases:
+    """The grammars of one statement's two phases: `head` (the heads, or the section header) and,
+    per head, `rest(head)` (what may follow it, with the statement's newline)."""
+    env: Env
+    heads: dict          # head text -> the rests of its alternatives
+    extra: dict          # helper rules of the alternatives
+    names: list          # the live-name rules
+
+    @property
+    def head(self) -> str:
+        heads = [lit(h) for h in self.heads] + ([] if self.env.postproc else [lit("\npostproc:\n")])
+        return "root ::= " + " | ".join(heads or [lit("\n")]) + "\n"
+
+    def rest(self, head: str) -> str:
+        body = "(" + " | ".join(r or '""' for r in self.heads[head]) + ")"
+        rules = dict(self.extra)
+        rules.update(line.split(" ::= ", 1) for line in self.names)
+        rules.update(line.split(" ::= ", 1) for line in STATIC_RULES.strip().splitlines())
+        used, todo = [], [body]
+        seen = set()
+        while todo:   # only the rules the rest refers to (xgrammar compiles every rule it is given)
+            for m in _RULE_NAME.finditer(todo.pop()):
+                name = m.group(1)
+                if name and name in rules and name not in seen:
+                    seen.add(name)
+                    used.append(name)
+                    todo.append(rules[name])
+        env = self.env
+        ends = [lit("\n")] + ([lit("\n\npostproc:\n")] if not env.postproc else [])
+        lines = [f"root ::= rest ({' | '.join(ends)})", f"rest ::= {body}"]
+        return "\n".join(lines + [f"{k} ::= {rules[k]}" for k in sorted(used)]) + "\n"
+
+
+def statement_phases(env: Env, exclude: frozenset = frozenset(), allowed: Optional[frozenset] = None,
+                     literals: Optional[dict] = None) -> StatementPhases:
+    """`statement_grammar`'s language in two phases (`StatementPhases`)."""
+    alts, extra = statement_alternatives(env, exclude, allowed, literals)
+    heads: dict = {}
+    for alt in alts:
+        head, rest = head_of(alt)
+        heads.setdefault(head, []).append(rest)
+    return StatementPhases(env, heads, extra, _name_rules(env))

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from dragon_model.data import CALL
-from dragon_model.decoder_grammar import statement_grammar
+from dragon_model.decoder_grammar import statement_grammar, statement_phases
 from dragon_model.render import target_kind
 from dragon_model.replay_state import replay_prefix
 
@@ -38,6 +38,7 @@ class Generation:
     statements: int = 0
     rejected: int = 0               # statements the checker or TVM refused (rolled back)
     tokens: int = 0
+    forward_passes: int = 0         # forward passes after the prompt's (forced tokens share one: `Generator._forced`)
     stop: str = "eos"               # eos | retries | max_statements | max_tokens | context | time
     seconds: float = 0.0
     rejections: list = field(default_factory=list)  # (statement, why), the first few
@@ -78,7 +79,7 @@ class Generator:
     def __init__(self, model, tokenizer, *, max_statements: int = DEFAULT_MAX_STATEMENTS, retries: int = 4,
                  max_statement_tokens: int = 160, max_seconds: float = 0.0,
                  allowed: Optional[frozenset] = None, literals: Optional[dict] = None,
-                 cpu_threads: Optional[int] = None):
+                 cpu_threads: Optional[int] = None, jump_forward: bool = True, phases: bool = True):
         import torch
         import xgrammar as xgr
 
@@ -92,8 +93,11 @@ class Generator:
         self.device = next(model.parameters()).device if model is not None else torch.device("cpu")
         vocab_size = int(model.get_output_embeddings().weight.shape[0]) if model is not None else len(tokenizer)
         self.vocab_size = vocab_size
+        self._strings = self._extendable = None   # token texts, and the texts a longer token extends (`_forced`)
         if is_dragon_tokenizer(tokenizer):
             strings = token_strings(tokenizer) + [""] * max(0, vocab_size - len(tokenizer))
+            self._strings = strings
+            self._extendable = {w[:k] for w in strings for k in range(1, len(w))}
             info = xgr.TokenizerInfo(strings[:vocab_size], xgr.VocabType.RAW, vocab_size=vocab_size,
                                      stop_token_ids=[tokenizer.eos_token_id])
         else:
@@ -116,6 +120,8 @@ class Generator:
         # cores must divide them: beside two other generating processes on two cores, one of two threads
         # spent 46 ms per token, one of one thread 7.4 ms (benchmarks/bench_generation.py compares)
         self.cpu_threads = cpu_threads
+        self.jump_forward = jump_forward   # forced tokens read in one forward pass (`_forced`)
+        self.phases = phases               # a statement's grammar in two phases (`_phases`)
         import inspect
 
         forward = getattr(model, "forward", model)
@@ -199,8 +205,8 @@ class Generator:
             if self.max_seconds and time.time() - t0 > self.max_seconds:
                 out.stop = "time"
                 break
-            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env, frozenset(banned), self.allowed, self.literals)),
-                                              terminate_without_stop_token=True)
+            phases = self._phases(env, frozenset(banned))
+            matcher, in_head = self._matcher(phases.head), True
             temp = temperature if failures == 0 else max(temperature, 1.0)
             tokens, step_logits, step_cache, ended = [], logits, cache, False
             ok = True
@@ -218,11 +224,24 @@ class Generator:
                 if not matcher.accept_token(tok):  # cannot happen with a correct mask; be safe
                     ok = False
                     break
-                tokens.append(tok)
+                fed = [tok]   # the tokens the next forward pass reads: this one and those the grammar forces
+                while True:
+                    if matcher.is_terminated():
+                        head = self.tokenizer.decode(tokens + fed, skip_special_tokens=False) if in_head else None
+                        if head in phases.heads:   # the statement's head is written: its rest
+                            matcher, in_head = self._matcher(phases.rest(head)), False
+                            continue
+                        break
+                    forced = self._forced(matcher)
+                    if not forced:
+                        break
+                    fed += forced
+                tokens += fed
                 if kept_len + len(tokens) >= self.max_positions - 2 or len(tokens) > self.max_statement_tokens:
                     ok = False
                     break
-                step_logits, step_cache = self._forward(torch.tensor([[tok]], device=self.device), step_cache)
+                step_logits, step_cache = self._forward(torch.tensor([fed], device=self.device), step_cache)
+                out.forward_passes += 1
                 if matcher.is_terminated():
                     break
             out.tokens += len(tokens)
@@ -297,13 +316,15 @@ class Generator:
                 return refuse(f"statement too long: {len(ids)} tokens, the decoder allows {self.max_statement_tokens}")
             if kept_len + len(ids) >= self.max_positions - 2:
                 return refuse(f"max_tokens: the script passes the model's {self.max_positions} positions")
-            matcher = self.xgr.GrammarMatcher(self._compile(statement_grammar(env, frozenset(), self.allowed, self.literals)),
-                                              terminate_without_stop_token=True)
+            phases = self._phases(env, frozenset())
+            matcher, in_head = self._matcher(phases.head), True
             accepted = ""
             for tok in ids:
                 if not matcher.accept_token(tok):
                     return refuse(f"grammar: refused after {accepted!r}")
                 accepted += self.tokenizer.decode([tok], skip_special_tokens=False)
+                if in_head and matcher.is_terminated() and accepted in phases.heads:
+                    matcher, in_head = self._matcher(phases.rest(accepted)), False
             if not matcher.is_terminated():
                 return refuse("grammar: the statement is incomplete")
             env, why = self._judge(done, stmt, asked, mod, kind)
@@ -331,6 +352,37 @@ class Generator:
         probs = torch.softmax(logits / temperature, dim=-1).cpu()
         return int(torch.multinomial(probs, 1, generator=gen).item())
 
+    def _phases(self, env, banned: frozenset):
+        """The next statement's grammars: its head, then its rest (`statement_phases`), or, with
+        `phases` off, the whole statement's at once (the decoder before version 18, for comparison)."""
+        if self.phases:
+            return statement_phases(env, banned, self.allowed, self.literals)
+        return WholeStatement(statement_grammar(env, banned, self.allowed, self.literals))
+
+    def _matcher(self, grammar: str):
+        return self.xgr.GrammarMatcher(self._compile(grammar), terminate_without_stop_token=True)
+
+    def _forced(self, matcher) -> list:
+        """The tokens the grammar forces next, accepted by MATCHER: the tokenizer's own spelling of
+        the text only it allows (`find_jump_forward_string`), up to the first token whose text to
+        the end of the forced text a longer token extends (the text after it may change the
+        spelling: `l4` before `3` is spelled `l43`, `sample_` before `categorical(` one token).
+        The model reads them in one forward pass with the token before them instead of one pass
+        each: on the CPU a pass costs about as much for ten tokens as for one (it reads every
+        weight once). Only with Dragon's tokenizer, whose spelling is the longest word first."""
+        if not self.jump_forward or self._extendable is None:
+            return []
+        text = matcher.find_jump_forward_string()
+        if not text:
+            return []
+        out, pos = [], 0
+        for tok in self.tokenizer(text, add_special_tokens=False)["input_ids"]:
+            if text[pos:] in self._extendable or not matcher.accept_token(tok):
+                break
+            out.append(tok)
+            pos += len(self._strings[tok])
+        return out
+
     def _compile(self, grammar: str):
         return self.compiler.compile_grammar(grammar)   # from the compiler's bounded cache when it was compiled before
 
@@ -351,6 +403,13 @@ def statements_of(body: str):
         if line.strip() == "":
             continue
         yield "\npostproc:\n" if line.strip() == "postproc:" else line if line.endswith("\n") else line + "\n"
+
+
+@dataclass
+class WholeStatement:
+    """A statement's grammar in one piece: `StatementPhases`' interface with no heads."""
+    head: str
+    heads: tuple = ()
 
 
 @dataclass
