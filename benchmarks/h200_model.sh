@@ -51,9 +51,10 @@ log_excerpt() {
 }
 pretrain_finetune() {  # DIR TARGET SIZE PRE_ROWS PRE GRACE SFT_ROWS LOG NAME [fine-tuning options]
   local dir=$1 target=$2 size=$3 pre_rows=$4 pre=$5 grace=$6 sft_rows=$7 log=$8 name=$9; shift 9
-  # PRE_BASE=DIR: pretraining goes on from that model's weights (and tokenizer) at the base rate cap
+  # PRE_BASE=DIR: pretraining goes on from that model's weights (and tokenizer) at the base rate cap;
+  # PRE_BATCH: its batch size (16)
   timeout $(( pre + grace )) python3 -m dragon_model.train $pre_rows -o $dir/m-pre --target $target --size $size ${PRE_BASE:+--base $PRE_BASE} \
-    --epochs 20 --batch-size 16 --lr ${PRE_LR:-1e-3} --max-length 3072 --save-dtype float32 --max-seconds $pre \
+    --epochs 20 --batch-size ${PRE_BATCH:-16} --lr ${PRE_LR:-1e-3} --max-length 3072 --save-dtype float32 --max-seconds $pre \
     --keep-best > $dir/train-pre.log 2>&1
   log_excerpt $dir/train-pre.log > $OUT/$log-pre.log; tail -3 $OUT/$log-pre.log
   local ft=$(( end - SECONDS - 30 ))
