@@ -116,6 +116,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "DRG601": (Severity.ERROR, "TVM rejected the instruction"),
     "DRG602": (Severity.ERROR, "workload cannot be loaded"),
     "DRG603": (Severity.ERROR, "no workload to replay on"),
+    "DRG604": (Severity.ERROR, "reads or writes outside a buffer"),
     # 7xx: build, verify and time (the measurement engine)
     "DRG701": (Severity.ERROR, "build failed"),
     "DRG702": (Severity.ERROR, "the kernel crashed"),

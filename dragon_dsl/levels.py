@@ -145,6 +145,16 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     result = replay(program, wl)
     report.diagnostics += result.diagnostics
     report.trace = result.trace if result.ok else None
+    if result.ok:
+        from dragon_dsl.tvm.compile import out_of_bounds, out_of_bounds_message
+
+        # TVM replays such a schedule and builds it; the kernel then reads past its buffer (on a GPU:
+        # an illegal address that stops the device's context)
+        outside = out_of_bounds_message(out_of_bounds(result.schedule.mod))
+        if outside is not None:
+            report.diagnostics.append(dg.make("DRG604", target_span(script, program), outside))
+            report.trace = None
+            return report
     if not result.ok or level == "replay":
         return report
     tgt = target if target is not None else program.target

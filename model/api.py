@@ -138,7 +138,11 @@ CPU_RETRIES = 2
 #:    statement to compile, the phases 7 ms), and text the grammar forces is read by the model in one
 #:    forward pass with the token before it (`Generator._forced`); the same language, and the same
 #:    greedy answers where the model writes forced text as the tokenizer spells it
-GENERATION_VERSION = 18
+#: 19: a statement after which a block reads or writes outside a buffer with no condition or
+#:    predicate guarding the access is refused (`compile.out_of_bounds`, TVM's out-of-bounds
+#:    checker: an eighth-model conv1d answer inlined the padding and then reindexed the input, and
+#:    its kernel stopped the H200 with an illegal address; no corpus script is refused)
+GENERATION_VERSION = 19
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True

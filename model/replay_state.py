@@ -61,12 +61,16 @@ def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env],
 
 def _judged_state(result, target_kind: str) -> tuple[Optional[Env], Optional[str]]:
     """The state after a replayed script, or why the schedule it leaves is refused (a loop mixing
-    spatial and reduction iterators; on GPUs a thread loop longer than its outer one)."""
-    from dragon_dsl.tvm.compile import mixed_loop_message, mixed_loops
+    spatial and reduction iterators, an unconditional access outside a buffer; on GPUs a thread
+    loop longer than its outer one)."""
+    from dragon_dsl.tvm.compile import mixed_loop_message, mixed_loops, out_of_bounds, out_of_bounds_message
 
     mixed = mixed_loop_message(mixed_loops(result.schedule.mod))
     if mixed:   # no training script mixes them; a derailing model binds such a loop next (a race)
         return None, mixed
+    outside = out_of_bounds_message(out_of_bounds(result.schedule.mod))
+    if outside:   # it would build and then crash, or read garbage: no corpus script does it
+        return None, outside
     env = state_of(result.trace, result.schedule, target_kind)
     if env.gpu:
         from dragon_dsl.tvm.compile import LOOP_PAST_OUTER, thread_binding_problems
