@@ -16,7 +16,8 @@
 #   bash benchmarks/h200_model.sh llvm-eval SECONDS    # its held-out families, new and shipped model
 #   bash benchmarks/h200_model.sh eval SECONDS [K]     # held-out real operators (SETS=operators,families:
 #                                                      # and held-out families): dlight vs the model
-#                                                      # (MODEL=DIR: another model folder)
+#                                                      # (MODEL=DIR: another model folder); reports, results
+#                                                      # and answers come back as $OUT/eval.tar.xz
 #
 # A phase ends within its SECONDS, archives included: a device command killed at its time limit
 # loses the machine and everything the phases left in /tmp/gen2.
@@ -186,10 +187,12 @@ eval)
     timeout $(( left + 5 )) python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
       --stop-after $(( left - 35 )) --shard 0/1 2>&1 | tail -30 | tee $OUT/eval-$set.log
     python3 -m dragon_dsl.cli.main eval-report $W/eval-$set 2>&1 | tail -2 | tee -a $OUT/eval-$set.log
-    mkdir -p $OUT/$set; cp $W/eval-$set/report.md $W/eval-$set/results.json $OUT/$set/ 2>/dev/null
   done
-  # the answers themselves (the build test over every shown script reads them)
-  tar -C $W -cJf $OUT/answers.tar.xz $(cd $W && ls -d eval-*/model 2>/dev/null)
+  # every set's report and results, and the answers themselves (the build test over every shown
+  # script reads them), in one file: a device command returns at most 8 files, and a run that
+  # copied each set's files apart lost the operators' results.json as the ninth
+  tar -C $W -cJf $OUT/eval.tar.xz $(cd $W && ls eval-*/report.md eval-*/results.json 2>/dev/null) \
+    $(cd $W && ls -d eval-*/model 2>/dev/null)
   ;;
 llvm-train)
   # the llvm model on the same plan: pretraining on the llvm records (data/pretrain/llvm), then
