@@ -140,10 +140,12 @@ def test_two_phases_give_the_same_answers(shipped, kind, workload):
     assert (new.body, new.tokens, new.rejections, new.stop) == (old.body, old.tokens, old.rejections, old.stop)
 
 
-@pytest.mark.parametrize("kind,workload", CASES[:2])
+@pytest.mark.parametrize("kind,workload", CASES[:1])
 def test_forced_text_takes_no_pass_of_its_own(shipped, kind, workload):
-    """Greedy answers without rejections (where no sample is drawn) are the same, token for token,
-    with a forward pass for each token and with forced text read alongside the token before it."""
+    """A greedy answer without rejections (where no sample is drawn) is the same, token for token,
+    with a forward pass for each token and with forced text read alongside the token before it.
+    (After a rejection the statement is sampled again, and a sample draws fewer random numbers when
+    forced tokens are not drawn: answers may part there.)"""
     gen = shipped[kind]
     answers = []
     for jump in (False, True):
@@ -153,7 +155,7 @@ def test_forced_text_takes_no_pass_of_its_own(shipped, kind, workload):
         finally:
             gen.jump_forward = True
     old, new = answers
-    assert old.rejected == 0 or kind == "llvm"
+    assert old.rejected == 0 and new.rejected == 0
     assert (new.body, new.stop) == (old.body, old.stop) and new.statements > 5
     assert old.forward_passes == old.tokens
     assert new.forward_passes < 0.6 * new.tokens
