@@ -361,8 +361,9 @@ _CONDITIONAL = frozenset({"args", "then_case", "else_case"})
 
 
 def _guarded(mod, path: str) -> bool:
-    """Whether the access at PATH (an access path of TVM's diagnostics) is guarded: under a condition
-    (`_CONDITIONAL`), in a block with a `where` predicate, or on a path that reaches no block."""
+    """Whether the access at PATH (an access path of TVM's diagnostics) is not counted: under a
+    condition (`_CONDITIONAL`), in a block with a `where` predicate or matched buffers (a tensor
+    intrinsic's body), or on a path that reaches no block."""
     import tvm
     from tvm.s_tir import SBlockRealize
 
@@ -382,7 +383,9 @@ def _guarded(mod, path: str) -> bool:
             break   # inside the access's expressions: the block around it is known by now
         if isinstance(node, SBlockRealize):
             realize = node
-    if realize is None:
+    if realize is None or len(realize.block.match_buffers):
+        # a tensorized block's body is its intrinsic's implementation, which addresses the buffers
+        # it matches in its own way (an AVX-512 dot product reads a 16 x 4 tile as one 64-lane vector)
         return True
     pred = realize.predicate
     return not (isinstance(pred, tvm.tirx.IntImm) and pred.value == 1)
