@@ -582,6 +582,7 @@ def statement_grammar(env: Env, exclude: frozenset = frozenset(), allowed: Optio
 # past an instruction's opening parenthesis: tests/model/test_statement_phases.py).
 
 _LITERAL = json.JSONDecoder()
+_STATIC = dict(line.split(" ::= ", 1) for line in STATIC_RULES.strip().splitlines())   # name -> body
 _RULE_NAME = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|([A-Za-z_][A-Za-z_0-9]*)')
 
 
@@ -615,7 +616,7 @@ class StatementPhases:
         body = "(" + " | ".join(r or '""' for r in self.heads[head]) + ")"
         rules = dict(self.extra)
         rules.update(line.split(" ::= ", 1) for line in self.names)
-        rules.update(line.split(" ::= ", 1) for line in STATIC_RULES.strip().splitlines())
+        rules.update(_STATIC)
         used, todo = [], [body]
         seen = set()
         while todo:   # only the rules the rest refers to (xgrammar compiles every rule it is given)

@@ -3,10 +3,13 @@ rejects survives.
 
 For each statement:
 1. the grammar of the next statement is generated from the instruction table and the state of
-   the schedule replayed so far (`decoder_grammar.py`, `replay_state.py`) and compiled by xgrammar;
+   the schedule replayed so far (`decoder_grammar.py`, `replay_state.py`) in two phases, the
+   statement's head and then the rest that head allows (`statement_phases`), each compiled by
+   xgrammar;
 2. the model's logits are masked by it at every token (only live names of the right kind,
    decision lists of the right length made of divisors of the loop's extent, the canonical
-   result names and counts, legal scopes and thread axes for the target);
+   result names and counts, legal scopes and thread axes for the target), and text the grammar
+   forces is read with the token before it in one forward pass (`Generator._forced`);
 3. the finished statement is checked with the checker and replayed with TVM on the workload
    together with everything before it; a statement that fails is rolled back (the KV cache is
    cropped) and sampled again, up to `retries` times, after which the script ends there.
@@ -368,8 +371,9 @@ class Generator:
         the end of the forced text a longer token extends (the text after it may change the
         spelling: `l4` before `3` is spelled `l43`, `sample_` before `categorical(` one token).
         The model reads them in one forward pass with the token before them instead of one pass
-        each: on the CPU a pass costs about as much for ten tokens as for one (it reads every
-        weight once). Only with Dragon's tokenizer, whose spelling is the longest word first."""
+        each: a pass over a few tokens costs less than a pass per token (on the CPU, each pass
+        reads every weight once; on a GPU a pass is mostly launch overhead). Only with Dragon's
+        tokenizer, whose spelling is the longest word first."""
         if not self.jump_forward or self._extendable is None:
             return []
         text = matcher.find_jump_forward_string()

@@ -345,7 +345,7 @@ def out_of_bounds(mod) -> list:
     except Exception as e:  # noqa: BLE001 - TVM's ScheduleError: the findings are in its text
         text = str(e)
     # a block's read and write regions are its signature, which TVM widens over a padded input
-    # that its body reads under a condition (43 of 1,727 corpus scripts, llvm convolutions that
+    # that its body reads under a condition (43 of 1,726 corpus scripts, llvm convolutions that
     # inline their padding, all verified): only the accesses themselves count
     unguarded = [path for path in _ACCESS_PATH.findall(text)
                  if ".reads[" not in path and ".writes[" not in path and not _guarded(mod, path)]
