@@ -12,6 +12,8 @@
 #   bash benchmarks/h200_model.sh rows                 # records (+ measured labels) -> training rows
 #   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU; the model
 #                                                      # comes back as $OUT/model.tar.part-* (cat | tar -x)
+#   BASE=DIR bash benchmarks/h200_model.sh finetune SECONDS  # fine-tuning only, from a trained model,
+#                                                      # on the sft rows of every measured label
 #   bash benchmarks/h200_model.sh llvm-train SECONDS [SIZE]  # the llvm model: llvm records, then the llvm corpus
 #   bash benchmarks/h200_model.sh llvm-eval SECONDS    # its held-out families, new and shipped model
 #   bash benchmarks/h200_model.sh eval SECONDS [K]     # held-out real operators (SETS=operators,families:
@@ -193,6 +195,27 @@ eval)
   # copied each set's files apart lost the operators' results.json as the ninth
   tar -C $W -cJf $OUT/eval.tar.xz $(cd $W && ls eval-*/report.md eval-*/results.json 2>/dev/null) \
     $(cd $W && ls -d eval-*/model 2>/dev/null)
+  ;;
+finetune)
+  # fine-tuning only, from BASE (a model folder, e.g. one brought back by `train`): the sft rows
+  # (every measured label: the shipped ones and this machine's `label` results) rendered without
+  # the pretraining rows, then FT_LR (2e-4, the rate cap of a run from a base) over the clock;
+  # SECONDS for the whole phase; the model comes back as $OUT/model.tar.part-*
+  setup
+  secs=${2:-480}
+  end=$(( SECONDS + secs - 25 ))
+  base=${BASE:?BASE=a model folder}
+  mkdir -p $W/rec
+  [ -n "$(ls $W/rec)" ] || for t in data/pretrain/cuda/records*.tar.xz; do tar -C $W/rec -xJf "$t"; done
+  measured=$(ls data/pretrain/cuda/labels-*.jsonl.xz $W/label/results.jsonl 2>/dev/null | sed 's/^/--measured /')
+  timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $W/rec/* --out $W/rows-ft $measured \
+    --corpus data/corpus/cuda --jobs "$(nproc)" --sft-only 2>&1 | tee $OUT/rows.log
+  ft=$(( end - SECONDS - 30 ))
+  timeout $(( end - SECONDS )) python3 -m dragon_model.train $W/rows-ft/sft -o $W/m-ft --target cuda --base $base \
+    --epochs 40 --lr ${FT_LR:-2e-4} --save-dtype float16 --max-seconds $ft --keep-best --batch-size 16 \
+    --max-length 3072 > $W/train-ft.log 2>&1
+  log_excerpt $W/train-ft.log > $OUT/finetune.log; tail -3 $OUT/finetune.log
+  [ -f $W/m-ft/config.json ] && tar -C $W --exclude=checkpoints -cf - m-ft | split -b 15M - $OUT/model.tar.part-
   ;;
 llvm-train)
   # the llvm model on the same plan: pretraining on the llvm records (data/pretrain/llvm), then

@@ -3,6 +3,8 @@
     python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
                                    [--measured RESULTS.jsonl]
     python -m dragon_model.records PRE_DIR... --batch BATCH.jsonl     # what `dragon measure` labels
+                                   [--max-flops F] [--min-flops F] [--require-space S] [--per-space N]
+                                   [--measured RESULTS.jsonl]  # (its candidates left out)
 
 Writes two row sets, each a folder `dragon train sft` reads (JSON Lines, `split` train/valid):
 
@@ -66,10 +68,15 @@ def record_scripts(record: dict) -> list:
     return out
 
 
-def write_batch(records: list, path, max_flops: Optional[float] = None) -> int:
+def write_batch(records: list, path, max_flops: Optional[float] = None, min_flops: Optional[float] = None,
+                require_space: Optional[str] = None, per_space: Optional[int] = None, skip=frozenset()) -> int:
     """A `dragon measure` batch of every record's scripts (workloads as .tvmscript files beside
     it), smallest workloads first. With MAX_FLOPS, larger workloads are left out: the verifier's
-    reference runs the unscheduled program on a CPU, minutes for the largest (4e11 FLOPs)."""
+    reference runs the unscheduled program on a CPU, minutes for the largest (4e11 FLOPs); with
+    MIN_FLOPS, smaller ones (launch-bound kernels, where every schedule measures alike). With
+    REQUIRE_SPACE, only workloads with a script of that design space (e.g. `cuda-tensorcore`: the
+    ones where tensor cores may win); PER_SPACE keeps at most that many scripts of each space per
+    workload (dlight's always). Candidates whose id is in SKIP (measured before) are left out."""
     from dragon_dsl.files import write_text
     from dragon_dsl.tvm.workload import estimate_flops, load_workload
 
@@ -77,15 +84,23 @@ def write_batch(records: list, path, max_flops: Optional[float] = None) -> int:
     wl_dir = path.parent / "workloads"
     wl_dir.mkdir(parents=True, exist_ok=True)
     lines = []
+    if require_space:
+        records = [r for r in records if any(s["space"] == require_space for s in r["scripts"])]
     sized = sorted(((estimate_flops(load_workload(r["workload"])) or 0.0, r["name"], r) for r in records),
                    key=lambda x: x[:2])
     for flops, _name, r in sized:
-        if max_flops is not None and flops > max_flops:
+        if (max_flops is not None and flops > max_flops) or (min_flops is not None and flops < min_flops):
             continue
-        write_text(wl_dir / f"{r['name']}.tvmscript", r["workload"])
-        for _source, text in record_scripts(r):
-            lines.append(json.dumps({"id": candidate_id(r["name"], text), "workload": f"workloads/{r['name']}.tvmscript",
-                                     "script": text}))
+        kept: dict = {}
+        mine = []
+        for source, text in record_scripts(r):
+            kept[source] = kept.get(source, 0) + 1
+            cid = candidate_id(r["name"], text)
+            if (per_space is None or source == "dlight" or kept[source] <= per_space) and cid not in skip:
+                mine.append(json.dumps({"id": cid, "workload": f"workloads/{r['name']}.tvmscript", "script": text}))
+        if mine:
+            write_text(wl_dir / f"{r['name']}.tvmscript", r["workload"])
+            lines += mine
     write_text(path, "".join(x + "\n" for x in lines))
     return len(lines)
 
@@ -156,25 +171,25 @@ def slow_texts(record: dict) -> set:
 
 
 def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int = 2, seed: int = 0,
-                   ranked: Optional[list] = None, keep_slow: bool = False) -> tuple:
+                   ranked: Optional[list] = None, keep_slow: bool = False, pretrain: bool = True) -> tuple:
     """(pretraining rows, sft rows) of one pretraining record; `label` overrides dlight's script
     as the workload's best ({"body": ..., "source": ...}); `ranked`: texts of measured scripts
     the label beats, the first ones paired with it before unmeasured samples. A sample that is
     slow before it runs (`slow_texts`) is no construction row unless KEEP_SLOW; it stays a script
-    an improvement row rewrites."""
+    an improvement row rewrites. Without PRETRAIN, no pretraining rows (and no launch checks)."""
     from dragon_model.data import body_of_text, prompt_text
 
     name, family, target, wl = record["name"], record["family"], record["target"], record["workload"]
     construct = prompt_text(wl, target)
-    slow = set() if keep_slow else slow_texts(record)
+    slow = set() if keep_slow or not pretrain else slow_texts(record)
     bodies = [(s["space"], body_of_text(s["text"])) for s in record["scripts"]]
     taught = [(space, b) for (space, b), s in zip(bodies, record["scripts"]) if s["text"] not in slow]
     dl = record.get("dlight")
     dl_body = body_of_text(dl["text"]) if dl else None
     h = record.get("hash", "")
     pre = [_row(name, family, target, wl, "construction", b, construct, n=i, source=space, workload_hash=h)
-           for i, (space, b) in enumerate(taught)]
-    if dl_body:
+           for i, (space, b) in enumerate(taught)] if pretrain else []
+    if dl_body and pretrain:
         pre.append(_row(name, family, target, wl, "construction", dl_body, construct, n=len(pre), source="dlight",
                         workload_hash=h))
     best = label or ({"body": dl_body, "source": "dlight"} if dl_body else None)
@@ -239,13 +254,15 @@ def merged_records(pre_dirs: list) -> list:
 
 
 def _work(args) -> tuple:
-    record, improvements, measured, keep_slow = args
+    record, improvements, measured, keep_slow, pretrain = args
     try:
         label, ranked = measured_label(record, measured) if measured else (None, [])
-        pre, sft = rows_of_record(record, label, improvements=improvements, ranked=ranked, keep_slow=keep_slow)
+        pre, sft = rows_of_record(record, label, improvements=improvements, ranked=ranked, keep_slow=keep_slow,
+                                  pretrain=pretrain)
     except Exception as exc:  # noqa: BLE001  (a record this code cannot render is reported, not fatal)
         return [], [], 0, f"{record['name']}: {type(exc).__name__}: {exc}"
-    return pre, sft, len(record["scripts"]) + bool(record.get("dlight")) - len(pre)   # the slow left out
+    left_out = len(record["scripts"]) + bool(record.get("dlight")) - len(pre) if pretrain else 0
+    return pre, sft, left_out   # the slow samples left out
 
 
 def write_rows(folder: Path, rows: Iterable[dict]) -> int:
@@ -258,7 +275,9 @@ def write_rows(folder: Path, rows: Iterable[dict]) -> int:
 
 
 def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print, measured=(),
-          keep_slow: bool = False) -> dict:
+          keep_slow: bool = False, pretrain: bool = True) -> dict:
+    """Writes OUT/pretrain/ and OUT/sft/ (only sft/ without PRETRAIN: a fine-tuning run from a
+    pretrained model needs no pretraining rows, and rendering them is most of the time)."""
     from multiprocessing import get_context
 
     records = merged_records(pre_dirs)
@@ -266,7 +285,7 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
     for key, lat in read_measured(measured).items():
         by_workload.setdefault(key.rsplit("|", 1)[0], {})[key] = lat
     pre, sft, errors = [], [], []
-    work = [(r, improvements, by_workload.get(r["name"], {}), keep_slow) for r in records]
+    work = [(r, improvements, by_workload.get(r["name"], {}), keep_slow, pretrain) for r in records]
     if jobs > 1:
         with get_context("spawn").Pool(jobs) as pool:
             results = pool.map(_work, work, chunksize=8)
@@ -283,7 +302,7 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
         sft.extend(corpus_rows(corpus))
     out = Path(out)
     labels = [r for r in sft if r["task"] == "construction" and r.get("latency_us")]
-    figures = {"workloads": len(records), "pretrain_rows": write_rows(out / "pretrain", pre),
+    figures = {"workloads": len(records), "pretrain_rows": write_rows(out / "pretrain", pre) if pretrain else None,
                "slow_samples_left_out": slow,
                "sft_rows": write_rows(out / "sft", sft), "errors": len(errors),
                "measured_labels": len(labels),
@@ -300,8 +319,15 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", help="write a `dragon measure` batch of every record's scripts here instead of rows")
     ap.add_argument("--max-flops", type=float,
                     help="with --batch: leave out workloads above this many FLOPs (their CPU reference takes minutes)")
+    ap.add_argument("--min-flops", type=float, help="with --batch: leave out workloads below this many FLOPs")
+    ap.add_argument("--require-space", help="with --batch: only workloads with a script of this design space "
+                    "(e.g. cuda-tensorcore)")
+    ap.add_argument("--per-space", type=int, help="with --batch: at most this many scripts of each design space "
+                    "per workload (dlight's always)")
     ap.add_argument("--measured", action="append", default=[],
-                    help="`dragon measure` results of that batch: labels are the fastest verified scripts (repeatable)")
+                    help="`dragon measure` results of that batch: labels are the fastest verified scripts "
+                    "(repeatable); with --batch, the candidates they hold are left out")
+    ap.add_argument("--sft-only", action="store_true", help="write only the fine-tuning rows (sft/)")
     ap.add_argument("--jobs", type=int, default=1, help="processes rendering records (default 1)")
     ap.add_argument("--corpus", help="a measured corpus (e.g. data/corpus/cuda) whose rows join the sft rows")
     ap.add_argument("--improvements", type=int, default=2, help="improvement rows per workload (default 2)")
@@ -309,13 +335,16 @@ def main(argv=None) -> int:
                     help="GPU targets: keep samples that are slow before they run as construction rows")
     args = ap.parse_args(argv)
     if args.batch:
-        n = write_batch(merged_records(args.pretrain), args.batch, args.max_flops)
+        n = write_batch(merged_records(args.pretrain), args.batch, args.max_flops, min_flops=args.min_flops,
+                        require_space=args.require_space, per_space=args.per_space,
+                        skip=frozenset(read_measured(args.measured)))
         print(json.dumps({"batch": args.batch, "candidates": n}), file=sys.stderr)
         return 0
     if not args.out:
         ap.error("--out is required (or --batch)")
     build(args.pretrain, args.out, jobs=args.jobs, improvements=args.improvements, corpus=args.corpus,
-          log=lambda m: print(m, file=sys.stderr), measured=args.measured, keep_slow=args.keep_slow)
+          log=lambda m: print(m, file=sys.stderr), measured=args.measured, keep_slow=args.keep_slow,
+          pretrain=not args.sft_only)
     return 0
 
 

@@ -125,6 +125,21 @@ def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path):
     assert read_measured([packed]) == measured
     figures = build([out], tmp_path / "rows", log=lambda m: None, measured=[results])
     assert figures["measured_labels"] >= 1
+    # a fine-tuning run from pretrained weights needs only the sft rows: the same ones
+    only = build([out], tmp_path / "sft-only", log=lambda m: None, measured=[results], pretrain=False)
+    assert only["pretrain_rows"] is None and not (tmp_path / "sft-only" / "pretrain").exists()
+    assert (tmp_path / "sft-only" / "sft" / "rows.jsonl").read_text() == (tmp_path / "rows" / "sft" / "rows.jsonl").read_text()
+    # the next batch leaves out what was measured; filters narrow it
+    again = tmp_path / "b2" / "batch.jsonl"
+    assert records_main([str(out), "--batch", str(again), "--measured", str(packed)]) == 0
+    assert again.read_text() == ""
+    assert records_main([str(out), "--batch", str(again), "--per-space", "1"]) == 0
+    lines = [json.loads(x) for x in again.read_text().splitlines()]
+    assert len(lines) == sum(1 + bool(r.get("dlight")) for r in recs)     # one llvm sample, and dlight's
+    assert records_main([str(out), "--batch", str(again), "--require-space", "cuda-tensorcore"]) == 0
+    assert again.read_text() == "", "llvm records have no tensor-core scripts"
+    assert records_main([str(out), "--batch", str(again), "--min-flops", "1e30"]) == 0
+    assert again.read_text() == ""
     sft = [json.loads(x) for x in (tmp_path / "rows" / "sft" / "rows.jsonl").read_text().splitlines()]
     for r in recs:
         timed = {t: measured[candidate_id(r["name"], t)] for _s, t in record_scripts(r)
