@@ -8,7 +8,8 @@
 #   bash benchmarks/h200_model.sh label SECONDS [TAR...]  # every record's scripts verified and timed
 #                                                      # (`dragon measure`; the committed records and TARs;
 #                                                      # LABEL_BATCH=X.tar.xz: a batch written beforehand;
-#                                                      # PRIOR=R.jsonl.xz: its rows measured earlier, kept)
+#                                                      # PRIOR=R.jsonl.xz: its rows measured earlier, kept;
+#                                                      # LABEL_CHUNK=N: candidates per engine call)
 #   bash benchmarks/h200_model.sh rows                 # records (+ measured labels) -> training rows
 #   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU; the model
 #                                                      # comes back as $OUT/model.tar.part-* (cat | tar -x)
@@ -99,7 +100,7 @@ label)
   # benchmark's rate; smaller calls end each on the GPU's own tail) with its summary and profile
   # printed; the timeout only backs it up
   timeout $(( end - SECONDS )) python3 -m dragon_dsl.cli.main measure $W/label/batch.jsonl --target cuda \
-    --out $W/label/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --profile \
+    --out $W/label/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --profile ${LABEL_CHUNK:+--chunk $LABEL_CHUNK} \
     --seconds $(( end - SECONDS > 180 ? end - SECONDS - 120 : 60 )) 2>&1 | tail -25 | tee $OUT/label.log
   xz -T0 -6 -c $W/label/results.jsonl > $OUT/label-results.jsonl.xz
   ;;

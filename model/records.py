@@ -3,7 +3,7 @@
     python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
                                    [--measured RESULTS.jsonl]
     python -m dragon_model.records PRE_DIR... --batch BATCH.jsonl     # what `dragon measure` labels
-                                   [--max-flops F] [--min-flops F] [--require-space S] [--per-space N]
+                                   [--max-flops F] [--min-flops F] [--max-bytes B] [--require-space S] [--per-space N]
                                    [--measured RESULTS.jsonl]  # (its candidates left out)
 
 Writes two row sets, each a folder `dragon train sft` reads (JSON Lines, `split` train/valid):
@@ -69,14 +69,18 @@ def record_scripts(record: dict) -> list:
 
 
 def write_batch(records: list, path, max_flops: Optional[float] = None, min_flops: Optional[float] = None,
-                require_space: Optional[str] = None, per_space: Optional[int] = None, skip=frozenset()) -> int:
+                require_space: Optional[str] = None, per_space: Optional[int] = None, skip=frozenset(),
+                max_bytes: Optional[float] = None) -> int:
     """A `dragon measure` batch of every record's scripts (workloads as .tvmscript files beside
     it), smallest workloads first. With MAX_FLOPS, larger workloads are left out: the verifier's
     reference runs the unscheduled program on a CPU, minutes for the largest (4e11 FLOPs); with
-    MIN_FLOPS, smaller ones (launch-bound kernels, where every schedule measures alike). With
+    MIN_FLOPS, smaller ones (launch-bound kernels, where every schedule measures alike); with
+    MAX_BYTES, those whose parameter buffers take more bytes (the reference keeps every input set
+    and output: a batch of 255 GEMMs up to 2e10 FLOPs filled a 64 GB disk with them). With
     REQUIRE_SPACE, only workloads with a script of that design space (e.g. `cuda-tensorcore`: the
     ones where tensor cores may win); PER_SPACE keeps at most that many scripts of each space per
     workload (dlight's always). Candidates whose id is in SKIP (measured before) are left out."""
+    from dragon_dsl.corpus.generator import param_bytes
     from dragon_dsl.files import write_text
     from dragon_dsl.tvm.workload import estimate_flops, load_workload
 
@@ -86,10 +90,12 @@ def write_batch(records: list, path, max_flops: Optional[float] = None, min_flop
     lines = []
     if require_space:
         records = [r for r in records if any(s["space"] == require_space for s in r["scripts"])]
-    sized = sorted(((estimate_flops(load_workload(r["workload"])) or 0.0, r["name"], r) for r in records),
-                   key=lambda x: x[:2])
-    for flops, _name, r in sized:
+    mods = [(load_workload(r["workload"]), r) for r in records]
+    sized = sorted(((estimate_flops(m) or 0.0, r["name"], r, m) for m, r in mods), key=lambda x: x[:2])
+    for flops, _name, r, mod in sized:
         if (max_flops is not None and flops > max_flops) or (min_flops is not None and flops < min_flops):
+            continue
+        if max_bytes is not None and param_bytes(mod) > max_bytes:
             continue
         kept: dict = {}
         mine = []
@@ -320,6 +326,8 @@ def main(argv=None) -> int:
     ap.add_argument("--max-flops", type=float,
                     help="with --batch: leave out workloads above this many FLOPs (their CPU reference takes minutes)")
     ap.add_argument("--min-flops", type=float, help="with --batch: leave out workloads below this many FLOPs")
+    ap.add_argument("--max-bytes", type=float, help="with --batch: leave out workloads whose parameter buffers "
+                    "take more bytes (the verifier keeps every input set and output)")
     ap.add_argument("--require-space", help="with --batch: only workloads with a script of this design space "
                     "(e.g. cuda-tensorcore)")
     ap.add_argument("--per-space", type=int, help="with --batch: at most this many scripts of each design space "
@@ -337,7 +345,7 @@ def main(argv=None) -> int:
     if args.batch:
         n = write_batch(merged_records(args.pretrain), args.batch, args.max_flops, min_flops=args.min_flops,
                         require_space=args.require_space, per_space=args.per_space,
-                        skip=frozenset(read_measured(args.measured)))
+                        skip=frozenset(read_measured(args.measured)), max_bytes=args.max_bytes)
         print(json.dumps({"batch": args.batch, "candidates": n}), file=sys.stderr)
         return 0
     if not args.out:

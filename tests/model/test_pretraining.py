@@ -138,8 +138,9 @@ def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path):
     assert len(lines) == sum(1 + bool(r.get("dlight")) for r in recs)     # one llvm sample, and dlight's
     assert records_main([str(out), "--batch", str(again), "--require-space", "cuda-tensorcore"]) == 0
     assert again.read_text() == "", "llvm records have no tensor-core scripts"
-    assert records_main([str(out), "--batch", str(again), "--min-flops", "1e30"]) == 0
-    assert again.read_text() == ""
+    for flag in (["--min-flops", "1e30"], ["--max-bytes", "1"]):
+        assert records_main([str(out), "--batch", str(again), *flag]) == 0
+        assert again.read_text() == ""
     sft = [json.loads(x) for x in (tmp_path / "rows" / "sft" / "rows.jsonl").read_text().splitlines()]
     for r in recs:
         timed = {t: measured[candidate_id(r["name"], t)] for _s, t in record_scripts(r)
