@@ -413,7 +413,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _exit_on_sigterm() -> None:
+    """SIGTERM (what `timeout` and job schedulers send) ends the command as an exit does: the
+    engine's finalizers run, so its worker pools stop and its working folder is removed. Killed by
+    the default handler, a `dragon measure` run left 18 GB of reference input sets behind on a GPU
+    host, and the next run on that disk found it full. Results written so far stay (a rerun resumes)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+
+
 def main(argv=None) -> int:
+    if argv is None:            # run as the program (not called by a host process with its own handlers)
+        _exit_on_sigterm()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "rpc-server":
         from dragon_dsl.engine import rpc_server_main

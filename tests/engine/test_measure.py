@@ -206,6 +206,33 @@ def test_sigkill_then_restart_gives_every_id_once_with_the_uninterrupted_verdict
     assert verdicts(rows) == verdicts(_rows(whole))
 
 
+@pytest.mark.slow
+def test_sigterm_removes_the_engines_working_folder_and_keeps_the_results(tmp_path):
+    """`timeout` sends SIGTERM to the command's process group: the engine's folder (reference
+    inputs, builds) must not stay on the disk, and what was written stays for the rerun."""
+    batch = _batch(tmp_path)
+    out, scratch = tmp_path / "results.jsonl", tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
+    proc = subprocess.Popen(_measure_cmd(batch, out), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while sum(r["status"] != INVALID for r in _complete_rows(out)) < 1:
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "no result within 240 s"
+            time.sleep(0.05)
+        assert list(scratch.glob("dragon-engine-*")), "the engine works in TMPDIR"
+        before = _complete_rows(out)
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert not list(scratch.glob("dragon-engine-*"))
+    assert _complete_rows(out)[:len(before)] == before
+
+
 def test_usage_errors_exit_2(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     missing = subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(tmp_path / "nope.jsonl"),
