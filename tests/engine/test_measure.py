@@ -164,6 +164,24 @@ def _measure_cmd(batch: Path, out: Path, *extra) -> list:
             "--level", "verify", "--workers", "2", "--chunk", "1", *extra]
 
 
+def _run_until_measured(cmd: list, out: Path, env: dict) -> subprocess.Popen:
+    """`dragon measure` started in its own process group, returned once it has written a measured
+    row (the invalid one comes first); killed if it fails the wait."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while sum(r["status"] != INVALID for r in _complete_rows(out)) < 1:
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "no result within 240 s"
+            time.sleep(0.05)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    return proc
+
+
 @pytest.mark.slow
 def test_sigkill_then_restart_gives_every_id_once_with_the_uninterrupted_verdicts(llvm_engine, tmp_path):
     from dragon_dsl.engine.batchfile import measure_batch
@@ -171,18 +189,9 @@ def test_sigkill_then_restart_gives_every_id_once_with_the_uninterrupted_verdict
     batch = _batch(tmp_path)
     out = tmp_path / "results.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(_measure_cmd(batch, out, "--json"), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 240
-        # the invalid row comes first; wait for a measured one
-        while sum(r["status"] != INVALID for r in _complete_rows(out)) < 1:
-            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-            assert time.monotonic() < deadline, "no result within 240 s"
-            time.sleep(0.05)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    proc = _run_until_measured(_measure_cmd(batch, out, "--json"), out, env)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
     before = _rows(out)
     assert len(before) < 7, "the run ended before the kill: nothing was interrupted"
     with open(out, "a") as f:
@@ -214,14 +223,8 @@ def test_sigterm_removes_the_engines_working_folder_and_keeps_the_results(tmp_pa
     out, scratch = tmp_path / "results.jsonl", tmp_path / "scratch"
     scratch.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
-    proc = subprocess.Popen(_measure_cmd(batch, out), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    proc = _run_until_measured(_measure_cmd(batch, out), out, env)
     try:
-        deadline = time.monotonic() + 240
-        while sum(r["status"] != INVALID for r in _complete_rows(out)) < 1:
-            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-            assert time.monotonic() < deadline, "no result within 240 s"
-            time.sleep(0.05)
         assert list(scratch.glob("dragon-engine-*")), "the engine works in TMPDIR"
         before = _complete_rows(out)
         os.killpg(proc.pid, signal.SIGTERM)
