@@ -80,9 +80,8 @@ def write_batch(records: list, path, max_flops: Optional[float] = None, min_flop
     REQUIRE_SPACE, only workloads with a script of that design space (e.g. `cuda-tensorcore`: the
     ones where tensor cores may win); PER_SPACE keeps at most that many scripts of each space per
     workload (dlight's always). Candidates whose id is in SKIP (measured before) are left out."""
-    from dragon_dsl.corpus.generator import param_bytes
     from dragon_dsl.files import write_text
-    from dragon_dsl.tvm.workload import estimate_flops, load_workload
+    from dragon_dsl.tvm.workload import estimate_flops, load_workload, param_bytes
 
     path = Path(path)
     wl_dir = path.parent / "workloads"

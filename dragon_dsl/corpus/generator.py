@@ -68,7 +68,7 @@ def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float |
     `max_bytes` those whose parameter buffers take more bytes in all (the verifier runs the
     unscheduled program on several input sets as its reference: a CPU corpus wants it fast
     and small)."""
-    from dragon_dsl.tvm.workload import estimate_flops, structural_hash
+    from dragon_dsl.tvm.workload import estimate_flops, param_bytes, structural_hash
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -95,13 +95,3 @@ def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float |
             f.flush()
             rows.append(row)
     return rows
-
-
-def param_bytes(mod) -> int:
-    """Bytes of the parameter buffers of `main` (inputs and outputs)."""
-    import math
-
-    import numpy as np
-
-    return sum(math.prod(int(d) for d in p.ty.shape) * np.dtype(str(p.ty.dtype)).itemsize
-               for p in mod["main"].params)

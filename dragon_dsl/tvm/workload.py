@@ -191,3 +191,13 @@ def make_workload(spec: str):
             raise WorkloadSpecError(f"{spec}: {str(exc).strip().splitlines()[-1]}") from None
     mod = tvm.IRModule({"main": func}) if not isinstance(func, tvm.IRModule) else func
     return load_workload(mod.script())
+
+
+def param_bytes(mod) -> int:
+    """Bytes of the parameter buffers of `main` (inputs and outputs)."""
+    import math
+
+    import numpy as np
+
+    return sum(math.prod(int(d) for d in p.ty.shape) * np.dtype(str(p.ty.dtype)).itemsize
+               for p in mod["main"].params)
