@@ -98,10 +98,14 @@ label)
   if [ -n "${PRIOR:-}" ] && [ ! -s $W/label/results.jsonl ]; then xz -dc "$PRIOR" > $W/label/results.jsonl; fi
   # --seconds ends the run between engine calls (of 1,024 candidates: under a minute at the
   # benchmark's rate; smaller calls end each on the GPU's own tail) with its summary and profile
-  # printed; the timeout only backs it up
-  timeout $(( end - SECONDS )) python3 -m dragon_dsl.cli.main measure $W/label/batch.jsonl --target cuda \
+  # printed; the timeout only backs it up (rows are written as they come: a timeout loses none).
+  # With under 180 s left, a third of them: an engine call on large GEMMs outlasted a fixed 60 s.
+  # An engine call that outlasts the margin is cut by the timeout, without the summary: on large
+  # kernels (nvcc 1-2 s each) keep LABEL_CHUNK small (400 candidates overran 120 s)
+  left=$(( end - SECONDS ))
+  timeout $left python3 -m dragon_dsl.cli.main measure $W/label/batch.jsonl --target cuda \
     --out $W/label/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --profile ${LABEL_CHUNK:+--chunk $LABEL_CHUNK} \
-    --seconds $(( end - SECONDS > 180 ? end - SECONDS - 120 : 60 )) 2>&1 | tail -25 | tee $OUT/label.log
+    --seconds $(( left > 180 ? left - 120 : left / 3 )) 2>&1 | tail -25 | tee $OUT/label.log
   xz -T0 -6 -c $W/label/results.jsonl > $OUT/label-results.jsonl.xz
   ;;
 data)
