@@ -20,7 +20,7 @@ from dragon_dsl.check import Program
 from dragon_dsl.codec.encode import encode
 from dragon_dsl.diagnostics import Diagnostic, Span
 from dragon_dsl.tvm.errors import tvm_message
-from dragon_dsl.tvm.trace import UnsafeInstruction, apply, named_objects, prefix
+from dragon_dsl.tvm.trace import UnsafeInstruction, apply, named_objects, own_module, prefix
 from dragon_dsl.tvm.workload import WorkloadError, load_workload
 
 __all__ = ["ReplayResult", "named_objects", "replay", "replay_steps"]
@@ -85,7 +85,7 @@ def replay_steps(program: Program, mod, *, before=None, after=None, seed: int = 
     # TVM's output names -> the script's names (positions agree: the encoder derives TVM's names)
     script_name = {tvms: mine for inst, (_, _, _, outs) in zip(program.instructions, trace_json[0])
                    for mine, tvms in zip(inst.outputs, outs)}
-    sch = s_tir.Schedule(mod, seed=seed)
+    sch = s_tir.Schedule(own_module(trace_json, mod), seed=seed)
     applied = [0]
 
     def finished(upto: int) -> None:

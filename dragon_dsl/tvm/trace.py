@@ -103,9 +103,35 @@ def _checked(trace, index: int, mod, seed: int) -> str:
 def _apply(trace, mod, seed: int):
     from tvm import s_tir
 
-    sch = s_tir.Schedule(mod, seed=seed)
+    sch = s_tir.Schedule(own_module(trace, mod), seed=seed)
     s_tir.Trace.apply_json_to_schedule(trace, sch)
     return sch
+
+
+def annotates_root(trace) -> bool:
+    """Whether the trace annotates (or unannotates) the root block."""
+    roots = set()
+    for js in trace[0]:
+        row = trace_row(js)
+        if row.entry is INST.get_sblock and row.arg("name") == "root":
+            roots.update(row.outputs)
+        elif row.entry in (INST.annotate, INST.unannotate) and row.arg("target") in roots:
+            return True
+    return False
+
+
+def own_module(trace, mod):
+    """MOD, or a deep copy of it where TRACE annotates the root block. TVM 0.27's schedule then
+    changes the caller's module in place with the transformations that follow (after
+    `annotate(root, ...)` and a `split`, the module the schedule was made from has the split loops
+    too), and workloads are parsed once and shared (`load_workload`): every later replay in the
+    process ran on an already scheduled workload, and the decoder offered statements (three loops
+    from a two-loop block) that the script's own replay then refused."""
+    if not annotates_root(trace):
+        return mod
+    import tvm
+
+    return tvm.ir.load_json(tvm.ir.save_json(mod))
 
 
 def prefix(trace: list, n: int) -> list:
