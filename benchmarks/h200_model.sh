@@ -40,6 +40,17 @@ setup() {
   ln -sfn "$PWD/grammar" /tmp/pk/dragon_grammar
   export PYTHONPATH=$PWD:/tmp/pk:$PYTHONPATH
 }
+# the CUDA record folders: the committed archives (unpacked once) and a `data` phase's runs
+record_folders() {
+  mkdir -p $W/rec
+  [ -n "$(ls $W/rec)" ] || for t in data/pretrain/cuda/records*.tar.xz; do tar -C $W/rec -xJf "$t"; done
+  ls -d $W/pre-dlight $W/pre-spaces $W/rec/* 2>/dev/null
+}
+# a --measured flag for each label file: the shipped ones (data/pretrain/cuda/labels-*.jsonl.xz)
+# and this machine's `label` results, if any
+measured_flags() {
+  ls data/pretrain/cuda/labels-*.jsonl.xz $W/label/results.jsonl 2>/dev/null | sed 's/^/--measured /'
+}
 # pretraining on PRE_ROWS for PRE seconds (GRACE more for loading and the save), then fine-tuning
 # from those weights on SFT_ROWS until $end (30 s kept for the last evaluation and the save); the
 # logs go to $OUT/LOG-pre.log and LOG-sft.log, the model (fine-tuned, else pretrained) to
@@ -128,12 +139,7 @@ data)
   ;;
 rows)
   setup
-  mkdir -p $W/rec
-  [ -n "$(ls $W/rec)" ] || for t in data/pretrain/cuda/records*.tar.xz; do tar -C $W/rec -xJf "$t"; done
-  pre=$(ls -d $W/pre-dlight $W/pre-spaces $W/rec/* 2>/dev/null)
-  # the shipped labels (data/pretrain/cuda/labels-h200.jsonl.xz) and this machine's, if any
-  measured=$(ls data/pretrain/cuda/labels-*.jsonl.xz $W/label/results.jsonl 2>/dev/null | sed 's/^/--measured /')
-  python3 -m dragon_model.records $pre ${EXTRA_RECORDS:-} --out $W/rows $measured \
+  python3 -m dragon_model.records $(record_folders) ${EXTRA_RECORDS:-} --out $W/rows $(measured_flags) \
     --corpus data/corpus/cuda --jobs "$(nproc)" 2>&1 | tee $OUT/rows.log
   ;;
 train)
@@ -210,10 +216,7 @@ finetune)
   secs=${2:-480}
   end=$(( SECONDS + secs - 25 ))
   base=${BASE:?BASE=a model folder}
-  mkdir -p $W/rec
-  [ -n "$(ls $W/rec)" ] || for t in data/pretrain/cuda/records*.tar.xz; do tar -C $W/rec -xJf "$t"; done
-  measured=$(ls data/pretrain/cuda/labels-*.jsonl.xz $W/label/results.jsonl 2>/dev/null | sed 's/^/--measured /')
-  timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $W/rec/* --out $W/rows-ft $measured \
+  timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $(record_folders) --out $W/rows-ft $(measured_flags) \
     --corpus data/corpus/cuda --jobs "$(nproc)" --sft-only 2>&1 | tee $OUT/rows.log
   ft=$(( end - SECONDS - 30 ))
   timeout $(( end - SECONDS )) python3 -m dragon_model.train $W/rows-ft/sft -o $W/m-ft --target cuda --base $base \
