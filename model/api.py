@@ -142,7 +142,12 @@ CPU_RETRIES = 2
 #:    predicate guarding the access is refused (`compile.out_of_bounds`, TVM's out-of-bounds
 #:    checker: an eighth-model conv1d answer inlined the padding and then reindexed the input, and
 #:    its kernel stopped the H200 with an illegal address; no corpus script is refused)
-GENERATION_VERSION = 19
+#: 20: replays no longer change the workload they start from (`trace.own_module`: after a trace
+#:    annotates the root block, TVM 0.27 applies later transformations to the caller's module in
+#:    place, and workloads are shared between replays): statements that version 19 rejected, and
+#:    answers it derailed, because an earlier replay had already scheduled the workload are written
+#:    anew
+GENERATION_VERSION = 20
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True
