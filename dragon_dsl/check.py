@@ -24,7 +24,7 @@ from dragon_dsl.syntax import ast
 from dragon_dsl.target_names import closest_target, target_problem
 from dragon_dsl.table import (
     BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, REF_KINDS, RESERVED, SECTIONS, STORAGE_SCOPES,
-    Instruction, Param,
+    Instruction, Param, in_group,
 )
 from dragon_dsl.program import DISCARD, BoundInst, ExplainEntry, Program  # noqa: F401  (importers use dragon_dsl.check)
 from dragon_dsl.values import Buffer, Ref
@@ -458,6 +458,7 @@ class Checker(ExplanationChecks):
 
     def finish(self):
         self.check_links()
+        self.check_undone_caches()
         # unused results of pure instructions
         for inst in self.program.instructions:
             if not inst.entry.pure or inst.label:
@@ -468,6 +469,30 @@ class Checker(ExplanationChecks):
             span = targets[0].span.cover(targets[-1].span) if targets else inst.stmt.call.span
             what = {0: "it binds no result", 1: "its result is never used"}.get(len(targets), "its results are never used")
             self.report("DRG104", span, f"{inst.entry.name} has no effect: {what}")
+
+
+    def check_undone_caches(self):
+        """DRG106: a block made by cache_read or cache_write (a copy of a buffer in another storage
+        scope) inlined again: the copy is undone and its block's reads go to the original buffer,
+        with whatever loops were made for the copy left behind. No training script does it; a
+        derailing model does (it inlined its shared-memory cache of A instead of A's reindex block
+        in every dlight-like GEMM answer of one evaluation, 3x slower than dlight)."""
+        made: dict[str, BoundInst] = {}
+        for inst in self.program.instructions:
+            if in_group(inst.entry, "staging_copy"):
+                made.update((o, inst) for o in inst.outputs if o != DISCARD)
+            elif in_group(inst.entry, "inline"):
+                block = inst.args.get("block")
+                cache = made.get(block.name) if isinstance(block, Ref) else None
+                if cache is not None:
+                    scope = cache.args.get("storage_scope")
+                    back = ("its readers read the original buffer again" if in_group(cache.entry, "read_cache")
+                            else "its writer writes the original buffer again")
+                    self.report("DRG106", inst.stmt.call.span,
+                                f"{inst.entry.name}({block.name}) undoes the {cache.entry.name} that made "
+                                f"'{block.name}' (a copy in \"{scope}\"): {back}; leave out the "
+                                f"{cache.entry.name}, or inline another block",
+                                [Related(cache.span, f"'{block.name}' is made here")])
 
 
 def check(script: ast.Script, extents: Optional[dict[str, int]] = None) -> tuple[Program, list[Diagnostic]]:

@@ -85,6 +85,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "DRG103": (Severity.ERROR, "duplicate definition"),
     "DRG104": (Severity.WARNING, "unused result of a pure instruction"),
     "DRG105": (Severity.ERROR, "reserved name"),
+    "DRG106": (Severity.WARNING, "a cache the script made is inlined again"),
     # 2xx: instructions and arguments
     "DRG201": (Severity.ERROR, "unknown instruction"),
     "DRG202": (Severity.ERROR, "missing argument"),

@@ -357,6 +357,9 @@ GROUPS: dict[str, frozenset[str]] = {
     # compute a block where another reads its output (the others where it reads its input)
     "producer_side": frozenset({"compute_inline", "compute_at"}),
     "inline": frozenset({"compute_inline", "reverse_compute_inline"}),
+    # copies of a buffer in another storage scope that only exist to be read or written there: inlining
+    # one again undoes it (DRG106; none of the 110k CUDA and llvm training scripts does)
+    "staging_copy": frozenset({"cache_read", "cache_write"}),
     # the schedule model never writes these: they can change results (unsafe_*), or MetaSchedule never
     # writes them on the targets it is trained for (tensorize is written with the intrinsics its
     # training corpus annotates blocks with: the decoder's grammar)
