@@ -1,5 +1,6 @@
 """The inputs of an evaluation: the `.tvmscript` workloads of a folder, their families, and
-the existing `.dragon` scripts beside them (the improvement task). No TVM.
+the existing `.dragon` scripts beside them (the improvement task); and a report's workloads written
+again (`rebuilt_workload`, the one function here that builds through TVM).
 
 Family of a workload: the `family` of its row in the folder's `manifest.jsonl` (written by
 `dragon workloads`) when there is one, else its file name up to the first part that starts
@@ -93,3 +94,17 @@ def discover(folder, limit: int | None = None) -> tuple[list, list]:
         entry.scripts.append(script)
     out = sorted(entries.values(), key=lambda e: e.name)
     return (out[:limit] if limit else out), problems
+
+
+def rebuilt_workload(entry: dict, folder: Path) -> Path:
+    """A report's workload entry (its `workloads` list: name, family, params) written again as
+    FOLDER/NAME.tvmscript, rebuilt by the generator from its family and parameters (kept when the
+    file is there already): reports name workload files of the machine that ran them."""
+    from dragon_dsl.corpus.generator import WorkloadSpec
+    from dragon_dsl.tvm.workload import workload_text
+
+    path = folder / f"{entry['name']}.tvmscript"
+    if not path.exists():
+        spec = WorkloadSpec(entry["family"], tuple(sorted(entry["params"].items())))
+        path.write_text(workload_text(spec.build()), encoding="utf-8")
+    return path

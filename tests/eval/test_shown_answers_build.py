@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from dragon_dsl.eval.discover import rebuilt_workload
+
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = sorted((ROOT / "benchmarks" / "results").glob("**/results.json"))
 #: shown answers that a later check finds unsafe, each named by its workload, script and finding
@@ -34,17 +36,6 @@ def shown_answers(report: dict):
             if c["status"] == "ok" and c.get("script") and key not in seen:
                 seen.add(key)
                 yield workloads[row["workload"]], c["script"]
-
-
-def _workload_file(entry: dict, folder: Path) -> Path:
-    from dragon_dsl.corpus.generator import WorkloadSpec
-    from dragon_dsl.tvm.workload import workload_text
-
-    path = folder / f"{entry['name']}.tvmscript"
-    if not path.exists():
-        spec = WorkloadSpec(entry["family"], tuple(sorted(entry["params"].items())))
-        path.write_text(workload_text(spec.build()), encoding="utf-8")
-    return path
 
 
 def check_reports(paths, folder: Path, pool=None, seen: set | None = None, runs: int = 1) -> int:
@@ -110,7 +101,7 @@ def _check_files(job) -> tuple:
     from dragon_dsl.cli.check import main as dragon_check
 
     groups, with_workload = job
-    workloads = [_workload_file(entry, here) for _, entry, here, _ in groups]
+    workloads = [rebuilt_workload(entry, here) for _, entry, here, _ in groups]
     option = ["--workload", str(workloads[0])] if with_workload else []
     where = {f: f"{report}: {entry['name']}" for report, entry, _, files in groups for f in files}
     out = io.StringIO()

@@ -1,0 +1,139 @@
+"""The shown answers of an evaluation report that inline a cache they made (DRG106), written again
+by the current decoder on the CPU: is the new answer still flagged, does it replay, and is it dlight's
+very script, or one that leaves a module structurally equal to dlight's (then its kernel is dlight's,
+whose latency the report measured), and how many kernels does it launch? A CPU-side projection until
+the GPU measures the new answers.
+
+    python benchmarks/cpu_undone_cache.py REPORT/results.json [--model DIR] [--out F.json]
+
+The model defaults to the shipped one of the report's target (model/weights/cuda). Improvement
+tasks start from the report's own starting script (its `existing-script` candidate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def flagged_answers(report: dict) -> list:
+    """(workload entry, task, answer script, starting script or None, its latency, dlight's latency)
+    of each first answer with a DRG106 finding."""
+    from dragon_dsl import check_text
+
+    entries = {w["name"]: w for w in report["workloads"]}
+    first = {}
+    for row in report["measurements"]:
+        cands = row.get("candidates") or []
+        if cands:
+            first[(row["workload"], row["task"], row["method"])] = cands[0]
+    out = []
+    for (name, task, method), cand in sorted(first.items()):
+        script = cand.get("script") or ""
+        if method != "model-first" or "DRG106" not in {d.code for d in check_text(script)[1]}:
+            continue
+        start = first.get((name, task, "existing-script"), {}).get("script") if task == "improvement" else None
+        dlight = first.get((name, "construction", "dlight"), {}).get("latency_us")
+        out.append((entries[name], task, script, start, cand.get("latency_us"), dlight))
+    return out
+
+
+def body(script: str) -> str:
+    """A script without its header and comments, as the model writes it."""
+    from dragon_model.generate import statements_of
+
+    return "".join(s for s in statements_of(script) if not s.lstrip().startswith(("workload ", "target ")))
+
+
+def scheduled(script_body: str, workload_text: str):
+    """The module a script body leaves (None where it does not replay)."""
+    from dragon_dsl import check_text
+    from dragon_dsl.tvm.replay import replay
+    from dragon_dsl.tvm.workload import load_workload
+
+    result = replay(check_text(script_body)[0], load_workload(workload_text))
+    return result.schedule.mod if result.ok else None
+
+
+def kernels(mod) -> int:
+    from dragon_dsl.tvm.compile import kernel_shapes
+
+    return len(kernel_shapes(mod))
+
+
+def main(argv=None) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from dragon_dsl import check_text
+    from dragon_dsl.engine import resolve_target
+    from dragon_dsl.eval.discover import rebuilt_workload
+    from dragon_model.api import GENERATION_VERSION, default_model_path, dlight_script, suggest
+    from dragon_model.replay_state import replay_prefix
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("report", help="an evaluation's results.json")
+    ap.add_argument("--model", help="model folder (default: the shipped one of the report's target)")
+    ap.add_argument("--out", help="also write every row as JSON here")
+    args = ap.parse_args(argv)
+
+    report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+    target = resolve_target(report["target"])
+    model = args.model or str(default_model_path(target.spec))
+    folder = Path(tempfile.mkdtemp(prefix="undone-cache-"))
+    rows = []
+    for entry, task, old, start, old_us, dlight_us in flagged_answers(report):
+        path = rebuilt_workload(entry, folder)
+        text = path.read_text(encoding="utf-8")
+        t0 = time.perf_counter()
+        new = suggest(workload=str(path), target=target.spec, script=start, n=1, model_path=model)
+        seconds = time.perf_counter() - t0
+        new_body = body(new[0]) if new else ""
+        from dragon_dsl.tvm.workload import load_workload
+
+        env, why = replay_prefix(new_body, load_workload(text), "cuda") if new_body else (None, "no answer")
+        reference = dlight_script(text, target.spec, path.name)
+        import tvm_ffi
+
+        mine = scheduled(new_body, text) if new_body else None
+        before = scheduled(body(old), text)
+        theirs = scheduled(body(reference), text) if reference else None
+        equal = mine is not None and theirs is not None and bool(tvm_ffi.structural_equal(mine, theirs))
+        rows.append({"workload": entry["name"], "task": task, "old_us": old_us, "dlight_us": dlight_us,
+                     "seconds": round(seconds, 1), "answered": bool(new_body), "replays": env is not None,
+                     "why": why, "flagged": "DRG106" in {d.code for d in check_text(new_body)[1]},
+                     "dlights_script": bool(reference) and new_body == body(reference),
+                     "dlights_module": equal, "kernels": kernels(mine) if mine is not None else None,
+                     "dlight_kernels": kernels(theirs) if theirs is not None else None,
+                     "old_kernels": kernels(before) if before is not None else None,
+                     "statements": len(new_body.splitlines()), "old_statements": len(body(old).splitlines())})
+
+    table = Table(title=f"answers that inlined a cache they made, written again (decoder {GENERATION_VERSION})")
+    for col in ("workload", "task", "old us", "dlight us", "new: replays", "DRG106", "dlight's script",
+                "dlight's module", "kernels old -> new (dlight)", "statements old -> new", "s"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["workload"][:40], r["task"][:5], f"{r['old_us']:.0f}" if r["old_us"] else "-",
+                      f"{r['dlight_us']:.0f}" if r["dlight_us"] else "-", str(r["replays"]), str(r["flagged"]),
+                      str(r["dlights_script"]), str(r["dlights_module"]), f"{r['old_kernels']} -> {r['kernels']} ({r['dlight_kernels']})",
+                      f"{r['old_statements']} -> {r['statements']}", str(r["seconds"]))
+    Console(width=200).print(table)
+    same = sum(r["dlights_script"] for r in rows)
+    print(f"{len(rows)} flagged answers: {sum(r['replays'] for r in rows)} new answers replay, "
+          f"{sum(r['flagged'] for r in rows)} still flagged, {same} are dlight's script, "
+          f"{sum(r['dlights_module'] for r in rows)} schedule the workload as dlight's does (structurally equal)")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"report": args.report, "model": model,
+                                              "generation_version": GENERATION_VERSION, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
