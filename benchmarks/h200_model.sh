@@ -210,14 +210,15 @@ eval)
 finetune)
   # fine-tuning only, from BASE (a model folder, e.g. one brought back by `train`): the sft rows
   # (every measured label: the shipped ones and this machine's `label` results) rendered without
-  # the pretraining rows, then FT_LR (2e-4, the rate cap of a run from a base) over the clock;
+  # the pretraining rows (FT_REPEAT=N: each measured label that beats dlight's script N times), then
+  # FT_LR (2e-4, the rate cap of a run from a base) over the clock;
   # SECONDS for the whole phase; the model comes back as $OUT/model.tar.part-*
   setup
   secs=${2:-480}
   end=$(( SECONDS + secs - 25 ))
   base=${BASE:?BASE=a model folder}
   timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $(record_folders) --out $W/rows-ft $(measured_flags) \
-    --corpus data/corpus/cuda --jobs "$(nproc)" --sft-only 2>&1 | tee $OUT/rows.log
+    --corpus data/corpus/cuda --jobs "$(nproc)" --sft-only ${FT_REPEAT:+--label-repeat $FT_REPEAT} 2>&1 | tee $OUT/rows.log
   ft=$(( end - SECONDS - 30 ))
   timeout $(( end - SECONDS )) python3 -m dragon_model.train $W/rows-ft/sft -o $W/m-ft --target cuda --base $base \
     --epochs 40 --lr ${FT_LR:-2e-4} --save-dtype float16 --max-seconds $ft --keep-best --batch-size 16 \

@@ -1,7 +1,7 @@
 """Training rows from the pretraining records (`dragon corpus pretrain`) and the measured corpus.
 
     python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
-                                   [--measured RESULTS.jsonl]
+                                   [--measured RESULTS.jsonl] [--label-repeat N] [--sft-only]
     python -m dragon_model.records PRE_DIR... --batch BATCH.jsonl     # what `dragon measure` labels
                                    [--max-flops F] [--min-flops F] [--max-bytes B] [--require-space S] [--per-space N]
                                    [--measured RESULTS.jsonl]  # (its candidates left out)
@@ -279,10 +279,24 @@ def write_rows(folder: Path, rows: Iterable[dict]) -> int:
     return len(rows)
 
 
+def repeated_labels(rows: list, times: int) -> list:
+    """ROWS with each training row whose label is a measured script other than dlight's written
+    TIMES times (validation rows once): the unmeasured workloads' labels are dlight's scripts, and
+    they outnumber the measured ones that beat dlight (tensor-core schedules among them) by far."""
+    out = []
+    for r in rows:
+        out.append(r)
+        if r["split"] == "train" and r.get("latency_us") and r.get("source") != "dlight":
+            out.extend({**r, "id": f"{r['id']}:again{k}"} for k in range(1, times))
+    return out
+
+
 def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print, measured=(),
-          keep_slow: bool = False, pretrain: bool = True) -> dict:
+          keep_slow: bool = False, pretrain: bool = True, label_repeat: int = 1) -> dict:
     """Writes OUT/pretrain/ and OUT/sft/ (only sft/ without PRETRAIN: a fine-tuning run from a
-    pretrained model needs no pretraining rows, and rendering them is most of the time)."""
+    pretrained model needs no pretraining rows, and rendering them is most of the time).
+    LABEL_REPEAT: how often a measured label that is not dlight's script is trained on
+    (`repeated_labels`)."""
     from multiprocessing import get_context
 
     records = merged_records(pre_dirs)
@@ -307,6 +321,7 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
         sft.extend(corpus_rows(corpus))
     out = Path(out)
     labels = [r for r in sft if r["task"] == "construction" and r.get("latency_us")]
+    sft = repeated_labels(sft, label_repeat) if label_repeat > 1 else sft
     figures = {"workloads": len(records), "pretrain_rows": write_rows(out / "pretrain", pre) if pretrain else None,
                "slow_samples_left_out": slow,
                "sft_rows": write_rows(out / "sft", sft), "errors": len(errors),
@@ -338,6 +353,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="processes rendering records (default 1)")
     ap.add_argument("--corpus", help="a measured corpus (e.g. data/corpus/cuda) whose rows join the sft rows")
     ap.add_argument("--improvements", type=int, default=2, help="improvement rows per workload (default 2)")
+    ap.add_argument("--label-repeat", type=int, default=1,
+                    help="train on each measured label that is not dlight's script this many times (default 1)")
     ap.add_argument("--keep-slow", action="store_true",
                     help="GPU targets: keep samples that are slow before they run as construction rows")
     args = ap.parse_args(argv)
@@ -351,7 +368,7 @@ def main(argv=None) -> int:
         ap.error("--out is required (or --batch)")
     build(args.pretrain, args.out, jobs=args.jobs, improvements=args.improvements, corpus=args.corpus,
           log=lambda m: print(m, file=sys.stderr), measured=args.measured, keep_slow=args.keep_slow,
-          pretrain=not args.sft_only)
+          pretrain=not args.sft_only, label_repeat=args.label_repeat)
     return 0
 
 

@@ -129,6 +129,16 @@ def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path):
     only = build([out], tmp_path / "sft-only", log=lambda m: None, measured=[results], pretrain=False)
     assert only["pretrain_rows"] is None and not (tmp_path / "sft-only" / "pretrain").exists()
     assert (tmp_path / "sft-only" / "sft" / "rows.jsonl").read_text() == (tmp_path / "rows" / "sft" / "rows.jsonl").read_text()
+    # measured labels that beat dlight's script (here: there is none on llvm) can be trained on more often
+    rows = lambda name: [json.loads(x) for x in (tmp_path / name / "sft" / "rows.jsonl").read_text().splitlines()]  # noqa: E731
+    assert records_main([str(out), "--out", str(tmp_path / "x3"), "--measured", str(results), "--sft-only",
+                         "--label-repeat", "3"]) == 0
+    once, thrice = rows("sft-only"), rows("x3")
+    repeated = [r for r in once if r["split"] == "train" and r.get("latency_us") and r["source"] != "dlight"]
+    assert repeated and len(thrice) == len(once) + 2 * len(repeated)
+    assert sorted({r["id"] for r in thrice} - {r["id"] for r in once}) == \
+        sorted(f"{r['id']}:again{k}" for r in repeated for k in (1, 2))
+    assert [r for r in thrice if r["split"] == "valid"] == [r for r in once if r["split"] == "valid"]
     # the next batch leaves out what was measured; filters narrow it
     again = tmp_path / "b2" / "batch.jsonl"
     assert records_main([str(out), "--batch", str(again), "--measured", str(packed)]) == 0
