@@ -1,7 +1,7 @@
 """Training rows from the pretraining records (`dragon corpus pretrain`) and the measured corpus.
 
     python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
-                                   [--measured RESULTS.jsonl] [--label-repeat N] [--sft-only]
+                                   [--measured RESULTS.jsonl] [--label-repeat N] [--plain-labels] [--sft-only]
     python -m dragon_model.records PRE_DIR... --batch BATCH.jsonl     # what `dragon measure` labels
                                    [--max-flops F] [--min-flops F] [--max-bytes B] [--require-space S] [--per-space N]
                                    [--measured RESULTS.jsonl]  # (its candidates left out)
@@ -176,13 +176,15 @@ def slow_texts(record: dict) -> set:
 
 
 def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int = 2, seed: int = 0,
-                   ranked: Optional[list] = None, keep_slow: bool = False, pretrain: bool = True) -> tuple:
+                   ranked: Optional[list] = None, keep_slow: bool = False, pretrain: bool = True,
+                   plain: bool = False) -> tuple:
     """(pretraining rows, sft rows) of one pretraining record; `label` overrides dlight's script
     as the workload's best ({"body": ..., "source": ...}); `ranked`: texts of measured scripts
     the label beats, the first ones paired with it before unmeasured samples. A sample that is
     slow before it runs (`slow_texts`) is no construction row unless KEEP_SLOW; it stays a script
-    an improvement row rewrites. Without PRETRAIN, no pretraining rows (and no launch checks)."""
-    from dragon_model.data import body_of_text, prompt_text
+    an improvement row rewrites. Without PRETRAIN, no pretraining rows (and no launch checks). PLAIN:
+    the label is written without the queries whose results nothing uses (`without_unused_queries`)."""
+    from dragon_model.data import body_of_text, prompt_text, without_unused_queries
 
     name, family, target, wl = record["name"], record["family"], record["target"], record["workload"]
     construct = prompt_text(wl, target)
@@ -201,25 +203,26 @@ def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int
     if best is None:
         return pre, []
     measured = {k: best[k] for k in ("latency_us", "dlight_us") if best.get(k) is not None}
-    sft = [_row(name, family, target, wl, "construction", best["body"], construct, source=best["source"],
+    answer = without_unused_queries(best["body"]) if plain else best["body"]
+    sft = [_row(name, family, target, wl, "construction", answer, construct, source=best["source"],
                 workload_hash=h, **measured)]
     rng = random.Random(f"{seed}:{name}")
     first = [b for b in dict.fromkeys(body_of_text(t) for t in (ranked or [])) if b != best["body"]]
     rest = [b for _s, b in bodies if b != best["body"] and b not in first]
     slower = (first + rng.sample(rest, len(rest)))[:improvements]
     for i, b in enumerate(slower):
-        sft.append(_row(name, family, target, wl, "improvement", best["body"], prompt_text(wl, target, b),
+        sft.append(_row(name, family, target, wl, "improvement", answer, prompt_text(wl, target, b),
                         n=i + 1, source=best["source"], prompt_script=b, workload_hash=h, **measured))
     return pre, sft
 
 
-def corpus_rows(corpus_dir, target_kind: str = "cuda") -> list:
+def corpus_rows(corpus_dir, target_kind: str = "cuda", plain: bool = False) -> list:
     """The measured corpus' rows as sft rows: an answer slower than dlight's measured latency is
     replaced by dlight's script (a GPU answer must reach dlight; the corpus' best of 16 random
-    samples often does not)."""
+    samples often does not). PLAIN: answers without unused queries, as `rows_of_record`."""
     from dragon_dsl.tvm.dlight import dlight_trace
     from dragon_dsl.tvm.workload import load_workload
-    from dragon_model.data import body_of_text, load_rows, prompt_text, row_target, script_body
+    from dragon_model.data import body_of_text, load_rows, prompt_text, row_target, script_body, without_unused_queries
 
     out = []
     for i, r in enumerate(load_rows(corpus_dir, splits=["train", "valid"], target_kind=target_kind)):
@@ -234,7 +237,7 @@ def corpus_rows(corpus_dir, target_kind: str = "cuda") -> list:
         if slower == body:
             continue
         row = _row(r["workload"], r.get("family", ""), row_target(r), r["workload_text"], r.get("task", "construction"),
-                   body, prompt_text(r["workload_text"], row_target(r), slower), n=f"corpus{i}", source=source,
+                   without_unused_queries(body) if plain else body, prompt_text(r["workload_text"], row_target(r), slower), n=f"corpus{i}", source=source,
                    workload_hash=r.get("workload_hash", ""))
         row["split"] = r.get("split", "train")
         out.append(row)
@@ -259,11 +262,11 @@ def merged_records(pre_dirs: list) -> list:
 
 
 def _work(args) -> tuple:
-    record, improvements, measured, keep_slow, pretrain = args
+    record, improvements, measured, keep_slow, pretrain, plain = args
     try:
         label, ranked = measured_label(record, measured) if measured else (None, [])
         pre, sft = rows_of_record(record, label, improvements=improvements, ranked=ranked, keep_slow=keep_slow,
-                                  pretrain=pretrain)
+                                  pretrain=pretrain, plain=plain)
     except Exception as exc:  # noqa: BLE001  (a record this code cannot render is reported, not fatal)
         return [], [], 0, f"{record['name']}: {type(exc).__name__}: {exc}"
     left_out = len(record["scripts"]) + bool(record.get("dlight")) - len(pre) if pretrain else 0
@@ -292,11 +295,11 @@ def repeated_labels(rows: list, times: int) -> list:
 
 
 def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print, measured=(),
-          keep_slow: bool = False, pretrain: bool = True, label_repeat: int = 1) -> dict:
+          keep_slow: bool = False, pretrain: bool = True, label_repeat: int = 1, plain: bool = False) -> dict:
     """Writes OUT/pretrain/ and OUT/sft/ (only sft/ without PRETRAIN: a fine-tuning run from a
     pretrained model needs no pretraining rows, and rendering them is most of the time).
     LABEL_REPEAT: how often a measured label that is not dlight's script is trained on
-    (`repeated_labels`)."""
+    (`repeated_labels`). PLAIN: fine-tuning answers without unused queries (`rows_of_record`)."""
     from multiprocessing import get_context
 
     records = merged_records(pre_dirs)
@@ -304,7 +307,7 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
     for key, lat in read_measured(measured).items():
         by_workload.setdefault(key.rsplit("|", 1)[0], {})[key] = lat
     pre, sft, errors = [], [], []
-    work = [(r, improvements, by_workload.get(r["name"], {}), keep_slow, pretrain) for r in records]
+    work = [(r, improvements, by_workload.get(r["name"], {}), keep_slow, pretrain, plain) for r in records]
     if jobs > 1:
         with get_context("spawn").Pool(jobs) as pool:
             results = pool.map(_work, work, chunksize=8)
@@ -318,7 +321,7 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
         if len(res) > 3:
             errors.append(res[3])
     if corpus:
-        sft.extend(corpus_rows(corpus))
+        sft.extend(corpus_rows(corpus, plain=plain))
     out = Path(out)
     labels = [r for r in sft if r["task"] == "construction" and r.get("latency_us")]
     sft = repeated_labels(sft, label_repeat) if label_repeat > 1 else sft
@@ -355,6 +358,8 @@ def main(argv=None) -> int:
     ap.add_argument("--improvements", type=int, default=2, help="improvement rows per workload (default 2)")
     ap.add_argument("--label-repeat", type=int, default=1,
                     help="train on each measured label that is not dlight's script this many times (default 1)")
+    ap.add_argument("--plain-labels", action="store_true",
+                    help="fine-tuning answers without the queries whose results nothing uses (the same schedule)")
     ap.add_argument("--keep-slow", action="store_true",
                     help="GPU targets: keep samples that are slow before they run as construction rows")
     args = ap.parse_args(argv)
@@ -368,7 +373,7 @@ def main(argv=None) -> int:
         ap.error("--out is required (or --batch)")
     build(args.pretrain, args.out, jobs=args.jobs, improvements=args.improvements, corpus=args.corpus,
           log=lambda m: print(m, file=sys.stderr), measured=args.measured, keep_slow=args.keep_slow,
-          pretrain=not args.sft_only, label_repeat=args.label_repeat)
+          pretrain=not args.sft_only, label_repeat=args.label_repeat, plain=args.plain_labels)
     return 0
 
 

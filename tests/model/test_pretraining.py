@@ -139,6 +139,16 @@ def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path):
     assert sorted({r["id"] for r in thrice} - {r["id"] for r in once}) == \
         sorted(f"{r['id']}:again{k}" for r in repeated for k in (1, 2))
     assert [r for r in thrice if r["split"] == "valid"] == [r for r in once if r["split"] == "valid"]
+    # plain labels: the same rows, answers without the queries whose results nothing uses
+    assert records_main([str(out), "--out", str(tmp_path / "plain"), "--measured", str(results), "--sft-only",
+                         "--plain-labels"]) == 0
+    from dragon_dsl import check_text
+    from dragon_model.data import without_unused_queries
+
+    plain = rows("plain")
+    assert [r["id"] for r in plain] == [r["id"] for r in once]
+    assert [r["script"] for r in plain] == [without_unused_queries(r["script"]) for r in once]
+    assert not any(d.code == "DRG104" for r in plain for d in check_text(r["script"])[1])
     # the next batch leaves out what was measured; filters narrow it
     again = tmp_path / "b2" / "batch.jsonl"
     assert records_main([str(out), "--batch", str(again), "--measured", str(packed)]) == 0
