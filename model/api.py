@@ -264,6 +264,10 @@ def suggest(workload=None, target: Any = "llvm", script: Optional[str] = None, n
                                             max_seconds=max_seconds)][:n]
 
 
+#: how much slower than the unscheduled program a CPU answer may time and still count as no slower:
+#: two timings of one kernel differ by a few percent
+TIMING_NOISE = 1.05
+
 #: seconds every device run may take whatever the baseline (loading the module, uploading inputs,
 #: comparing outputs)
 RUN_FLOOR_S = 15.0
@@ -282,7 +286,8 @@ class Recommendation:
     script: Optional[str]
     verified: bool
     latency_us: Optional[float]
-    source: str                                   # "model", "dlight" (GPU baseline) or "search"
+    source: str                                   # "model", "dlight" (GPU baseline), "search", or
+                                                  # "unscheduled" (CPU: nothing beat the program as written)
     candidates_tried: int
     baseline: Optional[float] = None              # the baseline's latency (us): dlight on GPUs, unscheduled on CPUs
     baseline_kind: Optional[str] = None
@@ -395,10 +400,18 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
                 log(f"model: {n_ok} of {sum(c['source'] == 'model' for c in tried)} candidate(s) verified")
         best = _best(tried, given) if use_model else None  # --no-model: a search, raced against dlight
         note = ""
+        # on a CPU the unscheduled program is what an answer must beat, as dlight on a GPU: a model
+        # answer slower than it is no answer, and the search runs instead
+        plain_us = base_us if not gpu else None
+        if best is not None and best["source"] == "model" and plain_us and best["latency_us"] > plain_us * TIMING_NOISE:
+            note = (f"every verified model candidate was slower than the unscheduled program "
+                    f"({best['latency_us']:.1f} us against {plain_us:.1f} us)")
+            best = None
         if best is None:
             model_tried = [c for c in tried if c["source"] == "model"]
-            note = ("no model candidate verified" if not any(c["status"] == "ok" for c in model_tried)
-                    else "no model candidate beat the given script") if model_tried else "no model"
+            if not note:
+                note = ("no model candidate verified" if not any(c["status"] == "ok" for c in model_tried)
+                        else "no model candidate beat the given script") if model_tried else "no model"
             note += f"; fell back to a MetaSchedule search of {search_trials} trials"
             log(note)
             stage("searching", f"{search_trials} trials")
@@ -411,6 +424,12 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
             best = _best([c for c in tried if c["source"] in ("search", "dlight")], given)
         elif best["source"] == "dlight" and any(c["source"] == "model" for c in tried):
             note = "dlight's schedule was faster than every model candidate"
+        if plain_us and (best is None or best["latency_us"] > plain_us * TIMING_NOISE) and \
+                (given is None or not given.latency_us or plain_us < given.latency_us):
+            # nothing beats the program as written: the answer is no schedule at all
+            best = {"source": "unscheduled", "script": "", "status": "ok", "latency_us": plain_us,
+                    "message": "the workload as written, without a schedule"}
+            note = (note + "; " if note else "") + "nothing found beats the unscheduled program: the answer is no schedule"
         rec = Recommendation(script=None, verified=False, latency_us=None, source=best["source"] if best else "search",
                              candidates_tried=len(tried), candidates=tried, note=note)
         if given is not None:

@@ -53,3 +53,31 @@ def test_bad_inputs_are_refused_before_the_model_loads(capsys, tmp_path, monkeyp
     bad.write_text("this is not TVMScript\n")
     assert code(["suggest", str(bad)]) == 2
     assert "bad.tvmscript" in capsys.readouterr().err
+
+
+def test_on_a_cpu_nothing_slower_than_the_unscheduled_program_is_the_answer(toy_model):
+    """When no candidate (model or search) runs as fast as the program as written, the answer is no
+    schedule, and says so. Here the baseline is reported 1,000x faster than it ran, so every real
+    candidate is slower than it."""
+    import dataclasses
+
+    from dragon_dsl import check_text
+    from dragon_dsl.engine import Engine, resolve_target
+    from dragon_model.api import recommend
+
+    class FastBaseline(Engine):
+        def baseline(self, workload, kind="unscheduled", level="time", **timing):
+            res = super().baseline(workload, kind=kind, level=level, **timing)
+            return dataclasses.replace(res, latency_us=res.latency_us / 1000)
+
+    engine = FastBaseline(resolve_target("llvm").spec, cache=False, timeout_s=60)
+    try:
+        rec = recommend(str(WL), "llvm", k=1, model_path=toy_model, search_trials=2, engine=engine)
+    finally:
+        engine.close()
+    assert rec.source == "unscheduled" and rec.verified
+    assert rec.latency_us == rec.baseline and rec.speedup_vs_baseline == 1.0
+    assert "the answer is no schedule" in rec.note
+    program, diags = check_text(rec.script)
+    assert program.instructions == [] and not [d for d in diags if d.severity.value == "error"]
+    assert any(c["source"] == "search" for c in rec.candidates), "the search ran before giving up"
