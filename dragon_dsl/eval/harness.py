@@ -5,7 +5,8 @@ method by method over all workloads, so that each method's wall times are taken 
 engine. The unscheduled workload is always measured: it is a baseline of every speed-up.
 
 With `stop_after_s`, nothing starts that is expected to end after that many seconds from the
-start (MetaSchedule's runs are estimated from the finished ones, `methods.expected_tune_s`): a run
+start (MetaSchedule's runs are estimated from the finished ones, `methods.expected_tune_s`; the
+model's answers not written yet from those written, `methods.expected_generation_s`): a run
 cut short by the machine's time limit loses its whole tuning run, a deferred one loses nothing
 and is measured by the next run over the same OUT_DIR (`results["deferred"]` lists them).
 
@@ -163,8 +164,10 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
                 phases.append(("vendor", lambda e: m.vendor(ctx, e)))
             elif name == "model":
                 phases.append(("model-first", lambda e: m.model(ctx, e, 1)))
+                expected["model-first"] = lambda e: m.expected_generation_s(ctx, e, 1)
                 if settings.k > 1:   # best of 1 is the first answer: measured once, one row
                     phases.append((f"model-best-of-{settings.k}", lambda e: m.model(ctx, e, settings.k)))
+                    expected[f"model-best-of-{settings.k}"] = lambda e: m.expected_generation_s(ctx, e, settings.k)
         deferred: list = []
         for label, fn in phases:
             progress(label, len(entries))
@@ -342,7 +345,8 @@ def _time_left(settings: Settings, t_start: float) -> float:
 
 def _past_deadline(settings: Settings, t_start: float, estimate, entry) -> bool:
     """With `stop_after_s`: whether this measurement should wait for a later run, because the time is
-    up or because its expected duration (for tuning runs, `methods.expected_tune_s`) would end past it.
+    up or because its expected duration (for tuning runs, `methods.expected_tune_s`; for the model's
+    answers not written yet, `methods.expected_generation_s`) would end past it.
     A run of unknown duration starts while time is left: a cut-short tuning run is done again later."""
     if settings.stop_after_s is None:
         return False

@@ -136,6 +136,24 @@ def _weights(ctx: Context) -> Optional[str]:
     return ctx.hashes["weights"]
 
 
+def expected_generation_s(ctx: Context, entry, n: int, task: str = "construction",
+                          script: Optional[str] = None) -> Optional[float]:
+    """Seconds the model's n answer(s) to a task take to write before they are measured, as
+    `--stop-after` needs them: 0 where they are written already (`--generate-only`, an earlier
+    run), else the upper median of the generation times of the task's n-answer files written so
+    far (None: none yet, unknown). A best-of-4 run whose generation phase left answers undone wrote
+    them while measuring, past its deadline, and the command's time limit lost its results."""
+    if suggestions_path(ctx, entry, n, task, script).exists():
+        return 0.0
+    times = []
+    for path in (ctx.out_dir / "model").glob(f"*-{task}-n{n}-*.json"):
+        try:
+            times.append(float(json.loads(path.read_text(encoding="utf-8"))["generation_s"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue   # a file another shard is writing, or not an answer file
+    return sorted(times)[len(times) // 2] if times else None
+
+
 def suggestions_path(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> Path:
     digest = hashlib.sha256(_suggestions_key(ctx, entry, n, task, script).encode()).hexdigest()[:12]
     return ctx.out_dir / "model" / f"{entry.name}-{task}-n{n}-{digest}.json"
