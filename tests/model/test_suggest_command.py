@@ -30,7 +30,9 @@ def test_json_names_the_baseline(toy_model, capsys):
     rc = main(["suggest", str(WL), "--model", str(toy_model), "-k", "1", "--search-trials", "2", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["verified"]
-    assert data["source"] in ("model", "search") and data["baseline_kind"] == "unscheduled"
+    # the toy model's scripts, or two search trials, may not beat the program as written: then the
+    # answer is no schedule (`source: unscheduled`), timed as the baseline
+    assert data["source"] in ("model", "search", "unscheduled") and data["baseline_kind"] == "unscheduled"
     assert data["baseline"] > 0 and data["speedup_vs_baseline"] == data["baseline"] / data["latency_us"]
 
 
