@@ -45,13 +45,6 @@ def flagged_answers(report: dict) -> list:
     return out
 
 
-def body(script: str) -> str:
-    """A script without its header and comments, as the model writes it."""
-    from dragon_model.generate import statements_of
-
-    return "".join(s for s in statements_of(script) if not s.lstrip().startswith(("workload ", "target ")))
-
-
 def scheduled(script_body: str, workload_text: str):
     """The module a script body leaves (None where it does not replay)."""
     from dragon_dsl import check_text
@@ -76,6 +69,7 @@ def main(argv=None) -> int:
     from dragon_dsl.engine import resolve_target
     from dragon_dsl.eval.discover import rebuilt_workload
     from dragon_model.api import GENERATION_VERSION, default_model_path, dlight_script, suggest
+    from dragon_model.data import body_of_text
     from dragon_model.replay_state import replay_prefix
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -95,7 +89,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         new = suggest(workload=str(path), target=target.spec, script=start, n=1, model_path=model)
         seconds = time.perf_counter() - t0
-        new_body = body(new[0]) if new else ""
+        new_body = body_of_text(new[0]) if new else ""
         from dragon_dsl.tvm.workload import load_workload
 
         env, why = replay_prefix(new_body, load_workload(text), "cuda") if new_body else (None, "no answer")
@@ -103,17 +97,17 @@ def main(argv=None) -> int:
         import tvm_ffi
 
         mine = scheduled(new_body, text) if new_body else None
-        before = scheduled(body(old), text)
-        theirs = scheduled(body(reference), text) if reference else None
+        before = scheduled(body_of_text(old), text)
+        theirs = scheduled(body_of_text(reference), text) if reference else None
         equal = mine is not None and theirs is not None and bool(tvm_ffi.structural_equal(mine, theirs))
         rows.append({"workload": entry["name"], "task": task, "old_us": old_us, "dlight_us": dlight_us,
                      "seconds": round(seconds, 1), "answered": bool(new_body), "replays": env is not None,
                      "why": why, "flagged": "DRG106" in {d.code for d in check_text(new_body)[1]},
-                     "dlights_script": bool(reference) and new_body == body(reference),
+                     "dlights_script": bool(reference) and new_body == body_of_text(reference),
                      "dlights_module": equal, "kernels": kernels(mine) if mine is not None else None,
                      "dlight_kernels": kernels(theirs) if theirs is not None else None,
                      "old_kernels": kernels(before) if before is not None else None,
-                     "statements": len(new_body.splitlines()), "old_statements": len(body(old).splitlines())})
+                     "statements": len(new_body.splitlines()), "old_statements": len(body_of_text(old).splitlines())})
 
     table = Table(title=f"answers that inlined a cache they made, written again (decoder {GENERATION_VERSION})")
     for col in ("workload", "task", "old us", "dlight us", "new: replays", "DRG106", "dlight's script",
