@@ -239,7 +239,8 @@ def cmd_eval(args, out: Console, err: Console) -> int:
                      if summary["improvement_left_to_the_measured_run"] else ""), markup=False)
         return 0
     deferred = results["deferred"]
-    later = (f"; {len(deferred)} measurement(s) deferred by --stop-after "
+    why = f"the interruption ({results['interrupted']})" if results.get("interrupted") else "--stop-after"
+    later = (f"; {len(deferred)} measurement(s) deferred by {why} "
              f"({', '.join(sorted({d['method'] for d in deferred}))}): run again over {args.out} to go on"
              if deferred else "")
     if settings.shard is not None:

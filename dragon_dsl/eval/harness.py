@@ -6,9 +6,13 @@ engine. The unscheduled workload is always measured: it is a baseline of every s
 
 With `stop_after_s`, nothing starts that is expected to end after that many seconds from the
 start (MetaSchedule's runs are estimated from the finished ones, `methods.expected_tune_s`; the
-model's answers not written yet from those written, `methods.expected_generation_s`): a run
+model's answers not written yet from those written, `methods.expected_generation_s` and, for the
+improvement task, `methods.expected_improvement_s`): a run
 cut short by the machine's time limit loses its whole tuning run, a deferred one loses nothing
 and is measured by the next run over the same OUT_DIR (`results["deferred"]` lists them).
+A run interrupted (SIGTERM, which `dragon` turns into an exit, or Ctrl-C) stops measuring and
+returns what it measured, the rest deferred, with `results["interrupted"]`: a machine's time
+limit ends the run, not its results.
 
 Shards (`shard=(i, n)`): workload number j (by name) belongs to shard j mod n. Shards of one
 evaluation run at once, as separate processes sharing OUT_DIR: its caches (results sqlite in
@@ -169,38 +173,56 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
                     phases.append((f"model-best-of-{settings.k}", lambda e: m.model(ctx, e, settings.k)))
                     expected[f"model-best-of-{settings.k}"] = lambda e: m.expected_generation_s(ctx, e, settings.k)
         deferred: list = []
-        for label, fn in phases:
-            progress(label, len(entries))
-            # all of a phase's builds at once (the rows take their results): baselines, first answers
-            prefetch = PREFETCH.get(label)
-            if prefetch is not None and _time_left(settings, t_start) > SERIAL_MEASURE_S * len(entries):
-                prefetch(ctx, entries, label)
-            for e in entries:
-                if _past_deadline(settings, t_start, expected.get(label), e):
-                    deferred.append({"method": label, "workload": e.name})
-                else:
-                    t0 = time.perf_counter()
-                    rows.append(fn(e))
-                    log(_line(t_start, t0, rows[-1]))
-                advance()
         improving = [e for e in entries if e.scripts]
-        if improving:
-            progress("improvement", len(improving))
-            for e in improving:
-                if _past_deadline(settings, t_start, None, e):
-                    deferred.append({"method": "improvement", "workload": e.name})
-                    advance()
-                    continue
-                t0 = time.perf_counter()
-                row, text, existing_us = m.existing(ctx, e)
-                rows.append(row)
-                log(_line(t_start, t0, row))
-                if "model" in wanted:
-                    for n in dict.fromkeys((1, settings.k)):
+        done: set = set()     # (method, workload) of the measurements finished or deferred
+        interrupted = None
+        try:
+            for label, fn in phases:
+                progress(label, len(entries))
+                # all of a phase's builds at once (the rows take their results): baselines, first answers
+                prefetch = PREFETCH.get(label)
+                if prefetch is not None and _time_left(settings, t_start) > SERIAL_MEASURE_S * len(entries):
+                    prefetch(ctx, entries, label)
+                for e in entries:
+                    if _past_deadline(settings, t_start, expected.get(label), e):
+                        deferred.append({"method": label, "workload": e.name})
+                    else:
                         t0 = time.perf_counter()
-                        rows.append(m.model(ctx, e, n, "improvement", text, existing_us))
+                        rows.append(fn(e))
                         log(_line(t_start, t0, rows[-1]))
-                advance()
+                    done.add((label, e.name))
+                    advance()
+            if improving:
+                progress("improvement", len(improving))
+                # the model's answers (one per size), their writing part of each workload's time
+                sizes = tuple(dict.fromkeys((1, settings.k))) if "model" in wanted else ()
+                expected_s = lambda e: m.expected_improvement_s(ctx, e, sizes)  # noqa: E731
+                for e in improving:
+                    if _past_deadline(settings, t_start, expected_s, e):
+                        deferred.append({"method": "improvement", "workload": e.name})
+                        done.add(("improvement", e.name))
+                        advance()
+                        continue
+                    t0 = time.perf_counter()
+                    row, text, existing_us = m.existing(ctx, e)
+                    improved = [row]
+                    log(_line(t_start, t0, row))
+                    for n in sizes:
+                        t0 = time.perf_counter()
+                        improved.append(m.model(ctx, e, n, "improvement", text, existing_us))
+                        log(_line(t_start, t0, improved[-1]))
+                    rows.extend(improved)    # a workload's improvement rows all, or none of them
+                    done.add(("improvement", e.name))
+                    advance()
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # the measurement under way is lost (its results cache keeps what it finished); the
+            # rest waits for the next run over OUT_DIR, as with --stop-after
+            interrupted = "keyboard interrupt" if isinstance(exc, KeyboardInterrupt) else f"exit {exc.code}"
+            log(f"[{time.perf_counter() - t_start:7.1f} s] interrupted ({interrupted}): writing what was measured")
+            deferred += [{"method": label, "workload": e.name} for label, _ in phases for e in entries
+                         if (label, e.name) not in done]
+            deferred += [{"method": "improvement", "workload": e.name} for e in improving
+                         if ("improvement", e.name) not in done]
         cache_after = engine.cache.count()
         startup_s += ctx.import_s
         methods_info = _methods_info(rows)
@@ -226,6 +248,8 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         "deferred": deferred,
         "shards": _shards(out_dir) if settings.shard is None else None,
     }
+    if interrupted:
+        results["interrupted"] = interrupted
     results["metrics"] = summarize(results)
     return results
 

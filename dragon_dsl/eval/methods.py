@@ -17,13 +17,13 @@ from dragon_dsl.eval.candidates import (
 from dragon_dsl.eval.host import host
 from dragon_dsl.eval.metaschedule import best_record, expected_tune_s, metaschedule, ms_folder, ms_name
 from dragon_dsl.eval.model_answers import (
-    OtherVersion, expected_generation_s, generate, generation_version, model, prefetch_first_answers,
-    suggestions_path,
+    OtherVersion, expected_generation_s, expected_improvement_s, generate, generation_version, model,
+    prefetch_first_answers, suggestions_path,
 )
 from dragon_dsl.eval.store import WallTimes, update_json
 from dragon_dsl.eval.vendor import method as vendor
 
-__all__ = ["Context", "OtherVersion", "WallTimes", "baseline", "best_record", "existing", "expected_generation_s", "expected_tune_s", "generate",
+__all__ = ["Context", "OtherVersion", "WallTimes", "baseline", "best_record", "existing", "expected_generation_s", "expected_improvement_s", "expected_tune_s", "generate",
            "generation_version", "host", "measure", "measure_scripts", "metaschedule", "model", "ms_folder", "ms_name",
            "prefetch_baselines", "prefetch_first_answers", "script_candidate", "suggestions_path", "update_json", "vendor"]
 

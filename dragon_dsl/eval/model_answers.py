@@ -154,6 +154,20 @@ def expected_generation_s(ctx: Context, entry, n: int, task: str = "construction
     return sorted(times)[len(times) // 2] if times else None
 
 
+def expected_improvement_s(ctx: Context, entry, sizes) -> Optional[float]:
+    """`expected_generation_s` of a workload's improvement answers, one per n of SIZES, summed (None:
+    unknown). The script the model improves is the workload's own where it has one; with several,
+    the fastest, which only measuring tells, so only the times of answers written so far count."""
+    script = entry.scripts[0].read_text(encoding="utf-8") if len(entry.scripts) == 1 else None
+    total = 0.0
+    for n in sizes:
+        seconds = expected_generation_s(ctx, entry, n, "improvement", script)
+        if seconds is None:
+            return None
+        total += seconds
+    return total
+
+
 def suggestions_path(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> Path:
     digest = hashlib.sha256(_suggestions_key(ctx, entry, n, task, script).encode()).hexdigest()[:12]
     return ctx.out_dir / "model" / f"{entry.name}-{task}-n{n}-{digest}.json"

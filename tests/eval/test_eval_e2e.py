@@ -205,6 +205,42 @@ def test_stop_after_defers_a_tuning_run_that_would_end_too_late(tmp_path):
     assert row["status"] == "measured" and row["ms_records"] >= 1
 
 
+def test_an_interrupted_run_keeps_what_it_measured(tmp_path, monkeypatch):
+    """SIGTERM (which `dragon` turns into SystemExit(143)) during the second method: the shard file
+    still holds both baselines, the rest is deferred and the interruption named (exit 3, as a
+    deadline's); the next run measures only what was left."""
+    from dragon_dsl.eval import methods
+
+    wl = tmp_path / "workloads"
+    wl.mkdir()
+    for src in ("tests/data/workloads/transpose_64x32.tvmscript", "dragon_dsl/examples/matmul_256.tvmscript"):
+        shutil.copy(ROOT / src, wl)
+    out = tmp_path / "out"
+    argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled,ms-random",
+            "--repeat", "3", "--out", str(out)]
+
+    def terminated(*_args, **_kwargs):
+        raise SystemExit(143)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(methods, "metaschedule", terminated)
+        log = io.StringIO()
+        with contextlib.redirect_stderr(log):
+            assert main(argv + ["--shard", "0/1"]) == 3
+    assert "deferred by the interruption (exit 143)" in log.getvalue()
+    part = json.loads((out / "results-shard-0-of-1.json").read_text())
+    assert part["interrupted"] == "exit 143"
+    assert {(r["workload"], r["method"]) for r in part["measurements"]} == \
+        {("matmul_256", "unscheduled"), ("transpose_64x32", "unscheduled")}
+    assert sorted(d["workload"] for d in part["deferred"] if d["method"] == "ms-random") == \
+        ["matmul_256", "transpose_64x32"]
+    assert main(argv) == 0
+    final = json.loads((out / "results.json").read_text())
+    assert "interrupted" not in final and final["deferred"] == []
+    assert {r["method"] for r in final["measurements"]} == {"unscheduled", "ms-random"}
+    assert all(c["cached"] for r in final["measurements"] if r["method"] == "unscheduled" for c in r["candidates"])
+
+
 def test_k1_measures_the_first_answer_once(tmp_path, monkeypatch):
     """With --k 1 the best of 1 is the first answer: one model row per task (a second, identical
     row counted every task twice in the report's first-answer table)."""

@@ -53,3 +53,19 @@ def test_a_file_being_written_is_left_out(ctx):
     written(ctx, "a", 4, 40.0)
     (ctx.out_dir / "model" / "b-construction-n4-000000000000.json").write_text('{"scripts": [')
     assert m.expected_generation_s(ctx, entry(ctx, "c"), 4) == 40.0
+
+
+def test_improvement_answers_count_each_size_and_the_workloads_own_script(ctx):
+    """`expected_improvement_s`: the sum over the run's sizes; a workload's answers to its own script
+    take no time once written; unknown while a size has no answer anywhere."""
+    e = entry(ctx, "a")
+    (ctx.out_dir / "a-start.dragon").write_text("the starting script")
+    e.scripts.append(ctx.out_dir / "a-start.dragon")
+    assert m.expected_improvement_s(ctx, e, (1, 4)) is None
+    written(ctx, "b", 1, 6.0, task="improvement"), written(ctx, "c", 4, 30.0, task="improvement")
+    written(ctx, "b", 4, 500.0)                        # construction: another task
+    assert m.expected_improvement_s(ctx, e, (1, 4)) == 36.0
+    assert m.expected_improvement_s(ctx, e, ()) == 0.0      # no model: nothing to write
+    path = m.suggestions_path(ctx, e, 1, "improvement", "the starting script")
+    path.write_text(json.dumps({"scripts": [], "generation_s": 9.0}))
+    assert m.expected_improvement_s(ctx, e, (1, 4)) == 30.0
