@@ -6,7 +6,10 @@ strong:
   * a success decided at stage S answers requests up to S; a verify answer also
     needs at least as many random input sets, a timing the same timing knobs;
   * a failure decided at stage F answers every request that would reach F
-    (a build error answers "time" requests too); timeouts are not stored.
+    (a build error answers "time" requests too); timeouts are not stored;
+  * a success answers only while the compile checks are those it passed
+    (`dragon_dsl.tvm.compile.CHECKS_VERSION`): a schedule a newer check rejects
+    is built again, and rejected.
 Reference outputs of the verifier are stored beside, per workload and verifier
 configuration, as `.npz` bytes: in the database up to MAX_REFERENCE_BYTES, larger ones as files
 in a folder next to it (`results-refs/` beside `results.sqlite`). A large reference is the
@@ -30,6 +33,7 @@ from typing import Optional
 
 from dragon_dsl.engine.result import Result, Status, Task, level_rank
 from dragon_dsl.files import cache_root
+from dragon_dsl.tvm.compile import CHECKS_VERSION
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -47,7 +51,7 @@ def default_path() -> Path:
 
 
 def _config(task: Task) -> dict:
-    return {"seeds": task.seeds, **task.timing_config()}
+    return {"seeds": task.seeds, "checks": CHECKS_VERSION, **task.timing_config()}
 
 
 def answers(stored: Result, stored_config: dict, task: Task, limits: Optional[dict] = None) -> bool:
@@ -62,6 +66,8 @@ def answers(stored: Result, stored_config: dict, task: Task, limits: Optional[di
                 all(k in measured and v <= measured[k] for k, v in limits.items()))
     if stored.status is not Status.OK:
         return have <= want
+    if stored_config.get("checks", 1) != CHECKS_VERSION:
+        return False
     if have < want:
         return False
     if want >= level_rank("verify") and stored_config.get("seeds", 0) < task.seeds:

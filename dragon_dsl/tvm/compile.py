@@ -20,6 +20,13 @@ from dragon_dsl.tvm.target import GPU_KINDS
 from dragon_dsl.tvm.trace import apply
 
 
+#: the version of the checks below (raised whenever one is added or tightened): a build or a
+#: measurement the engine's results cache keeps answers a later request only when it passed the
+#: checks of this version, so a schedule a new check rejects is built (and rejected) again rather
+#: than answered from an earlier success. 2: RACING_REDUCTION.
+CHECKS_VERSION = 2
+
+
 class ReplayError(Exception):
     pass
 
@@ -78,6 +85,10 @@ LOOP_PAST_OUTER = "thread_loop_past_outer"
 EXTENT_MISMATCH = "thread_extent_mismatch"
 #: not a problem of correctness (`thread_binding_problems` leaves it out): see `launch_loops`
 LAUNCH_LOOP = "launch_loop"
+RACING_REDUCTION = "racing_reduction"
+#: the memory scopes every thread of a block (of threads) reads and writes alike: a thread's own
+#: `local`, a warp's `warp` and `wmma.*` fragments are not among them
+SHARED_SCOPES = frozenset({"global", "shared", "shared.dyn"})
 
 
 def thread_binding_problems(mod) -> list:
@@ -98,7 +109,19 @@ def thread_binding_problems(mod) -> list:
         count too when the inner is shorter (a model's conv2d: threadIdx.x 4 inside threadIdx.x 32,
         outputs unwritten; MetaSchedule's cooperative fetch always repeats the extent); an inner
         one that is longer is LOOP_PAST_OUTER's. Seen in 7 of 9 model answers that compiled but
-        failed on the H200; in none of the 784 verified corpus scripts.
+        failed on the H200; in none of the 784 verified corpus scripts;
+      * RACING_REDUCTION: a reduction block in a kernel with threads, under no loop bound to one of
+        the kernel's threadIdx axes, that adds into memory the threads share (global or shared): its
+        indices do not depend on that axis, so every thread of it runs the whole reduction into the
+        same elements at once, and reads what its producer's other threads have not written yet.
+        Such a block is what a second `rfactor` leaves when it is computed at the blockIdx loop and
+        its loops are not bound: 5 of the 12 numeric mismatches among the second-generation model's
+        answers on the H200 (row sums), and 5 more answers that matched by chance (a few rows
+        each). None of the 784 verified CUDA corpus scripts has one, nor any of the pretraining
+        records' dlight scripts, design-space samples or samples with an rfactor that were checked
+        (benchmarks/results/cpu_racing_reduction.md): where a sampled block adds into memory under
+        fewer thread axes than its kernel's, it is a warp's tensor-core fragment
+        (`wmma.accumulator`), which is not shared by the warps.
     Only functions with at least one bound loop are looked at (none bound: `check_gpu`'s own message)."""
     return [(kind, message) for kind, message, _, any_bound in _binding_findings(mod)
             if any_bound and kind != LAUNCH_LOOP]
@@ -217,7 +240,9 @@ def _binding_findings(mod) -> list:
         def visit(stmt, axes: dict, under_binding: bool, kernel: dict = None, around: tuple = ()) -> None:
             """`axes`: thread tag -> extent of the bound loops around `stmt` (extent-1 loops left out:
             they are simplified away before the threads are bound, and constrain nothing);
-            `kernel`: thread tag -> {extent: first loop's name} over the kernel `stmt` is in;
+            `kernel`: over the kernel `stmt` is in, "axes": thread tag -> {extent: first loop's name},
+            "reductions": (block, the tags of `axes` then, (buffer, scope)) of each reduction block
+            that writes memory its threads share;
             `around`: (name, extent) of the loops around `stmt` that stay on the host."""
             nonlocal any_bound
             if isinstance(stmt, tvm.tirx.For):
@@ -227,9 +252,10 @@ def _binding_findings(mod) -> list:
                     extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
                     if not under_binding:   # the outermost bound loop of a nest: a kernel of its own
                         found.extend((LAUNCH_LOOP, loop, "") for loop in around if loop[1] != 1)
-                        kernel = {}
+                        kernel = {"axes": {}, "reductions": []}
                         visit(stmt, axes, True, kernel)
-                        found.extend((kind, None, message) for kind, message in _extent_mismatches(kernel))
+                        found.extend((kind, None, message) for kind, message in _extent_mismatches(kernel["axes"]))
+                        found.extend((RACING_REDUCTION, None, message) for message in _racing_reductions(kernel))
                         return
                     outer = axes.get(tag)
                     threads = extent is not None and not tag.startswith("vthread")
@@ -242,7 +268,7 @@ def _binding_findings(mod) -> list:
                                       f"bound to {tag} ({outer}): both take the same thread index, which is not 0 "
                                       f"in {outer - 1} of the {outer} threads, so their iterations of it never run"))
                     elif threads and extent > 1:
-                        kernel.setdefault(tag, {}).setdefault(extent, stmt.loop_var.name)
+                        kernel["axes"].setdefault(tag, {}).setdefault(extent, stmt.loop_var.name)
                     if extent != 1:
                         axes = {**axes, tag: extent}
                 elif not under_binding:
@@ -255,6 +281,11 @@ def _binding_findings(mod) -> list:
                     found.append((HOST_BLOCK, block.name_hint, f"block {block.name_hint!r} is under no loop bound to "
                                   "blockIdx/threadIdx: TVM would run it on the host, which cannot read the GPU's buffers"))
                     return  # its inner blocks run on the host with it: one message for the nest
+                if under_binding and any(iv.iter_type == tvm.tirx.IterVar.CommReduce for iv in block.iter_vars):
+                    shared = [(w.source.name, w.source.scope()) for w in block.writes
+                              if w.source.scope() in SHARED_SCOPES]
+                    if shared:
+                        kernel["reductions"].append((block.name_hint, frozenset(axes), shared[0]))
                 if block.init is not None:
                     visit(block.init, axes, under_binding, kernel, around)
                 visit(block.body, axes, under_binding, kernel, around)
@@ -282,6 +313,25 @@ def _extent_mismatches(kernel: dict) -> list:
             out.append((EXTENT_MISMATCH, f"{tag} is bound with extent {e1} (loop {n1}) and {e2} (loop {n2}) in one "
                                          f"kernel: a kernel has one block shape, which TVM takes from one of them, so "
                                          f"the other loop runs with the wrong number of threads"))
+    return out
+
+
+def _racing_reductions(kernel: dict) -> list:
+    """RACING_REDUCTION messages of one kernel ({"axes": thread tag -> {extent: first loop bound
+    with it}, "reductions": (block, the thread tags around it, (buffer, scope) it writes)}), a
+    block once."""
+    threads = {tag for tag in kernel["axes"] if tag.startswith("threadIdx")}
+    out, seen = [], set()
+    for block, around, (buffer, scope) in kernel["reductions"]:
+        missing = sorted(threads - around)
+        if missing and block not in seen:
+            seen.add(block)
+            axes = " or ".join(missing)
+            out.append(f"block {block!r} adds into {buffer} ({scope} memory) under no loop bound to {axes}: every "
+                       f"thread of its kernel on {'those axes' if len(missing) > 1 else 'that axis'} runs the whole "
+                       f"reduction into the same elements at once, reading values other threads have not written "
+                       f"yet (a race); bind its loops to those threads as well (a cross-thread reduction) or give "
+                       f"it a kernel of its own")
     return out
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from dragon_dsl.engine import Result, Status, Task, geomean, speedup
 from dragon_dsl.engine.cache import ResultsCache, answers
+from dragon_dsl.tvm.compile import CHECKS_VERSION
 from dragon_dsl.engine.compare import RTOL, Expected, compare
 from dragon_dsl.engine.inputs import fill_value, filled, input_sets, set_names
 from dragon_dsl.engine.keys import trace_hash
@@ -56,15 +57,20 @@ def test_task_rejects_unknown_levels():
 
 
 def test_cache_answer_rules():
+    checks = {"seeds": 3, "checks": CHECKS_VERSION}
     ok_verify = Result(Status.OK, level="verify")
-    assert answers(ok_verify, {"seeds": 3}, Task("w", [], level="verify", seeds=3))
-    assert answers(ok_verify, {"seeds": 3}, Task("w", [], level="build"))
-    assert not answers(ok_verify, {"seeds": 3}, Task("w", [], level="verify", seeds=5))
-    assert not answers(ok_verify, {"seeds": 3}, Task("w", [], level="time"))
+    assert answers(ok_verify, checks, Task("w", [], level="verify", seeds=3))
+    assert answers(ok_verify, checks, Task("w", [], level="build"))
+    assert not answers(ok_verify, checks, Task("w", [], level="verify", seeds=5))
+    assert not answers(ok_verify, checks, Task("w", [], level="time"))
     timed = Result(Status.OK, level="time", latency_us=1.0)
-    config = {"seeds": 3, **Task("w", []).timing_config()}
+    config = {**checks, **Task("w", []).timing_config()}
     assert answers(timed, config, Task("w", [], level="time"))
     assert not answers(timed, config, Task("w", [], level="time", flush_l2=True))
+    # a success under earlier compile checks (or before they had a version) is built again: a newer
+    # check may reject it; a failure stays one
+    assert not answers(timed, {**config, "checks": CHECKS_VERSION - 1}, Task("w", [], level="time"))
+    assert not answers(ok_verify, {"seeds": 3}, Task("w", [], level="build"))
     build_error = Result(Status.BUILD_ERROR, level="build")
     assert answers(build_error, {}, Task("w", [], level="time"))
     mismatch = Result(Status.NUMERIC_MISMATCH, level="verify")
