@@ -14,7 +14,9 @@ Writes two row sets, each a folder `dragon train sft` reads (JSON Lines, `split`
   (`--keep-slow` keeps it).
 * `ROWS/sft/`: one label per workload: the fastest known schedule. With `--measured` (the results
   of `dragon measure` on `--batch`'s file: every record's scripts and dlight's, verified and timed
-  on the GPU), that is the fastest verified script of the record, dlight's included. For a
+  on the GPU; on a CPU, the program as written instead of dlight's), that is the fastest verified
+  script of the record, the baseline included (on a CPU, no row when nothing beats the program as
+  written: a model taught empty answers gives them everywhere). For a
   workload of the measured corpus it is the corpus' answer unless dlight's measured latency was
   lower (then dlight's script); for a workload nobody measured, dlight's script (the baseline a
   GPU answer must reach). Improvement rows pair scripts of the workload with that label, so the
@@ -60,11 +62,28 @@ def candidate_id(name: str, text: str) -> str:
     return f"{name}|{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 
+#: the sources of a labelling batch's baselines: always measured, whatever --per-space keeps
+BASELINES = ("dlight", "unscheduled")
+
+
 def record_scripts(record: dict) -> list:
     """(source, text) of every script of a record: its samples, then dlight's."""
     out = [(s["space"], s["text"]) for s in record["scripts"]]
     if record.get("dlight"):
         out.append(("dlight", record["dlight"]["text"]))
+    return out
+
+
+def label_candidates(record: dict) -> list:
+    """(source, text) of what a labelling batch measures of a record: `record_scripts`, and on a CPU
+    target the program as written too (the record's header alone, source "unscheduled"): there it
+    is the floor a label must beat, as dlight's script is on a GPU; a workload where no sample beats
+    it (a quarter of the llvm corpus' best-of-8 answers do not) gets no fine-tuning row."""
+    from dragon_dsl.engine import resolve_target
+
+    out = record_scripts(record)
+    if out and not resolve_target(record["target"]).is_gpu:
+        out.append(("unscheduled", out[0][1].split("\n\n", 1)[0] + "\n\n"))
     return out
 
 
@@ -79,7 +98,8 @@ def write_batch(records: list, path, max_flops: Optional[float] = None, min_flop
     and output: a batch of 255 GEMMs up to 2e10 FLOPs filled a 64 GB disk with them). With
     REQUIRE_SPACE, only workloads with a script of that design space (e.g. `cuda-tensorcore`: the
     ones where tensor cores may win); PER_SPACE keeps at most that many scripts of each space per
-    workload (dlight's always). Candidates whose id is in SKIP (measured before) are left out."""
+    workload (the baselines always: dlight's script; on a CPU the program as written,
+    `label_candidates`). Candidates whose id is in SKIP (measured before) are left out."""
     from dragon_dsl.files import write_text
     from dragon_dsl.tvm.workload import estimate_flops, load_workload, param_bytes
 
@@ -98,10 +118,10 @@ def write_batch(records: list, path, max_flops: Optional[float] = None, min_flop
             continue
         kept: dict = {}
         mine = []
-        for source, text in record_scripts(r):
+        for source, text in label_candidates(r):
             kept[source] = kept.get(source, 0) + 1
             cid = candidate_id(r["name"], text)
-            if (per_space is None or source == "dlight" or kept[source] <= per_space) and cid not in skip:
+            if (per_space is None or source in BASELINES or kept[source] <= per_space) and cid not in skip:
                 mine.append(json.dumps({"id": cid, "workload": f"workloads/{r['name']}.tvmscript", "script": text}))
         if mine:
             write_text(wl_dir / f"{r['name']}.tvmscript", r["workload"])
@@ -139,14 +159,15 @@ def measured_label(record: dict, measured: dict) -> tuple:
     texts, slowest first (failures first of all: they lose to any verified script)."""
     from dragon_model.data import body_of_text
 
-    ids = [(candidate_id(record["name"], t), src, t) for src, t in record_scripts(record)]
+    ids = [(candidate_id(record["name"], t), src, t) for src, t in label_candidates(record)]
     seen = [(measured[i], src, t) for i, src, t in ids if i in measured]
     ok = sorted((lat, src, t) for lat, src, t in seen if lat is not None)
     if not ok:
         return None, []
     lat, src, text = ok[0]
     dl = next((x for x, s, _t in seen if s == "dlight"), None)
-    label = {"body": body_of_text(text), "source": src, "latency_us": lat, "dlight_us": dl}
+    label = {"body": body_of_text(text), "source": src, "latency_us": lat, "dlight_us": dl,
+             "unscheduled_us": next((x for x, s, _t in seen if s == "unscheduled"), None)}
     ranked = [t for _l, _s, t in seen if _l is None] + [t for _l, _s, t in reversed(ok[1:])]
     return label, ranked
 
@@ -200,9 +221,9 @@ def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int
         pre.append(_row(name, family, target, wl, "construction", dl_body, construct, n=len(pre), source="dlight",
                         workload_hash=h))
     best = label or ({"body": dl_body, "source": "dlight"} if dl_body else None)
-    if best is None:
+    if best is None or best["source"] == "unscheduled":   # no schedule beats the program: nothing to teach
         return pre, []
-    measured = {k: best[k] for k in ("latency_us", "dlight_us") if best.get(k) is not None}
+    measured = {k: best[k] for k in ("latency_us", "dlight_us", "unscheduled_us") if best.get(k) is not None}
     answer = without_unused_queries(best["body"]) if plain else best["body"]
     sft = [_row(name, family, target, wl, "construction", answer, construct, source=best["source"],
                 workload_hash=h, **measured)]
@@ -219,13 +240,18 @@ def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int
 def corpus_rows(corpus_dir, target_kind: str = "cuda", plain: bool = False) -> list:
     """The measured corpus' rows as sft rows: an answer slower than dlight's measured latency is
     replaced by dlight's script (a GPU answer must reach dlight; the corpus' best of 16 random
-    samples often does not). PLAIN: answers without unused queries, as `rows_of_record`."""
+    samples often does not); on a CPU one slower than the program as written is left out
+    (`data.slower_than_written`, as `data.examples` leaves it out). PLAIN: answers without unused
+    queries, as `rows_of_record`."""
     from dragon_dsl.tvm.dlight import dlight_trace
     from dragon_dsl.tvm.workload import load_workload
-    from dragon_model.data import body_of_text, load_rows, prompt_text, row_target, script_body, without_unused_queries
+    from dragon_model.data import (body_of_text, load_rows, prompt_text, row_target, script_body, slower_than_written,
+                                   without_unused_queries)
 
     out = []
     for i, r in enumerate(load_rows(corpus_dir, splits=["train", "valid"], target_kind=target_kind)):
+        if slower_than_written(r):
+            continue    # not taught: see data.slower_than_written
         body, source = script_body(r["trace"]), "corpus"
         lat, base = r.get("latency_us"), r.get("dlight_us")
         if lat and base and lat > base:
@@ -320,8 +346,12 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
         slow += res[2]
         if len(res) > 3:
             errors.append(res[3])
-    if corpus:
-        sft.extend(corpus_rows(corpus, plain=plain))
+    if corpus:   # the corpus of the records' target (an llvm corpus beside llvm records)
+        from dragon_model.render import target_kind
+
+        kinds = {target_kind(r["target"]) for r in records} or {"cuda"}
+        for kind in sorted(kinds):
+            sft.extend(corpus_rows(corpus, target_kind=kind, plain=plain))
     out = Path(out)
     labels = [r for r in sft if r["task"] == "construction" and r.get("latency_us")]
     sft = repeated_labels(sft, label_repeat) if label_repeat > 1 else sft
@@ -348,7 +378,7 @@ def main(argv=None) -> int:
     ap.add_argument("--require-space", help="with --batch: only workloads with a script of this design space "
                     "(e.g. cuda-tensorcore)")
     ap.add_argument("--per-space", type=int, help="with --batch: at most this many scripts of each design space "
-                    "per workload (dlight's always)")
+                    "per workload (dlight's script and, on a CPU, the program as written always)")
     ap.add_argument("--measured", action="append", default=[],
                     help="`dragon measure` results of that batch: labels are the fastest verified scripts "
                     "(repeatable); with --batch, the candidates they hold are left out")
