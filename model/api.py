@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from dragon_dsl.levels import SLOW_FACTOR, is_slow  # a slow verified candidate is never an answer
+# how much slower than the unscheduled program a CPU answer may time and still count as no slower
+# (the model's training answers use the same margin)
+from dragon_model.data import TIMING_NOISE
 
 WEIGHTS = Path(__file__).resolve().parent / "weights"
 
@@ -151,7 +154,19 @@ CPU_RETRIES = 2
 #:    dlight-like GEMM answer of the ninth model (5 construction, 7 improvement answers of the
 #:    held-out operators) inlined its shared copy of A instead of A's reindex block, 2-4x slower
 #:    than dlight; none of the 110k CUDA and llvm training scripts does it
-GENERATION_VERSION = 21
+#: 22: on GPUs, a script with a reduction block that all threads of its kernel run into the same
+#:    global or shared elements (`compile.RACING_REDUCTION`: a second rfactor computed at the
+#:    blockIdx loop with its loops unbound) is one the compiler check rejects, and is replaced by a
+#:    further sample: 4 of the ninth model's 24 held-out family construction answers were such row
+#:    sums and gave wrong results on the H200; no CUDA training script checked has one. Where every
+#:    retry writes it again, the stage gets a kernel of its own instead (`complete.
+#:    separate_racing_stages`: the statement that computed it at the kernel's loop left out, then
+#:    AutoBind), and AutoBind finds a block left on the host by its place, not by its name (two
+#:    rfactor stages share one). An improvement whose every rewrite is rejected gets one script
+#:    written from scratch (the construction prompt) before a rejected one is shown: 8 of the 23
+#:    held-out family improvement answers were rewrites the launch check had rejected (host loops
+#:    launching the kernel up to 262,144 times, one busy thread), shown for want of another
+GENERATION_VERSION = 22
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True
@@ -201,12 +216,16 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
     """k generations (the first greedy, the others sampled), as (script text with header, Generation);
     duplicates dropped. Each script is replayed from its own text (`replay_problem`, as dragon-check
     does) before it is kept. On a GPU target a script the compiler rejects (`compile_problem`) for stages
-    left on the host is first completed by AutoBind (`dragon_model.complete`; the Generation keeps the
-    model's own body in `completed_from`); one still rejected is replaced by a further sample, up to
+    left on the host is first completed by AutoBind (`dragon_model.complete`; the Generation keeps
+    the model's own body in `completed_from`); one still rejected is replaced by a further sample, up to
     `retries` (GPU_RETRIES; on CPUs CPU_RETRIES) in all, and so is one that would launch a kernel from
-    a host loop or leave the GPU idle (`launch_problem`); the rejected ones fill the list only when
-    too few pass, those rejected for their speed alone (they run correctly) before the others."""
-    from dragon_model.complete import bind_host_blocks
+    a host loop or leave the GPU idle (`launch_problem`). When every rewrite of SCRIPT is rejected,
+    one script is written from scratch (the construction prompt; `Generation.from_scratch`). When
+    none passes, the first rejected one with a reduction stage its kernel's threads race on has that
+    stage moved to a kernel of its own (`complete.separate_racing_stages`). The
+    rejected ones fill the list only when too few pass, those rejected for their speed alone (they
+    run correctly) before the others."""
+    from dragon_model.complete import bind_host_blocks, separate_racing_stages
     from dragon_model.data import body_of_text
     from dragon_model.generate import header
     from dragon_model.decoder_grammar import GPU_KINDS
@@ -220,13 +239,9 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
     gpu = target_kind(target) in GPU_KINDS
     extra = (GPU_RETRIES if gpu else CPU_RETRIES) if retries is None else retries
     out, rejected, seen = [], [], set()
-    i = 0
-    while len(out) < k and i < k + extra:
-        g = gen.generate(workload, target, slower, temperature=0.0 if i == 0 else temperature, seed=seed + i)
-        i += 1
-        if g.body in seen:
-            continue
-        seen.add(g.body)
+
+    def consider(g) -> None:
+        """Keep generation G in `out` when it passes, else in `rejected` with why."""
         # the decoder replayed each statement as it came; the whole text is replayed once more, as
         # `dragon-check --level replay` does, so that no shown script fails its user's check
         problem = replay_problem(head + g.body, workload) if g.body.strip() else None
@@ -251,6 +266,35 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
         else:
             g.compile_problem = problem
             rejected.append((not slow, head + g.body, g))
+
+    i = 0
+    while len(out) < k and i < k + extra:
+        g = gen.generate(workload, target, slower, temperature=0.0 if i == 0 else temperature, seed=seed + i)
+        i += 1
+        if g.body not in seen:
+            seen.add(g.body)
+            consider(g)
+    if slower is not None and not out and extra:
+        # every rewrite of the given script was rejected (the families' row sums: each rewrite
+        # launched kernels from host loops or kept one thread busy): a script written from
+        # scratch, as for the construction task, before a rejected one is shown
+        g = gen.generate(workload, target, None, temperature=0.0, seed=seed + i)
+        if g.body not in seen:
+            seen.add(g.body)
+            g.from_scratch = True
+            consider(g)
+    if not out and gpu and extra and COMPLETE_HOST_BLOCKS:
+        # no sample passes: a reduction stage the kernel's threads race on gets a kernel of its own,
+        # in the first rejected script that has one (after the samples: a resampled row sum that
+        # reduces across threads in one kernel is kept before three kernels)
+        for j, (_, text, g) in enumerate(rejected):
+            separated = separate_racing_stages(text, workload, target)
+            if separated is not None and not (replay_problem(head + separated, workload)
+                                              or launch_problem(head + separated, workload)):
+                g.completed_from, g.body, g.compile_problem = g.body, separated, None
+                out.append((head + separated, g))
+                del rejected[j]
+                break
     rejected.sort(key=lambda r: r[0])     # a slow script that runs before one the compiler rejects
     return out + [(text, g) for _, text, g in rejected[: k - len(out)]]
 
@@ -263,10 +307,6 @@ def suggest(workload=None, target: Any = "llvm", script: Optional[str] = None, n
     return [text for text, _g in candidates(workload, target or "llvm", script, k=max(1, n), model_path=model_path,
                                             max_seconds=max_seconds)][:n]
 
-
-#: how much slower than the unscheduled program a CPU answer may time and still count as no slower:
-#: two timings of one kernel differ by a few percent
-TIMING_NOISE = 1.05
 
 #: seconds every device run may take whatever the baseline (loading the module, uploading inputs,
 #: comparing outputs)

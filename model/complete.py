@@ -42,3 +42,47 @@ def bind_host_blocks(text: str, workload, target: Any, seed: int = 1) -> Optiona
         return None
     completed = autobind.bind_host_blocks(trace, workload, spec.spec, seed=seed)
     return None if completed is None else script_body(completed)
+
+
+#: the instructions that move a block under another block's loop (a stage computed at a kernel's loop)
+_MOVES = ("compute_at", "reverse_compute_at")
+
+
+def separate_racing_stages(text: str, workload, target: Any, seed: int = 1) -> Optional[str]:
+    """For a GPU script with a reduction stage that every thread of a kernel runs into the same
+    shared elements (`dragon_dsl.tvm.compile.RACING_REDUCTION`: a second `rfactor` stage computed at
+    the blockIdx loop, its loops unbound), the script body with that stage given a kernel of its own:
+    the statement that computed it there left out (the last such statement whose removal works), the
+    stage then left on the host and bound by AutoBind (`bind_host_blocks`). None when the script has
+    no such stage, or no removal gives a script the compile check passes. The model writes the racing
+    stage on every retry for row sums it has never seen (6 of 10 such answers on the held-out
+    families and operators); its own statements stay, in their order, but one."""
+    from dragon_dsl import DragonError, to_trace_json
+    from dragon_dsl.engine import resolve_target
+    from dragon_dsl.tvm.compile import RACING_REDUCTION, compile_problem, schedule, thread_binding_problems
+    from dragon_dsl.tvm.workload import load_workload
+
+    from dragon_model.data import CALL, body_of_text
+
+    spec = resolve_target(target)
+    if not spec.is_gpu:
+        return None
+    try:
+        body = body_of_text(text)
+        scheduled = schedule(load_workload(workload), {"trace": to_trace_json(body)}, None)
+    except Exception:  # noqa: BLE001 - a script that does not check or replay: nothing to separate
+        return None
+    if not any(kind == RACING_REDUCTION for kind, _ in thread_binding_problems(scheduled)):
+        return None
+    lines = body.splitlines(keepends=True)
+    moves = [i for i, line in enumerate(lines) if (m := CALL.match(line)) and m.group(1) in _MOVES]
+    for i in reversed(moves):
+        completed = bind_host_blocks("".join(lines[:i] + lines[i + 1:]), workload, spec.spec, seed=seed)
+        if completed is None:
+            continue
+        try:
+            if compile_problem(to_trace_json(completed), workload, spec.spec) is None:
+                return completed
+        except DragonError:
+            continue
+    return None

@@ -47,6 +47,7 @@ class Generation:
     rejections: list = field(default_factory=list)  # (statement, why), the first few
     compile_problem: Optional[str] = None  # GPU targets: why the compiler rejected the finished script
     completed_from: Optional[str] = None   # GPU targets: the model's own body, when `body` adds AutoBind's statements
+    from_scratch: bool = False      # an improvement's answer written for the construction prompt (`api.candidates`)
 
 
 def load_model(path):

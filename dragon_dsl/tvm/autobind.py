@@ -47,11 +47,28 @@ def bind_host_blocks(trace: list, workload, target, seed: int = 1) -> Optional[l
         if not names:
             return None
         rule = _rule(tvm_tgt)
-        for name in names:
-            done = rule.apply(sch, sch.get_sblock(name))
+        for _ in range(len(names)):   # one application a block left on the host
+            done = rule.apply(sch, _host_block(sch, names))
             if not done:
                 return None
             sch = done[0]
-        return trace_json(sch)
+            names = host_blocks(sch.mod)
+            if not names:
+                return trace_json(sch)
+        return None
     except Exception:  # noqa: BLE001 - TVM refuses the rule (a nest it cannot fuse): no completion
         return None
+
+
+def _host_block(sch, names: list):
+    """The first block left on the host, by its place in the schedule: a child of the root block
+    named in NAMES (`host_blocks`) under no loop bound to a thread. Not by name alone: two stages
+    of one block's rfactors are both named after it (`Y_rf`), and TVM's get_sblock refuses a name
+    two blocks share."""
+    import tvm
+
+    for rv in sch.get_child_blocks(sch.get_sblock("root")):
+        if sch.get(rv).name_hint in names and not any(
+                sch.get(loop).kind == tvm.tirx.ForKind.THREAD_BINDING for loop in sch.get_loops(rv)):
+            return rv
+    raise ValueError(f"no block of {names} is left on the host")

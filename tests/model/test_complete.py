@@ -1,4 +1,5 @@
-"""A GPU script that leaves stages on the host is completed by MetaSchedule's AutoBind rule
+"""A GPU script that leaves stages on the host is completed by MetaSchedule's AutoBind rule, one
+whose reduction stage its kernel's threads race on has that stage moved to a kernel of its own
 (`dragon_model.complete`), and `api.candidates` keeps the completion when the compiler accepts it:
 real TVM throughout, a stand-in generator for the model."""
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from dragon_model import api
-from dragon_model.complete import bind_host_blocks
+from dragon_model.complete import bind_host_blocks, separate_racing_stages
 from dragon_model.data import body_of_text
 from dragon_model.generate import Generation
 
@@ -75,3 +76,78 @@ def test_candidates_without_completion_resample(monkeypatch):
     monkeypatch.setattr(api, "COMPLETE_HOST_BLOCKS", False)
     out = api.candidates(str(CONV), TARGET, k=1, retries=1)
     assert gen.calls == 2 and out[0][1].completed_from is None
+
+
+RACING = ROOT / "tests/data/racing/row_sum.dragon"
+ROW_SUM = ROOT / "tests/data/racing/reduction_typed_axis1_dtypef16_m16_n4096_opsum.tvmscript"
+# the same row sum as one cross-thread reduction: a row per thread block, 256 threads adding its columns
+BOUND_ROW_SUM = ('b0 = get_sblock("Y")\nl1, l2 = get_loops(b0)\nl3, l4 = split(l2, [None, 256])\n'
+                 'bind(l1, "blockIdx.x")\nbind(l4, "threadIdx.x")\n')
+
+
+def test_a_racing_stage_gets_a_kernel_of_its_own():
+    """The model's row sum: its second rfactor stage is computed at the blockIdx loop and left
+    unbound (a race the compile check names). The separated script is the model's statements but
+    the one that put the stage there, then AutoBind's for the stage (found by its place: both
+    rfactor stages are named Y_rf); it compiles, and races no more."""
+    from dragon_dsl import to_trace_json
+    from dragon_dsl.tvm.compile import RACING_REDUCTION, kernel_shapes, schedule, thread_binding_problems
+    from dragon_dsl.tvm.workload import load_workload
+
+    text = RACING.read_text(encoding="utf-8")
+    assert "a race" in api.compile_problem(text, ROW_SUM, TARGET)
+    assert bind_host_blocks(text, ROW_SUM, TARGET) is None           # nothing on the host to complete
+    separated = separate_racing_stages(text, ROW_SUM, TARGET)
+    mine = body_of_text(text).splitlines()
+    moved = [i for i, line in enumerate(mine) if line.startswith("reverse_compute_at(")]
+    assert len(moved) == 1 and separated.splitlines()[:len(mine) - 1] == mine[:moved[0]] + mine[moved[0] + 1:]
+    assert api.compile_problem(_head(ROW_SUM) + separated, ROW_SUM, TARGET) is None
+    mod = schedule(load_workload(str(ROW_SUM)), {"trace": to_trace_json(separated)}, None)
+    assert not [k for k, _ in thread_binding_problems(mod) if k == RACING_REDUCTION] and len(kernel_shapes(mod)) == 3
+    assert separate_racing_stages(text, ROW_SUM, TARGET) == separated     # deterministic
+    assert separate_racing_stages(_head(TRANSPOSE) + BOUND, TRANSPOSE, TARGET) is None   # no race: unchanged
+    assert separate_racing_stages(text.replace("nvidia/nvidia-h100", "llvm"), ROW_SUM, "llvm") is None
+
+
+def test_candidates_separate_a_racing_stage_when_no_sample_passes(monkeypatch):
+    """The greedy answer and every retry race: the first of them gets its stage a kernel of its own
+    (after the retries: a sample that reduces across threads in one kernel would come first)."""
+    body = body_of_text(RACING.read_text(encoding="utf-8"))
+    gen = Scripted([body, body + "\n"])
+    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+    (text, g), = api.candidates(str(ROW_SUM), TARGET, k=1, retries=1)
+    assert gen.calls == 2 and g.completed_from == body and g.compile_problem is None
+    assert text == _head(ROW_SUM) + separate_racing_stages(_head(ROW_SUM) + body, ROW_SUM, TARGET)
+    gen = Scripted([body, BOUND_ROW_SUM])
+    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+    (text, g), = api.candidates(str(ROW_SUM), TARGET, k=1, retries=1)
+    assert g.completed_from is None and text == _head(ROW_SUM) + body_of_text(BOUND_ROW_SUM)
+
+
+class ByPrompt:
+    """A stand-in model: REWRITE for the improvement prompt, SCRATCH for the construction prompt."""
+
+    def __init__(self, rewrite, scratch):
+        self.rewrite, self.scratch, self.prompts, self.max_seconds = rewrite, scratch, [], 0.0
+
+    def generate(self, workload, target, slower, temperature=0.0, seed=0):
+        self.prompts.append("improvement" if slower else "construction")
+        return Generation(body=self.rewrite + "\n" * len(self.prompts) if slower else self.scratch)
+
+
+# the transpose's outer loop left around its kernel: the host launches it 64 times (launch_problem)
+HOST_LOOP = UNBOUND.replace("l3 = fuse(l1, l2)\n", "l3, l4 = split(l2, [None, 32])\nbind(l3, \"blockIdx.x\")\n"
+                            "bind(l4, \"threadIdx.x\")\n")
+
+
+def test_an_improvement_whose_every_rewrite_is_rejected_is_written_from_scratch(monkeypatch):
+    assert "launches the kernel once per iteration" in api.launch_problem(_head(TRANSPOSE) + HOST_LOOP, TRANSPOSE)
+    gen = ByPrompt(HOST_LOOP, BOUND)
+    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+    (text, g), = api.candidates(str(TRANSPOSE), TARGET, script=_head(TRANSPOSE) + HOST_LOOP, k=1, retries=2)
+    assert gen.prompts == ["improvement"] * 3 + ["construction"]
+    assert g.from_scratch and text == _head(TRANSPOSE) + body_of_text(BOUND)
+    # a construction task has no rewrite to fall back from: the slow script is shown, as before
+    gen = ByPrompt(HOST_LOOP, HOST_LOOP)
+    (text, g), = api.candidates(str(TRANSPOSE), TARGET, k=1, retries=2)
+    assert gen.prompts == ["construction"] * 3 and not g.from_scratch and g.compile_problem
