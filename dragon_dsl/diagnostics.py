@@ -86,6 +86,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "DRG104": (Severity.WARNING, "unused result of a pure instruction"),
     "DRG105": (Severity.ERROR, "reserved name"),
     "DRG106": (Severity.WARNING, "a cache the script made is inlined again"),
+    "DRG107": (Severity.WARNING, "a cache the script made is moved to another storage scope"),
     # 2xx: instructions and arguments
     "DRG201": (Severity.ERROR, "unknown instruction"),
     "DRG202": (Severity.ERROR, "missing argument"),
