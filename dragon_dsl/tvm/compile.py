@@ -386,7 +386,13 @@ def out_of_bounds(mod) -> list:
     each finding's access path is followed to its block, and only unpredicated blocks count. A
     conv1d answer of the eighth CUDA model inlined the padding into the convolution and then
     reindexed its input: the reindex block copied `inputs[l + k - 3]` for every l and k, with no
-    condition, and the kernel stopped the GPU with an illegal address."""
+    condition, and the kernel stopped the GPU with an illegal address. Blocks run for iterator values
+    outside their domain count too (`out_of_domain_bindings`)."""
+    return _checker_findings(mod) + out_of_domain_bindings(mod)
+
+
+def _checker_findings(mod) -> list:
+    """TVM's out-of-bounds checker's findings in unpredicated blocks (`out_of_bounds`)."""
     from tvm.s_tir import analysis
 
     try:
@@ -402,6 +408,55 @@ def out_of_bounds(mod) -> list:
     if not unguarded:
         return []
     return _OOB_MESSAGE.findall(text) or [f"an access at {unguarded[0]} is out of bounds"]
+
+
+def out_of_domain_bindings(mod) -> list:
+    """Unpredicated blocks whose loops bind an iterator to values outside its domain, as messages
+    (`block 'Y' binds v0 to 0..15 but its domain is 0..7`). The block's body then runs for those
+    values too, and TVM's out-of-bounds checker, which reads an iterator as its domain, does not see
+    the accesses it makes. TVM 0.27's `rfactor` of a block split with padding (`T.where(i < 8)`)
+    keeps the predicate on the rfactor block and leaves the write-back block without it: a
+    held-out row sum of the CUDA model wrote Y[8..15] of an 8-element Y and gave wrong results on
+    the H200. Loops with extents that are not constants bound nothing here."""
+    import tvm
+    from tvm.s_tir import SBlockRealize
+    from tvm.sym import Analyzer
+
+    found = []
+
+    def visit(stmt, analyzer) -> None:
+        if isinstance(stmt, tvm.tirx.For):
+            if isinstance(stmt.min, tvm.tirx.IntImm) and isinstance(stmt.extent, tvm.tirx.IntImm):
+                analyzer.bind(stmt.loop_var, tvm.ir.Range.from_min_extent(stmt.min, stmt.extent))
+            visit(stmt.body, analyzer)
+        elif isinstance(stmt, SBlockRealize):
+            block, pred = stmt.block, stmt.predicate
+            if isinstance(pred, tvm.tirx.IntImm) and pred.value == 1 and not len(block.match_buffers):
+                for iv, value in zip(block.iter_vars, stmt.iter_values):
+                    if not (isinstance(iv.dom.min, tvm.tirx.IntImm) and isinstance(iv.dom.extent, tvm.tirx.IntImm)):
+                        continue
+                    lo, hi = int(iv.dom.min), int(iv.dom.min) + int(iv.dom.extent) - 1
+                    bound = analyzer.const_int_bound(value)
+                    if bound.min_value < lo or bound.max_value > hi:
+                        found.append(f"block {block.name_hint!r} binds {iv.var.name} to {bound.min_value}..{bound.max_value} "
+                                     f"but its domain is {lo}..{hi}")
+            if block.init is not None:
+                visit(block.init, analyzer)
+            visit(block.body, analyzer)
+        elif isinstance(stmt, tvm.tirx.SeqStmt):
+            for inner in stmt.seq:
+                visit(inner, analyzer)
+        elif isinstance(stmt, tvm.tirx.IfThenElse):
+            visit(stmt.then_case, analyzer)
+            if stmt.else_case is not None:
+                visit(stmt.else_case, analyzer)
+        elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
+            visit(stmt.body, analyzer)
+
+    for _, func in mod.functions_items():
+        if isinstance(func, tvm.tirx.PrimFunc):
+            visit(func.body, Analyzer())
+    return found
 
 
 #: steps of an access path into a call's arguments (`if_then_else`'s branches) or a conditional
