@@ -252,7 +252,9 @@ class _State:
         try:
             entry = job.get("entry", "main")
             func = module[entry]
-            if job.get("reference"):
+            if job.get("reference") and job.get("decided"):   # the reference's own program: nothing to compare
+                staged = self._staged_for(job["reference"], dev, session=session)
+            elif job.get("reference"):
                 reply, staged = verify_staged(func, self._staged_for(job["reference"], dev, session=session),
                                               lambda: self._staged_for(job["reference"], dev, fresh=True,
                                                                        session=session), gpu)
