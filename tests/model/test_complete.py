@@ -124,6 +124,29 @@ def test_candidates_separate_a_racing_stage_when_no_sample_passes(monkeypatch):
     assert g.completed_from is None and text == _head(ROW_SUM) + body_of_text(BOUND_ROW_SUM)
 
 
+BLOCKIZED = ROOT / "tests/data/out_of_domain/row_max_blockize_answer.dragon"
+ROW_MAX = ROOT / "tests/data/out_of_domain/reduction_typed_axis1_dtypef32_m8_n4096_opmax.tvmscript"
+
+
+def test_a_completion_that_is_only_slow_is_kept_before_one_that_does_not_compile(monkeypatch):
+    """The model's row max (8 rows), refused its rfactor, ended in a `blockize` and left the row sum
+    on the host: no kernel. AutoBind's completion binds the rows to threads: it compiles and runs
+    correctly, but one thread does all the work (the launch check). With no sample passing, that
+    completion is what is shown, not the script that does not compile."""
+    text = BLOCKIZED.read_text(encoding="utf-8")
+    body = body_of_text(text)
+    assert "no GPU kernel" in api.compile_problem(text, ROW_MAX, TARGET)
+    completed = bind_host_blocks(text, ROW_MAX, TARGET)
+    assert api.compile_problem(_head(ROW_MAX) + completed, ROW_MAX, TARGET) is None
+    assert "busy" in api.launch_problem(_head(ROW_MAX) + completed, ROW_MAX)
+    gen = Scripted([body, body + "\n"])
+    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+    (shown, g), = api.candidates(str(ROW_MAX), TARGET, k=1, retries=1)
+    assert gen.calls == 2                                   # slow: a further sample was drawn
+    assert g.completed_from == body and "busy" in g.compile_problem
+    assert shown == _head(ROW_MAX) + completed
+
+
 class ByPrompt:
     """A stand-in model: REWRITE for the improvement prompt, SCRATCH for the construction prompt."""
 
