@@ -421,19 +421,24 @@ def out_of_domain_bindings(mod) -> list:
     import tvm
     from tvm.s_tir import SBlockRealize
     from tvm.sym import Analyzer
+    from tvm.tirx.analysis import undefined_vars
 
     found = []
+    known: set = set()      # loop variables of constant range, bound in the analyzer
 
     def visit(stmt, analyzer) -> None:
         if isinstance(stmt, tvm.tirx.For):
             if isinstance(stmt.min, tvm.tirx.IntImm) and isinstance(stmt.extent, tvm.tirx.IntImm):
                 analyzer.bind(stmt.loop_var, tvm.ir.Range.from_min_extent(stmt.min, stmt.extent))
+                known.add(stmt.loop_var)
             visit(stmt.body, analyzer)
         elif isinstance(stmt, SBlockRealize):
             block, pred = stmt.block, stmt.predicate
             if isinstance(pred, tvm.tirx.IntImm) and pred.value == 1 and not len(block.match_buffers):
                 for iv, value in zip(block.iter_vars, stmt.iter_values):
                     if not (isinstance(iv.dom.min, tvm.tirx.IntImm) and isinstance(iv.dom.extent, tvm.tirx.IntImm)):
+                        continue
+                    if any(v not in known for v in undefined_vars(value)):   # a symbolic extent: no bound
                         continue
                     lo, hi = int(iv.dom.min), int(iv.dom.min) + int(iv.dom.extent) - 1
                     bound = analyzer.const_int_bound(value)
