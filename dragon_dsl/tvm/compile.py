@@ -423,15 +423,16 @@ def out_of_domain_bindings(mod) -> list:
     from tvm.sym import Analyzer
     from tvm.tirx.analysis import undefined_vars
 
+    from dragon_dsl.tvm.blocks import walk
+
     found = []
     known: set = set()      # loop variables of constant range, bound in the analyzer
 
-    def visit(stmt, analyzer) -> None:
+    def visit(stmt) -> None:     # pre-order (`walk`): a loop is bound before the blocks under it
         if isinstance(stmt, tvm.tirx.For):
             if isinstance(stmt.min, tvm.tirx.IntImm) and isinstance(stmt.extent, tvm.tirx.IntImm):
                 analyzer.bind(stmt.loop_var, tvm.ir.Range.from_min_extent(stmt.min, stmt.extent))
                 known.add(stmt.loop_var)
-            visit(stmt.body, analyzer)
         elif isinstance(stmt, SBlockRealize):
             block, pred = stmt.block, stmt.predicate
             if isinstance(pred, tvm.tirx.IntImm) and pred.value == 1 and not len(block.match_buffers):
@@ -445,22 +446,11 @@ def out_of_domain_bindings(mod) -> list:
                     if bound.min_value < lo or bound.max_value > hi:
                         found.append(f"block {block.name_hint!r} binds {iv.var.name} to {bound.min_value}..{bound.max_value} "
                                      f"but its domain is {lo}..{hi}")
-            if block.init is not None:
-                visit(block.init, analyzer)
-            visit(block.body, analyzer)
-        elif isinstance(stmt, tvm.tirx.SeqStmt):
-            for inner in stmt.seq:
-                visit(inner, analyzer)
-        elif isinstance(stmt, tvm.tirx.IfThenElse):
-            visit(stmt.then_case, analyzer)
-            if stmt.else_case is not None:
-                visit(stmt.else_case, analyzer)
-        elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
-            visit(stmt.body, analyzer)
 
     for _, func in mod.functions_items():
         if isinstance(func, tvm.tirx.PrimFunc):
-            visit(func.body, Analyzer())
+            analyzer = Analyzer()      # loop variables are distinct objects: one analyzer a function
+            walk(func.body, visit)
     return found
 
 
