@@ -1,5 +1,8 @@
 """The verifier's reference: the unscheduled workload built for llvm and run on the CPU
-(in a build worker), on every input set; stored as `.npz` bytes.
+(in a build worker), on every input set; stored as `.npz` archives: one archive (the results
+cache's bytes), or a folder of archives of parts of the input sets, which `load` merges in set order
+(the engine's work dir: a big workload's sets are computed in parallel, and each build worker
+writes its part where the device workers read it, with no merged copy in between).
 
 Layout of the archive: `meta` (JSON: verifier version, set names, arguments with
 roles) and, per set s and argument a, `s/a/in` (what the kernel reads) and
@@ -12,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -42,7 +46,7 @@ def _restore(a: np.ndarray, dtype: str) -> np.ndarray:
     return a.view(np_dtype(dtype)) if dtype == "bfloat16" else a
 
 
-def to_bytes(ref: Reference) -> bytes:
+def _arrays(ref: Reference) -> dict:
     arrays = {"meta": np.frombuffer(json.dumps({
         "verifier": VERIFIER_VERSION, "sets": [name for name, _, _ in ref.sets],
         "args": [a.to_json() for a in ref.args]}).encode(), dtype=np.uint8)}
@@ -51,13 +55,40 @@ def to_bytes(ref: Reference) -> bytes:
             arrays[f"{name}/{arg}/in"] = _store(value)
         for arg, value in expected.items():
             arrays[f"{name}/{arg}/out"] = _store(value)
+    return arrays
+
+
+def to_bytes(ref: Reference) -> bytes:
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, **_arrays(ref))
     return buf.getvalue()
 
 
+def save(ref: Reference, path) -> None:
+    """REF written to PATH as `to_bytes` would write it, without a copy of it in memory."""
+    with open(path, "wb") as handle:
+        np.savez(handle, **_arrays(ref))
+
+
 def from_bytes(data: bytes) -> Reference:
-    with np.load(io.BytesIO(data)) as z:
+    return _read(io.BytesIO(data))
+
+
+def load(path) -> Reference:
+    """The reference stored at PATH: one archive, or a folder of the archives part0.npz, part1.npz, ...
+    of consecutive input sets (merged in that order)."""
+    path = Path(path)
+    if not path.is_dir():
+        return _read(path)
+    files = sorted(path.glob("part*.npz"), key=lambda f: int(f.stem[len("part"):]))
+    if not files:
+        raise FileNotFoundError(f"{path}: no part*.npz archive of a reference")
+    parts = [_read(f) for f in files]
+    return Reference(parts[0].args, [s for part in parts for s in part.sets])
+
+
+def _read(source) -> Reference:
+    with np.load(source) as z:
         meta = json.loads(z["meta"].tobytes().decode())
         args = [Arg.from_json(a) for a in meta["args"]]
         dtypes = {a.name: a.dtype for a in args}
@@ -67,17 +98,6 @@ def from_bytes(data: bytes) -> Reference:
             expected = {a.name: _restore(z[f"{name}/{a.name}/out"], dtypes[a.name]) for a in args if a.written}
             sets.append((name, inputs, expected))
     return Reference(args, sets)
-
-
-def merge(parts: list, n_random: int) -> Reference:
-    """One reference from parts computed on subsets of the input sets (`compute(only=...)`), in set order."""
-    from dragon_dsl.engine.inputs import set_names
-
-    order = {name: i for i, name in enumerate(set_names(n_random))}
-    sets = sorted((s for part in parts for s in part.sets), key=lambda s: order[s[0]])
-    if [s[0] for s in sets] != set_names(n_random):
-        raise ValueError(f"the parts hold sets {[s[0] for s in sets]}, not {set_names(n_random)}")
-    return Reference(parts[0].args, sets)
 
 
 def compute(mod, base_seed: int, n_random: int, only=None) -> Reference:

@@ -163,7 +163,7 @@ class _State:
 
         t0 = time.perf_counter()
         ref = reference.compute(self._workload(job), job["seed"], job["n_random"], job.get("only"))
-        Path(job["out"]).write_bytes(reference.to_bytes(ref))
+        reference.save(ref, job["out"])
         return {"status": "ok", "path": job["out"], "seconds": time.perf_counter() - t0}
 
     def _build(self, job) -> dict:
@@ -181,7 +181,7 @@ class _State:
         if path not in self.references:
             from dragon_dsl.engine import reference
 
-            self.references[path] = reference.from_bytes(Path(path).read_bytes())
+            self.references[path] = reference.load(path)
             while len(self.references) > 8:
                 self.references.popitem(last=False)
         return self.references[path]

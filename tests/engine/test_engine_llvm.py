@@ -113,6 +113,7 @@ def test_reference_of_a_workload_too_large_for_the_database(llvm_engine, monkeyp
     spent minutes on the CPU references of large GEMMs)."""
     from dragon_dsl.engine import keys
     from dragon_dsl.engine.reference import config_key, from_bytes
+    from dragon_dsl.engine.worker import _parse
 
     monkeypatch.setattr(type(llvm_engine.cache), "MAX_REFERENCE_BYTES", 16)
     ref = llvm_engine.reference(workload("inplace_add_64"), seeds=2)
@@ -120,3 +121,33 @@ def test_reference_of_a_workload_too_large_for_the_database(llvm_engine, monkeyp
     assert llvm_engine.cache.reference_file(*key).is_file()
     kept = from_bytes(llvm_engine.cache.get_reference(*key))
     assert [s[0] for s in ref.sets] == [s[0] for s in kept.sets] == ["random0", "random1", "zeros", "large"]
+
+
+def test_a_reference_computed_in_parts_stays_in_parts(llvm_engine, monkeypatch):
+    """A big workload's input sets are computed by several build workers at once; the reference is
+    their folder of parts, read by the device workers as it is (no merged copy is written: for an
+    RMSNorm of 7671 x 2560 that copy was 7 s of the engine's process), and it holds what one
+    computation of every set gives, in set order."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from dragon_dsl.engine import engine as engine_module, keys, reference
+    from dragon_dsl.engine.reference import config_key, from_bytes
+    from dragon_dsl.engine.worker import _parse
+
+    monkeypatch.setattr(engine_module, "SMALL_REFERENCE_FLOPS", 0)
+    ref = llvm_engine.reference(workload("transpose_64x32"), seeds=5)
+    wl = keys.load(workload("transpose_64x32"))
+    folder = Path(llvm_engine._known_reference(wl, 5))
+    assert sorted(f.name for f in folder.iterdir()) == [f"part{i}.npz" for i in range(7)]
+    whole = reference.compute(_parse(wl.text), wl.seed, 5)
+    cached = from_bytes(llvm_engine.cache.get_reference(wl.hash, config_key(5)))
+    for got in (ref, cached):
+        assert [s[0] for s in got.sets] == [s[0] for s in whole.sets]
+        for (_, ins, outs), (_, want_ins, want_outs) in zip(got.sets, whole.sets):
+            assert all(np.array_equal(ins[a], want_ins[a]) for a in want_ins)
+            assert all(np.array_equal(outs[a], want_outs[a]) for a in want_outs)
+    # and a candidate verified against it passes
+    (result,) = llvm_engine.measure(workload("transpose_64x32"), [[[], []]], level="verify", seeds=5, use_cache=False)
+    assert result.ok, result.message
