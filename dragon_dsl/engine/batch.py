@@ -28,6 +28,10 @@ from dragon_dsl.engine.result import EngineError, Result, Status, Task, failed_s
 from dragon_dsl.engine.timing import flush_bytes, median
 
 
+#: the trace of no instructions: the workload as written, scheduled by nothing
+EMPTY_TRACE_HASH = keys.trace_hash([[], []])
+
+
 @dataclass
 class Item:
     """One distinct measurement in a call: a task, what to build, and where its result goes."""
@@ -304,8 +308,10 @@ class Batch:
         # on a CPU the unscheduled program is the verifier's reference itself (reference.py: the same
         # arithmetic in the same order, compared bit for bit by its test): its verdict is decided,
         # and only its timing is measured (verifying it ran it three times more: 4 s of a `dragon
-        # suggest` on an RMSNorm)
-        decided = item.source.get("baseline") == "unscheduled" and not self.e.target.is_gpu
+        # suggest` on an RMSNorm). So is an empty trace's, the same program as a candidate (every
+        # workload of a label batch has one)
+        unscheduled = item.source.get("baseline") == "unscheduled" or item.thash == EMPTY_TRACE_HASH
+        decided = unscheduled and not self.e.target.is_gpu
         self.dispatcher.submit(self.devices, {"op": "run", "artifact": item.artifact, "entry": item.entry,
                                               "reference": ref, "level": task.level, "timing": timing,
                                               "decided": decided},

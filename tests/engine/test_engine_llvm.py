@@ -66,11 +66,14 @@ def test_results_cache_answers_repeats_and_duplicates(llvm_engine):
 
 def test_baselines(llvm_engine):
     # on a CPU the unscheduled program is the verifier's reference itself: timed, not compared with
-    # its own outputs; the same program as a candidate (an empty trace) is compared like any other
+    # its own outputs; so is the same program as a candidate (an empty trace: one in every workload
+    # of a label batch), while any scheduled candidate is compared on every input set
     base = llvm_engine.baseline(workload("matmul_64"), kind="unscheduled", use_cache=False)
     assert base.ok and base.latency_us > 0 and base.n_checked == 0
-    (same,) = llvm_engine.measure(workload("matmul_64"), [[[], []]], level="time", use_cache=False)
-    assert same.ok and same.latency_us > 0 and same.n_checked == 5
+    scheduled = fixture_traces("matmul_64", LLVM, limit=1)[0]
+    same, other = llvm_engine.measure(workload("matmul_64"), [[[], []], scheduled], level="time", use_cache=False)
+    assert same.ok and same.latency_us > 0 and same.n_checked == 0
+    assert other.ok and other.n_checked == 5
     with pytest.raises(ValueError):
         llvm_engine.baseline(workload("matmul_64"), kind="dlight")
 
