@@ -161,19 +161,22 @@ def _verdict_key(v):
 
 @settings(max_examples=300, deadline=None)
 @given(dtype=st.sampled_from(["float32", "float16"]), n=st.integers(1, 40), seed=st.integers(0, 2**31 - 1),
-       scale=st.sampled_from([0.0, 1e-3, 1.0, 1e4]),
+       scale=st.sampled_from([0.0, 1e-3, 1.0, 1e4, 1e-27, 1e-33, 1e36, 1e38]),
        near=st.sampled_from([0.0, 0.5, 0.999, 0.999999, 1.0, 1.000001, 1.001, 2.0]),
        specials=st.sampled_from(["none", "nan_got", "nan_want", "inf_got", "inf_want"]))
 def test_fast_comparison_gives_the_exact_rules_verdict(dtype, n, seed, scale, near, specials):
     """Expected.compare (float32, precomputed) decides exactly as compare (float64), including
-    values placed right at the tolerance, NaNs and infinities."""
+    values placed right at the tolerance, NaNs and infinities, and scales where float32 tolerances
+    would be subnormal or overflow (float16 values of 1e38 are infinities)."""
     rng = np.random.default_rng(seed)
-    want = (rng.uniform(-1, 1, n) * scale).astype(dtype)
-    w64 = want.astype(np.float64)
-    finite_max = float(np.max(np.abs(w64))) if n else 0.0
-    tol = RTOL[dtype] * ((finite_max if finite_max > 0 else 1.0) + np.abs(w64))
-    sign = rng.choice([-1.0, 1.0], n)
-    got = (w64 + sign * tol * near * rng.uniform(0.5, 1.0, n) ** (near > 1.0)).astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = (rng.uniform(-1, 1, n) * scale).astype(dtype)
+        w64 = want.astype(np.float64)
+        finite = w64[np.isfinite(w64)]
+        finite_max = float(np.max(np.abs(finite))) if finite.size else 0.0
+        tol = RTOL[dtype] * ((finite_max if finite_max > 0 else 1.0) + np.abs(w64))
+        sign = rng.choice([-1.0, 1.0], n)
+        got = (w64 + sign * tol * near * rng.uniform(0.5, 1.0, n) ** (near > 1.0)).astype(dtype)
     if specials == "nan_got":
         got[rng.integers(n)] = np.nan
     elif specials == "nan_want":
@@ -188,6 +191,27 @@ def test_fast_comparison_gives_the_exact_rules_verdict(dtype, n, seed, scale, ne
     assert _verdict_key(fast) == _verdict_key(exact)
     if not exact.bad and not exact.n_unwritten:
         assert fast.max_abs == pytest.approx(exact.max_abs, rel=1e-5, abs=1e-30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(exponent=st.sampled_from([-44, -40, -36, -33, -27, -3, 0, 4, 30, 36, 37, 38]),
+       mantissas=st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=1, max_size=6),
+       at=st.integers(0, 5), steps=st.integers(-3, 3))
+def test_fast_comparison_at_the_tolerance_in_float32_units(exponent, mantissas, at, steps):
+    """A float32 output a few units in the last place from the tolerance, at every scale a float32
+    holds (subnormal tolerances, sums near overflow): the precomputed float32 path and the float64
+    rule give the same verdict."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = (np.array(mantissas) * 10.0 ** exponent).astype(np.float32)
+        w64 = want.astype(np.float64)
+        scale = float(np.max(np.abs(w64))) or 1.0
+        got = want.copy()
+        i = at % want.size
+        edge = np.float32(w64[i] + RTOL["float32"] * (scale + abs(w64[i])))
+        for _ in range(abs(steps)):
+            edge = np.nextafter(edge, np.float32(np.inf if steps > 0 else -np.inf), dtype=np.float32)
+        got[i] = edge
+    assert _verdict_key(Expected(want, "float32").compare(got)) == _verdict_key(compare(got, want, "float32"))
 
 
 def test_staged_inputs_are_uploaded_once_and_outputs_refilled():
@@ -250,15 +274,23 @@ def test_importing_the_engine_does_not_import_tvm():
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
-def test_reference_parts_merge_in_set_order():
-    from dragon_dsl.engine.reference import Reference, merge
+def test_a_folder_of_reference_parts_loads_in_part_order(tmp_path):
+    """The engine keeps a reference computed in parts as the build workers' folder of parts:
+    part0.npz, part1.npz, ... hold consecutive input sets (numbered, so part10 comes after part9)."""
+    from dragon_dsl.engine.reference import Reference, load, save
 
     args = [Arg("A", (2,), "float32", "input"), Arg("B", (2,), "float32", "output")]
-    sets = [(name, values, {"B": values["A"]}) for name, values in input_sets(args, 3, 2)]
-    parts = [Reference(args, [s]) for s in reversed(sets)]
-    assert [s[0] for s in merge(parts, 2).sets] == ["random0", "random1", "zeros", "large"]
-    with pytest.raises(ValueError, match="not"):
-        merge(parts[:2], 2)
+    sets = [(name, values, {"B": values["A"]}) for name, values in input_sets(args, 3, 10)]
+    for index, one in enumerate(sets):
+        save(Reference(args, [one]), tmp_path / f"part{index}.npz")
+    got = load(tmp_path)
+    assert [s[0] for s in got.sets] == [s[0] for s in sets] == set_names(10)
+    assert all(np.array_equal(g[2]["B"], s[1]["A"]) for g, s in zip(got.sets, sets))
+    save(got, tmp_path / "whole.npz")
+    assert [s[0] for s in load(tmp_path / "whole.npz").sets] == set_names(10)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no part"):
+        load(tmp_path / "empty")
 
 
 def _hold_gpu(lock_dir, index, stamps, seconds):
