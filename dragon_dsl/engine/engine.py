@@ -64,6 +64,9 @@ class Engine:
                  timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None,
                  build_group: int = 1, dedupe_sources: bool = False, device_slots: int = 1,
                  cuda_preamble: str = "trimmed", build_order: str = "fifo", gpu_timer: str = "blocked"):
+        from dragon_dsl.engine.pool import start_fork_server
+
+        start_fork_server()     # its import of TVM runs beside this process's own
         import tvm
 
         self.target = resolve_target(target)

@@ -26,6 +26,9 @@ from typing import Optional
 def main(conn, options: dict) -> None:
     _exit_with_parent()
     _redirect_output(options.get("log"))
+    if "environ" in options:     # the engine's environment now, not the fork server's at its start
+        os.environ.clear()
+        os.environ.update(options["environ"])
     for name, value in options.get("env", {}).items():
         os.environ[name] = value
     if options.get("nice"):
@@ -55,16 +58,26 @@ def _exit_with_parent(period_s: float = 1.0) -> None:
     """End this worker when the engine's process is gone. A worker notices a closed pipe only
     between jobs; one in the middle of a long job (a big reference, a hanging kernel) would run
     on as an orphan once its parent is killed (seen: a search killed with SIGTERM left a worker
-    burning a core for 25 minutes)."""
+    burning a core for 25 minutes). The engine's process is multiprocessing's parent process
+    (whose sentinel ends with it), not the OS parent: a forked worker's OS parent is the fork
+    server, which lives as long as any worker it forked."""
+    import multiprocessing
+    import multiprocessing.connection
     import threading
 
+    owner = multiprocessing.parent_process()
+    sentinel = getattr(owner, "sentinel", None)
     parent = os.getppid()
 
     def watch() -> None:
         while True:
-            time.sleep(period_s)
-            if os.getppid() != parent:
-                os._exit(3)
+            if sentinel is not None:
+                if multiprocessing.connection.wait([sentinel], timeout=period_s):
+                    os._exit(3)
+            else:
+                time.sleep(period_s)
+                if os.getppid() != parent:
+                    os._exit(3)
 
     threading.Thread(target=watch, name="dragon-parent-watch", daemon=True).start()
 
