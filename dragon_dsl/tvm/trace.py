@@ -135,12 +135,14 @@ def own_module(trace, mod):
     # the copy is made from the module's JSON, saved once per module (the decoder replays the same
     # workload for every statement it judges), and read without `tvm.ir.load_json`'s upgrade pass
     # for JSON of older TVM versions (9 of its 10 ms a copy, on an RMSNorm)
-    if _PRISTINE[0] is not mod:
-        _PRISTINE[:] = [mod, tvm.ir.save_json(mod)]
-    return from_json_graph_str(_PRISTINE[1])
+    global _PRISTINE
+    pair = _PRISTINE          # one read: another thread may replace it meanwhile
+    if pair is None or pair[0] is not mod:
+        pair = _PRISTINE = (mod, tvm.ir.save_json(mod))
+    return from_json_graph_str(pair[1])
 
 
-_PRISTINE: list = [None, None]     # (the module own_module copied last, its JSON)
+_PRISTINE = None     # (the module own_module copied last, its JSON)
 
 
 def prefix(trace: list, n: int) -> list:
