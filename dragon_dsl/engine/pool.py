@@ -65,24 +65,33 @@ def worker_context():
     CPU each, a third of an engine's start on a 2-core machine), or, with DRAGON_WORKER_START=spawn,
     each a fresh interpreter. No GPU is touched before a worker's own process runs (a CUDA
     context does not survive a fork): the server only imports. Either way the worker takes this
-    process's current environment, working folder and import path."""
+    process's current environment, working folder and import path. Where the fork server cannot
+    start (its socket lives under TMPDIR, and a Unix socket's path has at most 107 bytes) workers
+    are spawned."""
+    global _FORKSERVER_FAILED
     method = os.environ.get("DRAGON_WORKER_START", "forkserver")
     if method not in ("forkserver", "spawn"):
         raise ValueError(f"DRAGON_WORKER_START={method!r}: expected 'forkserver' or 'spawn'")
-    ctx = multiprocessing.get_context(method)
-    if method == "forkserver":
+    if method == "forkserver" and not _FORKSERVER_FAILED:
+        ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
-    return ctx
+        from multiprocessing import forkserver
+
+        try:
+            forkserver.ensure_running()    # its import of TVM runs beside the caller's work
+            return ctx
+        except OSError:
+            _FORKSERVER_FAILED = True
+    return multiprocessing.get_context("spawn")
+
+
+_FORKSERVER_FAILED = False
 
 
 def start_fork_server() -> None:
     """Start the fork server now, if workers are forked and it is not running yet: it imports TVM
     while the caller does its own work (the engine's process imports TVM too)."""
-    ctx = worker_context()
-    if ctx.get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
+    worker_context()
 
 
 class PoolError(RuntimeError):
