@@ -66,21 +66,21 @@ def worker_context():
     each a fresh interpreter. No GPU is touched before a worker's own process runs (a CUDA
     context does not survive a fork): the server only imports. Either way the worker takes this
     process's current environment, working folder and import path. Where the fork server cannot
-    start (its socket lives under TMPDIR, and a Unix socket's path has at most 107 bytes) workers
-    are spawned."""
+    start (its socket lives under TMPDIR, and a Unix socket's path has at most 107 bytes; Windows
+    has none) workers are spawned."""
     global _FORKSERVER_FAILED
     method = os.environ.get("DRAGON_WORKER_START", "forkserver")
     if method not in ("forkserver", "spawn"):
         raise ValueError(f"DRAGON_WORKER_START={method!r}: expected 'forkserver' or 'spawn'")
     if method == "forkserver" and not _FORKSERVER_FAILED:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
-        from multiprocessing import forkserver
-
         try:
+            ctx = multiprocessing.get_context("forkserver")   # ValueError where there is none (Windows)
+            ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
+            from multiprocessing import forkserver
+
             forkserver.ensure_running()    # its import of TVM runs beside the caller's work
             return ctx
-        except OSError:
+        except (OSError, ValueError):
             _FORKSERVER_FAILED = True
     return multiprocessing.get_context("spawn")
 
