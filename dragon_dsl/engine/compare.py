@@ -86,23 +86,23 @@ class Expected:
         want32, scale, rtol_margin, rtol_scale = self.fast
         n = want32.size
         size = min(n, _CHUNK)
-        err, tol = np.empty(size, np.float32), np.empty(size, np.float32)
+        err, mag, tol = (np.empty(size, np.float32) for _ in range(3))
         ok = np.empty(size, bool)
         max_abs = max_rel = 0.0
         for start in range(0, n, _CHUNK):
             m = min(_CHUNK, n - start)
-            w, g, e, t, o = want32[start:start + m], got32[start:start + m], err[:m], tol[:m], ok[:m]
+            w, g = want32[start:start + m], got32[start:start + m]
+            e, a, t, o = err[:m], mag[:m], tol[:m], ok[:m]
             np.subtract(g, w, out=e)
             np.abs(e, out=e)
-            np.abs(w, out=t)
-            np.add(t, scale, out=t)
+            np.abs(w, out=a)
+            np.add(a, scale, out=t)
             np.multiply(t, rtol_margin, out=t)
             if not np.less_equal(e, t, out=o).all():   # a NaN anywhere makes this False
                 return None
             max_abs = max(max_abs, float(e.max()))
-            np.abs(w, out=t)
-            np.maximum(t, rtol_scale, out=t)
-            max_rel = max(max_rel, float(np.divide(e, t, out=e).max()))
+            np.maximum(a, rtol_scale, out=a)
+            max_rel = max(max_rel, float(np.divide(e, a, out=e).max()))
         return Verdict(0, None, int(n), max_abs, max_rel)
 
 
