@@ -54,7 +54,7 @@ def main(conn, options: dict) -> None:
         conn.send(reply)
 
 
-def _exit_with_parent(period_s: float = 1.0) -> None:
+def _exit_with_parent() -> None:
     """End this worker when the engine's process is gone. A worker notices a closed pipe only
     between jobs; one in the middle of a long job (a big reference, a hanging kernel) would run
     on as an orphan once its parent is killed (seen: a search killed with SIGTERM left a worker
@@ -65,19 +65,11 @@ def _exit_with_parent(period_s: float = 1.0) -> None:
     import multiprocessing.connection
     import threading
 
-    owner = multiprocessing.parent_process()
-    sentinel = getattr(owner, "sentinel", None)
-    parent = os.getppid()
+    sentinel = multiprocessing.parent_process().sentinel   # a worker is always a Pool's Process
 
     def watch() -> None:
-        while True:
-            if sentinel is not None:
-                if multiprocessing.connection.wait([sentinel], timeout=period_s):
-                    os._exit(3)
-            else:
-                time.sleep(period_s)
-                if os.getppid() != parent:
-                    os._exit(3)
+        multiprocessing.connection.wait([sentinel])    # returns once the engine's process is gone
+        os._exit(3)
 
     threading.Thread(target=watch, name="dragon-parent-watch", daemon=True).start()
 
