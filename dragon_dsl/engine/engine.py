@@ -66,10 +66,11 @@ class Engine:
                  cuda_preamble: str = "trimmed", build_order: str = "fifo", gpu_timer: str = "blocked"):
         from dragon_dsl.engine.pool import start_fork_server
 
-        start_fork_server()     # its import of TVM runs beside this process's own
+        self.target = resolve_target(target)      # no TVM import for "llvm", "cuda", nvidia tags, dicts
+        if not self.target.is_gpu:
+            start_fork_server()     # its import of TVM runs beside this process's own
         import tvm
 
-        self.target = resolve_target(target)
         try:
             self._tvm_target = tvm.target.Target(self.target.spec)
         except Exception as exc:  # TVM raises its own error type for unknown tags and kinds
@@ -133,7 +134,7 @@ class Engine:
         # its core to other work and run into its timeout
         self._build_nice = BUILD_NICE if self.target.is_gpu and not self.device.is_remote and local_gpus() else 0
         self._builders = Pool("build", self.workers, self._build_options, self._log_dir,
-                              queue=JobQueue(longest_first=build_order == "longest-first"))
+                              queue=JobQueue(longest_first=build_order == "longest-first"), gpu=self.target.is_gpu)
         self._devices: Optional[Pool] = None
         self._finalizer = weakref.finalize(self, _shutdown, [self._builders], self._workdir)
 
@@ -284,7 +285,7 @@ class Engine:
         else:
             threads = str(self.target.num_cores or os.cpu_count() or 1)
             per_slot = [{**base, "env": {"TVM_NUM_THREADS": threads}}]  # one process: timings never overlap
-        self._devices = Pool("device", len(per_slot), per_slot.__getitem__, self._log_dir)
+        self._devices = Pool("device", len(per_slot), per_slot.__getitem__, self._log_dir, gpu=self.target.is_gpu)
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, _shutdown, [self._builders, self._devices], self._workdir)
         return self._devices

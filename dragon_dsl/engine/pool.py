@@ -59,20 +59,22 @@ def _log_tail(path: Path, lines: int = 6) -> str:
 FORKSERVER_PRELOAD = ["numpy", "tvm", "dragon_dsl.engine.worker"]
 
 
-def worker_context():
+def worker_context(gpu: bool = False):
     """How worker processes start: forked from a fork server that has imported TVM once
     (a worker is ready in a fraction of a second instead of importing TVM itself: about 3 s of
     CPU each, a third of an engine's start on a 2-core machine), or, with DRAGON_WORKER_START=spawn,
-    each a fresh interpreter. No GPU is touched before a worker's own process runs (a CUDA
-    context does not survive a fork): the server only imports. Either way the worker takes this
-    process's current environment, working folder and import path. Where the fork server cannot
-    start (its socket lives under TMPDIR, and a Unix socket's path has at most 107 bytes; Windows
-    has none) workers are spawned."""
+    each a fresh interpreter. Either way the worker takes this process's current environment,
+    working folder and import path. Where the fork server cannot start (its socket lives under
+    TMPDIR, and a Unix socket's path has at most 107 bytes; Windows has none) workers are spawned.
+    GPU: the workers of an engine whose target is a GPU are spawned. CUDA does not survive a fork
+    of a process that initialised it, and on an H100 host every CUDA compile of a forked build
+    worker (TVM compiles at build time where there is a GPU) failed with cudaErrorInitializationError,
+    while spawned workers built and verified the same batch (benchmarks/results/h200_measure)."""
     global _FORKSERVER_FAILED
     method = os.environ.get("DRAGON_WORKER_START", "forkserver")
     if method not in ("forkserver", "spawn"):
         raise ValueError(f"DRAGON_WORKER_START={method!r}: expected 'forkserver' or 'spawn'")
-    if method == "forkserver" and not _FORKSERVER_FAILED:
+    if method == "forkserver" and not gpu and not _FORKSERVER_FAILED:
         try:
             ctx = multiprocessing.get_context("forkserver")   # ValueError where there is none (Windows)
             ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
@@ -90,7 +92,8 @@ _FORKSERVER_FAILED = False
 
 def start_fork_server() -> None:
     """Start the fork server now, if workers are forked and it is not running yet: it imports TVM
-    while the caller does its own work (the engine's process imports TVM too)."""
+    while the caller does its own work (the engine's process imports TVM too). Not for an engine
+    whose workers are spawned (a GPU target: `worker_context`)."""
     worker_context()
 
 
@@ -222,9 +225,10 @@ class Pool:
     workers: list = field(default_factory=list)
     queue: JobQueue = field(default_factory=JobQueue)
     restarts: int = 0
+    gpu: bool = False                        # the workers serve a GPU target: spawned (worker_context)
 
     def __post_init__(self):
-        self._ctx = worker_context()
+        self._ctx = worker_context(self.gpu)
         self.workers = [_Worker(slot) for slot in range(self.size)]
         for w in self.workers:
             self._start(w)
