@@ -36,7 +36,7 @@ cp benchmarks/results/h200_eval/existing/*.dragon $wl/
 w=$(( $(nproc) / SHARDS - 1 )); [ $w -lt 1 ] && w=1
 # the model's answers measured are those of decoder version 4 in the state (GENERATION_VERSION 5, the
 # two-extents rule, came after they were generated; the device cannot generate: no xgrammar there)
-args=(eval --workloads $wl --target cuda --gpu-name H200 --methods $methods --budgets 16,64 --k ${K:-4} --workers $w
+args=(eval --workloads $wl --target cuda --methods $methods --budgets 16,64 --k ${K:-4} --workers $w
       --generation-version ${GENERATION_VERSION_MEASURED:-4} --out $out)
 pids=()
 for i in $(seq 0 $((SHARDS - 1))); do

@@ -179,7 +179,7 @@ eval)
   # (`dragon workloads ... --starting-scripts cuda`, written with the same workloads)
   [ -n "${STARTS:-}" ] && for set in ${sets//,/ }; do cp benchmarks/results/h200_gen2_eval/starts/$set/*.dragon $W/wl-$set/; done
   # GEN_VERSION=N: answers of decoder version N written beforehand (copied into $W/eval-SET/model)
-  common="--target cuda --gpu-name H200 --methods dlight,model --k $k --model-path $model${GEN_VERSION:+ --generation-version $GEN_VERSION}"
+  common="--target cuda --methods dlight,model --k $k --model-path $model${GEN_VERSION:+ --generation-version $GEN_VERSION}"
   gen=$(( (end - SECONDS) * 45 / 100 ))
   # GEN_SHARDS processes in all, shared among the sets (two sets of 15 shards each put 30 generating
   # processes on 16 cores); one torch thread each (15 shards of 16 threads on 16 cores switched
