@@ -3,7 +3,7 @@
     python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
                                    [--measured RESULTS.jsonl] [--label-repeat N] [--plain-labels] [--sft-only]
     python -m dragon_model.records PRE_DIR... --batch BATCH.jsonl     # what `dragon measure` labels
-                                   [--max-flops F] [--min-flops F] [--max-bytes B] [--require-space S] [--per-space N]
+                                   [--max-flops F] [--min-flops F] [--max-bytes B] [--require-space S] [--per-space N] [--families A,B]
                                    [--measured RESULTS.jsonl]  # (its candidates left out)
 
 Writes two row sets, each a folder `dragon train sft` reads (JSON Lines, `split` train/valid):
@@ -89,7 +89,7 @@ def label_candidates(record: dict) -> list:
 
 def write_batch(records: list, path, max_flops: Optional[float] = None, min_flops: Optional[float] = None,
                 require_space: Optional[str] = None, per_space: Optional[int] = None, skip=frozenset(),
-                max_bytes: Optional[float] = None) -> int:
+                max_bytes: Optional[float] = None, families: Optional[Iterable] = None) -> int:
     """A `dragon measure` batch of every record's scripts (workloads as .tvmscript files beside
     it), smallest workloads first. With MAX_FLOPS, larger workloads are left out: the verifier's
     reference runs the unscheduled program on a CPU, minutes for the largest (4e11 FLOPs); with
@@ -99,7 +99,8 @@ def write_batch(records: list, path, max_flops: Optional[float] = None, min_flop
     REQUIRE_SPACE, only workloads with a script of that design space (e.g. `cuda-tensorcore`: the
     ones where tensor cores may win); PER_SPACE keeps at most that many scripts of each space per
     workload (the baselines always: dlight's script; on a CPU the program as written,
-    `label_candidates`). Candidates whose id is in SKIP (measured before) are left out."""
+    `label_candidates`). With FAMILIES, only the records of those families. Candidates whose id is
+    in SKIP (measured before) are left out."""
     from dragon_dsl.files import write_text
     from dragon_dsl.tvm.workload import estimate_flops, load_workload, param_bytes
 
@@ -109,6 +110,9 @@ def write_batch(records: list, path, max_flops: Optional[float] = None, min_flop
     lines = []
     if require_space:
         records = [r for r in records if any(s["space"] == require_space for s in r["scripts"])]
+    if families is not None:
+        families = set(families)
+        records = [r for r in records if r.get("family") in families]
     mods = [(load_workload(r["workload"]), r) for r in records]
     sized = sorted(((estimate_flops(m) or 0.0, r["name"], r, m) for m, r in mods), key=lambda x: x[:2])
     for flops, _name, r, mod in sized:
@@ -379,6 +383,7 @@ def main(argv=None) -> int:
                     "(e.g. cuda-tensorcore)")
     ap.add_argument("--per-space", type=int, help="with --batch: at most this many scripts of each design space "
                     "per workload (dlight's script and, on a CPU, the program as written always)")
+    ap.add_argument("--families", help="with --batch: only the records of these families (comma-separated)")
     ap.add_argument("--measured", action="append", default=[],
                     help="`dragon measure` results of that batch: labels are the fastest verified scripts "
                     "(repeatable); with --batch, the candidates they hold are left out")
@@ -396,7 +401,8 @@ def main(argv=None) -> int:
     if args.batch:
         n = write_batch(merged_records(args.pretrain), args.batch, args.max_flops, min_flops=args.min_flops,
                         require_space=args.require_space, per_space=args.per_space,
-                        skip=frozenset(read_measured(args.measured)), max_bytes=args.max_bytes)
+                        skip=frozenset(read_measured(args.measured)), max_bytes=args.max_bytes,
+                        families=args.families.split(",") if args.families else None)
         print(json.dumps({"batch": args.batch, "candidates": n}), file=sys.stderr)
         return 0
     if not args.out:

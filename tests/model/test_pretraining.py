@@ -166,7 +166,11 @@ def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path):
     assert len(lines) == sum(2 + bool(r.get("dlight")) for r in recs)     # one llvm sample, the baselines
     assert records_main([str(out), "--batch", str(again), "--require-space", "cuda-tensorcore"]) == 0
     assert again.read_text() == "", "llvm records have no tensor-core scripts"
-    for flag in (["--min-flops", "1e30"], ["--max-bytes", "1"]):
+    family = recs[0]["family"]
+    assert records_main([str(out), "--batch", str(again), "--families", f"{family},no_such_family"]) == 0
+    names = {json.loads(x)["workload"] for x in again.read_text().splitlines()}
+    assert names == {f"workloads/{r['name']}.tvmscript" for r in recs if r["family"] == family}
+    for flag in (["--min-flops", "1e30"], ["--max-bytes", "1"], ["--families", "no_such_family"]):
         assert records_main([str(out), "--batch", str(again), *flag]) == 0
         assert again.read_text() == ""
     build([out], tmp_path / "rows-all", log=lambda m: None, measured=[everything], pretrain=False)
