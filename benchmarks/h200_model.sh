@@ -230,17 +230,18 @@ finetune)
 llvm-train)
   # the llvm model on the same plan: pretraining on the llvm records (data/pretrain/llvm), then
   # fine-tuning on the measured llvm corpus (data/corpus/llvm, its held-out families never seen)
-  # and the records' measured labels (data/pretrain/llvm/labels-cpu.jsonl.xz: no schedule where no
-  # sample beats the program as written); SECONDS for the whole phase, rows and archive included;
+  # and the records' measured labels (data/pretrain/llvm/labels-cpu*.jsonl.xz: large and small
+  # workloads; no schedule where no sample beats the program as written); SECONDS for the whole
+  # phase, rows and archive included;
   # the model comes back as $OUT/llvm-model.tar.part-*
   setup
   secs=${2:-420}; size=${3:-small}
   end=$(( SECONDS + secs - 20 ))
   L=$W/llvm; mkdir -p $L/rec
   [ -n "$(ls $L/rec)" ] || tar -C $L/rec -xJf data/pretrain/llvm/records-cpu.tar.xz
-  labels=data/pretrain/llvm/labels-cpu.jsonl.xz
   [ -f $L/rows/pretrain/rows.jsonl ] || python3 -m dragon_model.records $L/rec/* --out $L/rows --jobs "$(nproc)" \
-    --corpus data/corpus/llvm $([ -f $labels ] && echo --measured $labels) | tee $OUT/llvm-rows.log
+    --corpus data/corpus/llvm $(ls data/pretrain/llvm/labels-cpu*.jsonl.xz 2>/dev/null | sed 's/^/--measured /') \
+    | tee $OUT/llvm-rows.log
   pre=$(( (end - SECONDS) * 60 / 100 ))
   pretrain_finetune $L llvm $size $L/rows/pretrain $pre 60 $L/rows/sft llvm-train llvm-model --batch-size 8 --max-length 4096
   ;;
