@@ -12,7 +12,8 @@ strong:
     is built again, and rejected.
 Reference outputs of the verifier are stored beside, per workload and verifier
 configuration, as `.npz` bytes: in the database up to MAX_REFERENCE_BYTES, larger ones as files
-in a folder next to it (`results-refs/` beside `results.sqlite`). A large reference is the
+in a folder next to it (`results-refs/` beside `results.sqlite`), or as the folder of parts the
+build workers computed (`put_reference_parts`: copied as they are, never merged). A large reference is the
 costly one to compute again: 7 of the 50 held-out operators' references are over the limit (a
 512 x 11008 x 4096 fp16 GEMM's among them), and each resumed evaluation of that set spent 270 s
 on the CPU before its first measurement while they were not kept.
@@ -118,14 +119,30 @@ class ResultsCache:
         self._db.commit()
 
     def get_reference(self, workload: str, config: str) -> Optional[bytes]:
+        """The reference's `.npz` bytes (a folder of parts merged), or None."""
         row = self._db.execute("SELECT data FROM refs WHERE workload=? AND config=?", (workload, config)).fetchone()
         if row is not None:
             return bytes(row[0])
-        path = self.reference_file(workload, config)
+        path = self.reference_path(workload, config)
+        if path is None:
+            return None
+        if path.is_dir():
+            from dragon_dsl.engine import reference
+
+            return reference.to_bytes(reference.load(path))
         try:
             return path.read_bytes()
         except FileNotFoundError:
             return None
+
+    def reference_path(self, workload: str, config: str) -> Optional[Path]:
+        """A large reference where it is kept, as `reference.load` reads it (a file, or a folder of
+        parts), or None: it is read from there, not copied (the device workers load it themselves)."""
+        file = self.reference_file(workload, config)
+        folder = file.with_suffix("")
+        if folder.is_dir():
+            return folder
+        return file if file.is_file() else None
 
     # SQLite refuses a blob over its length limit (1e9 bytes by default; "string or blob too
     # big"): references larger than this go to a file of their own (`reference_file`).
@@ -147,6 +164,44 @@ class ResultsCache:
                 raise
             return self._put_reference_file(self.reference_file(workload, config), data)
         self._db.commit()
+        return True
+
+    def put_reference_parts(self, workload: str, config: str, folder: Path) -> bool:
+        """Store a reference computed in parts (a folder of part0.npz, part1.npz, ...: `reference.load`):
+        up to MAX_REFERENCE_BYTES merged into the database, larger as a copy of the folder (of its one
+        part: the reference's file), file by file, without reading the arrays (an RMSNorm of 7671 x 2560: 471 MB, which the engine's
+        process once read, merged and wrote again). The copy appears whole or not at all (a
+        temporary folder, then a rename); one already kept stays (a reference is deterministic).
+        False when it could not be stored."""
+        import shutil
+
+        folder = Path(folder)
+        parts = sorted(folder.glob("part*.npz"))
+        if sum(p.stat().st_size for p in parts) <= self.MAX_REFERENCE_BYTES:
+            from dragon_dsl.engine import reference
+
+            return self.put_reference(workload, config, reference.to_bytes(reference.load(folder)))
+        file = self.reference_file(workload, config)
+        dest = file if len(parts) == 1 else file.with_suffix("")     # one part: the file is the reference
+        if dest.exists():
+            return True
+        tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
+        try:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if len(parts) == 1:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(parts[0], tmp)
+            else:
+                tmp.mkdir(parents=True)
+                for part in parts:
+                    shutil.copyfile(part, tmp / part.name)
+            os.replace(tmp, dest)
+        except OSError:
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+            return dest.exists()       # another engine stored it first
         return True
 
     @staticmethod

@@ -326,6 +326,10 @@ class Engine:
         config = config_key(seeds)
         path = self._references.get((wl.hash, config))
         if path is None and self.cache is not None:
+            kept = self.cache.reference_path(wl.hash, config)      # a large one: read where it is kept
+            if kept is not None:
+                self._references[(wl.hash, config)] = str(kept)
+                return str(kept)
             data = self.cache.get_reference(wl.hash, config)
             if data is not None:
                 path = str(self._workdir / f"ref-{wl.hash}-{seeds}.npz")
@@ -334,11 +338,10 @@ class Engine:
         return path
 
     def _submit_reference(self, dispatcher, wl: keys.Workload, seeds: int, done) -> None:
-        """Compute a reference in the build workers, then merge and store it: one job per input set
-        when the workload is big (the unscheduled program is slow: its sets run in parallel), one
-        job for every set when it is small (a job's own cost is then most of it).
+        """Compute a reference in the build workers, as a folder of parts, and store it: one job per
+        input set when the workload is big (the unscheduled program is slow: its sets run in
+        parallel), one job for every set when it is small (a job's own cost is then most of it).
         `done(None)` on success, `done(message)` when a part failed."""
-        from dragon_dsl.engine import reference
         from dragon_dsl.engine.inputs import set_names
 
         folder = self._workdir / f"ref-{wl.hash}-{seeds}"     # reference.load's folder of parts
@@ -363,10 +366,11 @@ class Engine:
                 return
             # the parts stay where the build workers wrote them: the device workers read them there
             # (a merged copy cost the engine's process seconds for a big workload: 471 MB of
-            # arrays read, merged and written again for an RMSNorm of 7671 x 2560)
+            # arrays read, merged and written again for an RMSNorm of 7671 x 2560); the cache
+            # keeps a large one as a copy of its parts (`put_reference_parts`)
             self._references[(wl.hash, config)] = str(folder)
             if self.cache is not None:
-                self.cache.put_reference(wl.hash, config, reference.to_bytes(reference.load(folder)))
+                self.cache.put_reference_parts(wl.hash, config, folder)
             done(None)
 
         for index, only in enumerate(parts_of):

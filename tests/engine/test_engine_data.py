@@ -99,6 +99,43 @@ def test_cache_store_lookup_and_references(tmp_path):
     again.close()
 
 
+def test_a_reference_in_parts_is_kept_in_parts_when_large(tmp_path):
+    """A reference the build workers computed in parts goes into the database merged when it is
+    small, and is kept as a copy of its folder of parts when it is large: nothing reads its
+    arrays to store it, and the engine reads it where it is kept."""
+    import numpy as np
+
+    from dragon_dsl.engine import reference
+    from dragon_dsl.engine.signature import Arg
+
+    args = [Arg("A", (4,), "float32", "input"), Arg("B", (4,), "float32", "output")]
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i, name in enumerate(["random0", "random1", "zeros"]):
+        part = reference.Reference(args, [(name, {"A": np.full(4, i, "float32")}, {"B": np.full(4, 2 * i, "float32")})])
+        reference.save(part, parts / f"part{i}.npz")
+    merged = reference.to_bytes(reference.load(parts))
+    cache = ResultsCache(tmp_path / "r.sqlite")
+    assert cache.put_reference_parts("wk", "small", parts)
+    assert cache.reference_path("wk", "small") is None and cache.get_reference("wk", "small") == merged
+    cache.MAX_REFERENCE_BYTES = 8
+    assert cache.put_reference_parts("wk", "big", parts)
+    kept = cache.reference_path("wk", "big")
+    assert kept.is_dir() and sorted(f.name for f in kept.iterdir()) == ["part0.npz", "part1.npz", "part2.npz"]
+    assert all((kept / f.name).read_bytes() == f.read_bytes() for f in parts.iterdir())
+    assert cache.get_reference("wk", "big") == merged
+    assert cache.put_reference_parts("wk", "big", parts)      # kept already: stays as it is
+    assert not list(kept.parent.glob("*.tmp"))
+    assert cache.reference_path("wk", "other") is None and cache.get_reference("wk", "other") is None
+    one = tmp_path / "one"      # a reference computed in one part is kept as that file
+    one.mkdir()
+    (one / "part0.npz").write_bytes((parts / "part0.npz").read_bytes())
+    assert cache.put_reference_parts("wk", "one", one)
+    assert cache.reference_path("wk", "one") == cache.reference_file("wk", "one")
+    assert cache.get_reference("wk", "one") == (parts / "part0.npz").read_bytes()
+    cache.close()
+
+
 ARGS = [Arg("A", (4, 8), "float32", "input"), Arg("I", (16,), "int32", "input", index_bound=4),
         Arg("Q", (8,), "int8", "input"), Arg("C", (4, 8), "float32", "output")]
 

@@ -154,3 +154,27 @@ def test_a_reference_computed_in_parts_stays_in_parts(llvm_engine, monkeypatch):
     # and a candidate verified against it passes
     (result,) = llvm_engine.measure(workload("transpose_64x32"), [[[], []]], level="verify", seeds=5, use_cache=False)
     assert result.ok, result.message
+
+
+def test_a_large_reference_in_parts_is_cached_as_its_parts(tmp_path, monkeypatch):
+    """Over the database's limit, a reference computed in parts is kept in the cache as a copy of
+    its parts; a later engine verifies against that folder where it is, computing nothing."""
+    from pathlib import Path
+
+    from dragon_dsl.engine import Engine, engine as engine_module, keys
+    from dragon_dsl.engine.cache import ResultsCache
+    from dragon_dsl.engine.reference import config_key
+
+    monkeypatch.setattr(engine_module, "SMALL_REFERENCE_FLOPS", 0)
+    monkeypatch.setattr(ResultsCache, "MAX_REFERENCE_BYTES", 16)
+    wl = keys.load(workload("transpose_64x32"))
+    path = tmp_path / "results.sqlite"
+    with Engine(LLVM, workers=2, cache=path) as first:
+        first.prepare([workload("transpose_64x32")], seeds=3)
+        kept = first.cache.reference_path(wl.hash, config_key(3))
+    assert kept.is_dir() and sorted(f.name for f in kept.iterdir()) == [f"part{i}.npz" for i in range(5)]
+    with Engine(LLVM, workers=2, cache=path) as second:
+        monkeypatch.setattr(second, "_submit_reference", lambda *a: pytest.fail("computed again"))
+        assert Path(second._known_reference(wl, 3)) == kept
+        (result,) = second.measure(workload("transpose_64x32"), [[[], []]], level="verify", seeds=3, use_cache=False)
+    assert result.ok, result.message
