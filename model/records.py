@@ -3,7 +3,8 @@
     python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
                                    [--measured RESULTS.jsonl] [--label-repeat N] [--plain-labels] [--sft-only]
     python -m dragon_model.records PRE_DIR... --batch BATCH.jsonl     # what `dragon measure` labels
-                                   [--max-flops F] [--min-flops F] [--max-bytes B] [--require-space S] [--per-space N] [--families A,B]
+                                   [--max-flops F] [--min-flops F] [--max-bytes B] [--require-space S] [--per-space N]
+                                   [--families A,B]
                                    [--measured RESULTS.jsonl]  # (its candidates left out)
 
 Writes two row sets, each a folder `dragon train sft` reads (JSON Lines, `split` train/valid):

@@ -13,10 +13,10 @@ strong:
 Reference outputs of the verifier are stored beside, per workload and verifier
 configuration, as `.npz` bytes: in the database up to MAX_REFERENCE_BYTES, larger ones as files
 in a folder next to it (`results-refs/` beside `results.sqlite`), or as the folder of parts the
-build workers computed (`put_reference_parts`: copied as they are, never merged). A large reference is the
-costly one to compute again: 7 of the 50 held-out operators' references are over the limit (a
-512 x 11008 x 4096 fp16 GEMM's among them), and each resumed evaluation of that set spent 270 s
-on the CPU before its first measurement while they were not kept.
+build workers computed (`put_reference_parts`: copied as they are, never merged). A large
+reference is the costly one to compute again: 7 of the 50 held-out operators' references are over
+the limit (a 512 x 11008 x 4096 fp16 GEMM's among them), and each resumed evaluation of that set
+spent 270 s on the CPU before its first measurement while they were not kept.
 
 The file is `$DRAGON_CACHE_DIR/results.sqlite`, else `~/.cache/little-dragon/results.sqlite`.
 Only the engine's parent process opens it; WAL mode lets several engines share it.
@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -168,13 +169,11 @@ class ResultsCache:
 
     def put_reference_parts(self, workload: str, config: str, folder: Path) -> bool:
         """Store a reference computed in parts (a folder of part0.npz, part1.npz, ...: `reference.load`):
-        up to MAX_REFERENCE_BYTES merged into the database, larger as a copy of the folder (of its one
-        part: the reference's file), file by file, without reading the arrays (an RMSNorm of 7671 x 2560: 471 MB, which the engine's
-        process once read, merged and wrote again). The copy appears whole or not at all (a
-        temporary folder, then a rename); one already kept stays (a reference is deterministic).
-        False when it could not be stored."""
-        import shutil
-
+        up to MAX_REFERENCE_BYTES merged into the database, larger as a copy of the folder (of its
+        one part: the reference's file), file by file, without reading the arrays (an RMSNorm of
+        7671 x 2560: 471 MB, which the engine's process once read, merged and wrote again). The copy
+        appears whole or not at all (a temporary folder, then a rename); one already kept stays (a
+        reference is deterministic). False when it could not be stored."""
         folder = Path(folder)
         parts = sorted(folder.glob("part*.npz"))
         if sum(p.stat().st_size for p in parts) <= self.MAX_REFERENCE_BYTES:
