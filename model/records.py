@@ -399,15 +399,16 @@ def main(argv=None) -> int:
     ap.add_argument("--keep-slow", action="store_true",
                     help="GPU targets: keep samples that are slow before they run as construction rows")
     args = ap.parse_args(argv)
-    families = [f for f in args.families.split(",") if f] if args.families else None
-    if families is not None:
-        from dragon_dsl.corpus.families import ALL_FAMILIES
-
-        unknown = [f for f in families if f not in ALL_FAMILIES]
-        if unknown:
-            ap.error(f"--families: unknown {', '.join(unknown)}; known: {', '.join(sorted(ALL_FAMILIES))}")
     if args.batch:
-        n = write_batch(merged_records(args.pretrain), args.batch, args.max_flops, min_flops=args.min_flops,
+        records = merged_records(args.pretrain)
+        families = [f for f in args.families.split(",") if f] if args.families else None
+        if families is not None:
+            have = {r.get("family") for r in records}
+            missing = [f for f in families if f not in have]
+            if missing:      # a misspelt family would otherwise write an empty batch
+                ap.error(f"--families: no record of {', '.join(missing)}; the records' families: "
+                         f"{', '.join(sorted(str(f) for f in have))}")
+        n = write_batch(records, args.batch, args.max_flops, min_flops=args.min_flops,
                         require_space=args.require_space, per_space=args.per_space,
                         skip=frozenset(read_measured(args.measured)), max_bytes=args.max_bytes,
                         families=families)
