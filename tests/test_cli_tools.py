@@ -163,3 +163,14 @@ def test_import_of_a_database_marks_failed_records_and_names_bad_lines(tmp_path,
     assert dragon_main(["import", "--database", str(db), "-o", str(tmp_path / "o2")]) == 2
     assert f"{records}:2:2: not JSON" in capsys.readouterr().err
     assert not (tmp_path / "o2").exists()
+
+
+def test_check_with_workers_gives_the_serial_reports(capsys):
+    """Below the build level, --workers N checks files in spawned processes: the same reports, in
+    the files' order, as one process."""
+    files = sorted(str(f) for f in (GOLDEN / "check").glob("*.dragon"))[:8]
+    assert len(files) == 8
+    assert check_cli.main(["--level", "types", "--format", "json", *files]) in (0, 1)
+    serial = capsys.readouterr().out
+    assert check_cli.main(["--level", "types", "--format", "json", "--workers", "2", *files]) in (0, 1)
+    assert capsys.readouterr().out == serial and json.loads(serial)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
@@ -117,7 +118,8 @@ def run(args, err: Console) -> tuple[list[Report], dict[str, str], int]:
             finally:
                 engines.close()
         elif args.jobs > 1 and len(jobs) > 1:
-            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            # spawned: a fork of this process (the progress bar's thread, TVM's) can deadlock its child
+            with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
                 for report in pool.map(_check_one, jobs, chunksize=max(1, len(jobs) // (4 * args.jobs))):
                     reports.append(report)
                     progress.advance(task)

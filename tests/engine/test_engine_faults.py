@@ -83,6 +83,7 @@ engine.measure(workload("hang_loop"), [endless_loop()], level="verify")
 def test_workers_end_when_the_engine_process_is_killed(tmp_path):
     """SIGKILL the process that owns an engine while its device worker runs a kernel that never
     ends: every worker ends by itself within seconds instead of running on as an orphan."""
+    import select
     import signal
     import subprocess
     import sys
@@ -94,6 +95,7 @@ def test_workers_end_when_the_engine_process_is_killed(tmp_path):
 
     proc = subprocess.Popen([sys.executable, "-c", ORPHAN_SCRIPT, str(ROOT)], stdout=subprocess.PIPE, text=True)
     try:
+        assert select.select([proc.stdout], [], [], 180)[0], "the engine's process did not start measuring within 180 s"
         assert proc.stdout.readline().strip() == "measuring"
         parent = psutil.Process(proc.pid)
         deadline = time.time() + 120
