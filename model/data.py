@@ -294,3 +294,61 @@ def examples(rows: Iterable[dict]) -> list[dict]:
     """The (prompt, completion) pairs of ROWS, those whose answer is slower than the program as
     written left out (`slower_than_written`)."""
     return [example(r) for r in rows if not slower_than_written(r)]
+
+
+#: names a renamed copy never takes (words of the rendered prompt, the root block, target kinds)
+_PROMPT_WORDS = frozenset({"root", "block", "buffer", "iters", "reads", "writes", "init", "param", "alloc",
+                           "target", "llvm", "cuda"})
+
+
+def _fresh_name(rng, taken: set) -> str:
+    import string
+
+    while True:
+        name = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 3))) + str(rng.randint(0, 9))
+        if name not in taken and name not in _PROMPT_WORDS:
+            taken.add(name)
+            return name
+
+
+def renamed_example(ex: dict, rng) -> Optional[dict]:
+    """EX (a prompt and completion, `example`) with every block of its workload but the root, and
+    every buffer it allocates, renamed at random, the same way in prompt and completion (None where
+    it names none). Names derived from one keep their suffix (`mean_rf` becomes `k8_rf`); a block
+    and the buffer it writes often share a name, and so share the new one. The program is the same:
+    only what the model could take as a cue for a schedule without reading the program changes."""
+    head = ex["prompt"].split(SCRIPT)[0]
+    names = [n for n in re.findall(r"^block (\S+) iters", head, flags=re.M) if n != "root"]
+    names += [n for n in re.findall(r"^buffer (\S+) \S+ alloc$", head, flags=re.M) if n not in names and n != "root"]
+    if not names:
+        return None
+    taken = set(names)
+    mapping = {n: _fresh_name(rng, taken) for n in names}
+    word = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+                      + r")(?![A-Za-z0-9])")
+
+    def sub(text: str) -> str:
+        return word.sub(lambda m: mapping[m.group(1)], text)
+
+    return dict(ex, prompt=sub(ex["prompt"]), completion=sub(ex["completion"]))
+
+
+def with_renamed_copies(rows: Iterable[dict], seed: int = 2026) -> list[dict]:
+    """ROWS, each construction row followed by a copy whose blocks and allocated buffers are renamed
+    at random (`renamed_example`; rows whose workload names none get no copy). The shipped-size llvm
+    model chose its schedule by a block's name: for a held-out RMSNorm it tiled the output block
+    where its reduction was called `sumsq`, and wrote the layer norms' `rfactor` where that block
+    was renamed `mean` (`benchmarks/probe_block_names.py`). A copy keeps the row's other fields
+    (its latencies: `examples` leaves out a slow row's copy with it)."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for row in rows:
+        out.append(row)
+        if row.get("task", "construction") == "construction":
+            copy = renamed_example(example(row), rng)
+            if copy is not None:
+                out.append(dict(row, prompt=copy["prompt"], completion=copy["completion"],
+                                id=f"{row.get('id', '')}:renamed"))
+    return out

@@ -129,12 +129,13 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
               lora: bool = False, epochs: float = 3.0, max_steps: int = -1, lr: float = 1e-3,
               batch_size: int = 4, grad_accum: int = 1, max_length: int = 4096, seed: int = 0,
               limit: int = 0, save_dtype: str = "float32", keep_best: bool = False,
-              max_seconds: float = 0.0, compact: bool = True, log=print) -> dict:
-    """Train and save; returns the training figures (also written to dragon_model.json)."""
+              max_seconds: float = 0.0, compact: bool = True, renamed_copies: bool = False, log=print) -> dict:
+    """Train and save; returns the training figures (also written to dragon_model.json). RENAMED_COPIES:
+    each construction row is trained on a second time with its blocks renamed (`data.with_renamed_copies`)."""
     import torch
     from transformers import TrainingArguments
 
-    from dragon_model.data import examples, grammar_facts, load_rows
+    from dragon_model.data import examples, grammar_facts, load_rows, with_renamed_copies
 
     t0 = time.time()
     rows = load_rows(corpus, splits=["train"], target_kind=target)
@@ -151,7 +152,8 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     # what the decoding grammar needs of these rows, before the clock of --max-seconds decides how
     # long to train (checking every script takes a minute for 13k rows)
     extra = grammar_facts(rows)
-    train_set = encode_examples(tokenizer, list(examples(rows)), max_length)
+    train_set = encode_examples(tokenizer, list(examples(with_renamed_copies(rows) if renamed_copies else rows)),
+                                max_length)
     valid_set = encode_examples(tokenizer, list(examples(valid_rows)), max_length)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"sft: {len(train_set)} training and {len(valid_set)} validation examples, "
@@ -346,6 +348,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "spelled: digit by digit, as the first-generation weights")
     p.add_argument("--keep-best", action="store_true",
                    help="evaluate on the valid split after every epoch and keep the best epoch's weights")
+    p.add_argument("--renamed-copies", action="store_true",
+                   help="train on each construction row twice, the second time with its blocks and allocated buffers "
+                        "renamed at random, so that names stop being a cue for a schedule")
 
 
 def run(args) -> int:
@@ -354,7 +359,7 @@ def run(args) -> int:
                   epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
                   grad_accum=args.grad_accum, max_length=args.max_length, seed=args.seed, limit=args.limit,
                   save_dtype=args.save_dtype, keep_best=args.keep_best, max_seconds=args.max_seconds,
-                  compact=args.tokenizer == "compact", log=lambda m: print(m, file=sys.stderr))
+                  compact=args.tokenizer == "compact", renamed_copies=args.renamed_copies, log=lambda m: print(m, file=sys.stderr))
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
