@@ -19,7 +19,6 @@ import argparse
 import random
 import re
 import statistics
-import string
 import sys
 from pathlib import Path
 
@@ -45,18 +44,6 @@ def renamed(text: str, mapping: dict) -> str:
     return pattern.sub(lambda m: mapping[m.group(1)], text)
 
 
-def random_mapping(names: list, rng: random.Random) -> dict:
-    taken, mapping = set(names), {}
-    for name in names:
-        while True:
-            new = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 3))) + str(rng.randint(0, 9))
-            if new not in taken:
-                taken.add(new)
-                mapping[name] = new
-                break
-    return mapping
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", action="append", required=True, help="a model folder (repeat for several)")
@@ -67,7 +54,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
 
-    from dragon_model.data import load_rows
+    from dragon_model.data import load_rows, random_names
     from dragon_model.generate import Generator
 
     rows = [r for r in load_rows(args.corpus, splits=["test_family"], tasks=["construction"])
@@ -82,7 +69,7 @@ def main(argv=None) -> int:
             p.error(f"--rename {spec!r}: expected OLD=NEW")
         copies[f"{old} -> {new}"] = [{old: new} for _ in rows]
     for i in range(args.random):
-        copies[f"random names {i + 1}"] = [random_mapping(intermediate_names(r["workload_text"]), rng) for r in rows]
+        copies[f"random names {i + 1}"] = [random_names(intermediate_names(r["workload_text"]), rng) for r in rows]
 
     print(f"{len(rows)} held-out {args.family} construction prompts; answers using each instruction")
     header = ["model", "workload copy", *MARKS, "statements (median)"]

@@ -296,19 +296,22 @@ def examples(rows: Iterable[dict]) -> list[dict]:
     return [example(r) for r in rows if not slower_than_written(r)]
 
 
-#: names a renamed copy never takes (words of the rendered prompt, the root block, target kinds)
-_PROMPT_WORDS = frozenset({"root", "block", "buffer", "iters", "reads", "writes", "init", "param", "alloc",
-                           "target", "llvm", "cuda"})
-
-
-def _fresh_name(rng, taken: set) -> str:
+def random_names(names: Iterable[str], rng) -> dict:
+    """A new name for each of NAMES, drawn from RNG: 1-3 lowercase letters and a digit, none of them
+    one of NAMES or drawn before. Ending in a digit, a new name is never a word of the rendered
+    prompt (`block`, `iters`, `root`, ...)."""
     import string
 
-    while True:
-        name = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 3))) + str(rng.randint(0, 9))
-        if name not in taken and name not in _PROMPT_WORDS:
-            taken.add(name)
-            return name
+    names = list(names)
+    taken, mapping = set(names), {}
+    for old in names:
+        while True:
+            new = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 3))) + str(rng.randint(0, 9))
+            if new not in taken:
+                taken.add(new)
+                mapping[old] = new
+                break
+    return mapping
 
 
 def renamed_example(ex: dict, rng) -> Optional[dict]:
@@ -322,8 +325,7 @@ def renamed_example(ex: dict, rng) -> Optional[dict]:
     names += [n for n in re.findall(r"^buffer (\S+) \S+ alloc$", head, flags=re.M) if n not in names and n != "root"]
     if not names:
         return None
-    taken = set(names)
-    mapping = {n: _fresh_name(rng, taken) for n in names}
+    mapping = random_names(names, rng)
     word = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
                       + r")(?![A-Za-z0-9])")
 
