@@ -335,20 +335,24 @@ def renamed_example(ex: dict, rng) -> Optional[dict]:
     return dict(ex, prompt=sub(ex["prompt"]), completion=sub(ex["completion"]))
 
 
-def with_renamed_copies(rows: Iterable[dict], seed: int = 2026) -> list[dict]:
-    """ROWS, each construction row followed by a copy whose blocks and allocated buffers are renamed
-    at random (`renamed_example`; rows whose workload names none get no copy). The shipped-size llvm
+def with_renamed_copies(rows: Iterable[dict], seed: int = 2026, tasks: Iterable[str] = ("construction",)) -> list[dict]:
+    """ROWS, each row of one of TASKS followed by a copy whose blocks and allocated buffers are renamed
+    at random (`renamed_example`; rows whose workload names none get no copy). SEED decides the names:
+    training one epoch at a time with another seed each shows the model new names every epoch. The shipped-size llvm
     model chose its schedule by a block's name: for a held-out RMSNorm it tiled the output block
     where its reduction was called `sumsq`, and wrote the layer norms' `rfactor` where that block
     was renamed `mean` (`benchmarks/probe_block_names.py`). A copy keeps the row's other fields
     (its latencies: `examples` leaves out a slow row's copy with it)."""
     import random
 
-    rng = random.Random(seed)
+    rng, tasks = random.Random(seed), set(tasks)
+    unknown = tasks - {"construction", "improvement"}
+    if unknown:
+        raise ValueError(f"renamed copies: unknown task {sorted(unknown)[0]!r} (construction, improvement)")
     out = []
     for row in rows:
         out.append(row)
-        if row.get("task", "construction") == "construction":
+        if row.get("task", "construction") in tasks:
             copy = renamed_example(example(row), rng)
             if copy is not None:
                 out.append(dict(row, prompt=copy["prompt"], completion=copy["completion"],

@@ -129,9 +129,11 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
               lora: bool = False, epochs: float = 3.0, max_steps: int = -1, lr: float = 1e-3,
               batch_size: int = 4, grad_accum: int = 1, max_length: int = 4096, seed: int = 0,
               limit: int = 0, save_dtype: str = "float32", keep_best: bool = False,
-              max_seconds: float = 0.0, compact: bool = True, renamed_copies: bool = False, log=print) -> dict:
+              max_seconds: float = 0.0, compact: bool = True, renamed_copies: bool = False, renamed_seed: int = 2026,
+              renamed_tasks: tuple = ("construction",), log=print) -> dict:
     """Train and save; returns the training figures (also written to dragon_model.json). RENAMED_COPIES:
-    each construction row is trained on a second time with its blocks renamed (`data.with_renamed_copies`)."""
+    each row of RENAMED_TASKS is trained on a second time with its blocks renamed, the names drawn
+    from RENAMED_SEED (`data.with_renamed_copies`)."""
     import torch
     from transformers import TrainingArguments
 
@@ -152,7 +154,8 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     # what the decoding grammar needs of these rows, before the clock of --max-seconds decides how
     # long to train (checking every script takes a minute for 13k rows)
     extra = grammar_facts(rows)
-    train_set = encode_examples(tokenizer, list(examples(with_renamed_copies(rows) if renamed_copies else rows)),
+    train_set = encode_examples(tokenizer, list(examples(with_renamed_copies(rows, renamed_seed, renamed_tasks)
+                                                          if renamed_copies else rows)),
                                 max_length)
     valid_set = encode_examples(tokenizer, list(examples(valid_rows)), max_length)
     n_params = sum(p.numel() for p in model.parameters())
@@ -324,6 +327,15 @@ def save(model, tokenizer, out, *, target, corpus, figures, base=None, lora=Fals
         model.to(torch.float32)
 
 
+def _task_list(text: str) -> tuple:
+    """`--renamed-tasks`: comma-separated task names."""
+    tasks = tuple(t.strip() for t in text.split(",") if t.strip())
+    bad = [t for t in tasks if t not in ("construction", "improvement")]
+    if bad or not tasks:
+        raise argparse.ArgumentTypeError(f"{bad[0] if bad else text!r}: not a task (construction, improvement)")
+    return tasks
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("corpus", help="corpus folder (JSON Lines / Parquet / saved dataset, with manifest.json)")
     p.add_argument("-o", "--output", required=True, help="folder for the trained model")
@@ -351,6 +363,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--renamed-copies", action="store_true",
                    help="train on each construction row twice, the second time with its blocks and allocated buffers "
                         "renamed at random, so that names stop being a cue for a schedule")
+    p.add_argument("--renamed-seed", type=int, default=2026,
+                   help="with --renamed-copies: the seed the new names are drawn from (default 2026); train one epoch "
+                        "at a time with another seed each for new names every epoch")
+    p.add_argument("--renamed-tasks", type=_task_list, default=("construction",),
+                   help="with --renamed-copies: the tasks whose rows get a copy, comma-separated "
+                        "(construction, improvement; default construction)")
 
 
 def run(args) -> int:
@@ -359,7 +377,9 @@ def run(args) -> int:
                   epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
                   grad_accum=args.grad_accum, max_length=args.max_length, seed=args.seed, limit=args.limit,
                   save_dtype=args.save_dtype, keep_best=args.keep_best, max_seconds=args.max_seconds,
-                  compact=args.tokenizer == "compact", renamed_copies=args.renamed_copies, log=lambda m: print(m, file=sys.stderr))
+                  compact=args.tokenizer == "compact", renamed_copies=args.renamed_copies,
+                  renamed_seed=args.renamed_seed, renamed_tasks=args.renamed_tasks,
+                  log=lambda m: print(m, file=sys.stderr))
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -79,3 +79,33 @@ def test_the_training_command_takes_the_option():
     add_arguments(p)
     assert p.parse_args(["c", "-o", "o", "--renamed-copies"]).renamed_copies
     assert not p.parse_args(["c", "-o", "o"]).renamed_copies
+
+
+def test_improvement_rows_get_copies_when_asked(rows):
+    out = with_renamed_copies(rows, seed=3, tasks=("construction", "improvement"))
+    copies = [r for r in out if r["id"].endswith(":renamed")]
+    improvement = [r for r in copies if r["task"] == "improvement"]
+    assert len(copies) == len(rows) and improvement
+    ex = example(improvement[0])
+    assert "<improve>" in ex["prompt"]
+    # the script to improve is renamed as the workload is: it names only the copy's blocks
+    original = example(next(r for r in rows if r["id"] + ":renamed" == improvement[0]["id"]))
+    assert set(_names(ex["prompt"])).isdisjoint(_names(original["prompt"]))
+    for name in _names(original["prompt"]):
+        assert f'"{name}"' not in ex["prompt"] and f'"{name}"' not in ex["completion"]
+    with pytest.raises(ValueError, match="unknown task"):
+        with_renamed_copies(rows, tasks=("search",))
+
+
+def test_the_training_command_takes_a_seed_and_tasks():
+    import argparse
+
+    from dragon_model.train import add_arguments
+
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    args = p.parse_args(["c", "-o", "o", "--renamed-copies", "--renamed-seed", "7", "--renamed-tasks", "construction,improvement"])
+    assert args.renamed_seed == 7 and args.renamed_tasks == ("construction", "improvement")
+    assert p.parse_args(["c", "-o", "o"]).renamed_tasks == ("construction",)
+    with pytest.raises(SystemExit):
+        p.parse_args(["c", "-o", "o", "--renamed-tasks", "search"])
