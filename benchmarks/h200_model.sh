@@ -187,7 +187,7 @@ eval)
   per=$(( shards / n > 0 ? shards / n : 1 ))
   for set in ${sets//,/ }; do
     for i in $(seq 0 $((per - 1))); do
-      OMP_NUM_THREADS=1 timeout $gen python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
+      OMP_NUM_THREADS=1 timeout -k 10 $gen python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
         --generate-only --shard $i/$per > $W/gen-$set-$i.log 2>&1 &
     done
   done
@@ -197,7 +197,9 @@ eval)
     left=$(( (end - SECONDS) / n )); n=$(( n - 1 ))
     # as shard 0 of 1, then merged: measurements the time left defers still leave an interim report
     # of those done (a plain --stop-after run writes none, and the machine goes with its caches)
-    timeout $(( left + 5 )) python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
+    # -k: SIGTERM waits for the Python code, which a long call into TVM (the operators' CPU references:
+    # minutes) holds off; an eval call of both sets at k=4 ran past the device command's limit
+    timeout -k 10 $(( left + 5 )) python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
       --stop-after $(( left - 35 )) --shard 0/1 2>&1 | tail -30 | tee $OUT/eval-$set.log
     python3 -m dragon_dsl.cli.main eval-report $W/eval-$set 2>&1 | tail -2 | tee -a $OUT/eval-$set.log
   done
