@@ -30,7 +30,8 @@ TASKS = ("construction", "improvement")
 
 def load_rows(corpus, splits: Optional[Iterable[str]] = None, target_kind: Optional[str] = None,
               tasks: Optional[Iterable[str]] = None) -> list[dict]:
-    """All rows of a corpus folder (jsonl / parquet / saved dataset), filtered by split, target kind, task."""
+    """All rows of a corpus folder (jsonl, jsonl.xz / parquet / saved dataset) or file, filtered by split,
+    target kind, task. A line that is not JSON is a ValueError naming its file, line and column."""
     path = Path(corpus)
     rows: list[dict] = []
     if (path / "dataset_info.json").exists() or (path / "dataset_dict.json").exists():
@@ -41,7 +42,8 @@ def load_rows(corpus, splits: Optional[Iterable[str]] = None, target_kind: Optio
         for part in parts:
             rows.extend(dict(r) for r in part)
     else:
-        files = sorted(path.rglob("*.jsonl")) + sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+        files = (sorted(path.rglob("*.jsonl")) + sorted(path.rglob("*.jsonl.xz")) + sorted(path.rglob("*.parquet"))
+                 if path.is_dir() else [path])
         for f in files:
             if f.name == "manifest.jsonl":
                 continue
@@ -49,9 +51,16 @@ def load_rows(corpus, splits: Optional[Iterable[str]] = None, target_kind: Optio
                 import pyarrow.parquet as pq
 
                 rows.extend(pq.read_table(str(f)).to_pylist())
-            else:
-                with open(f, encoding="utf-8") as fh:
-                    rows.extend(json.loads(line) for line in fh if line.strip())
+            else:   # JSON Lines, or JSON Lines compressed with xz (a committed training set: 85x smaller)
+                import lzma
+
+                with (lzma.open(f, "rt", encoding="utf-8") if f.name.endswith(".xz") else open(f, encoding="utf-8")) as fh:
+                    for number, line in enumerate(fh, 1):
+                        if line.strip():
+                            try:
+                                rows.append(json.loads(line))
+                            except json.JSONDecodeError as exc:
+                                raise ValueError(f"{f}:{number}:{exc.colno}: not a JSON object: {exc.msg}") from None
     from dragon_model.render import target_kind as kind_of
 
     keep = []
