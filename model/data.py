@@ -347,17 +347,17 @@ def renamed_example(ex: dict, rng) -> Optional[dict]:
 def with_renamed_copies(rows: Iterable[dict], seed: int = 2026, tasks: Iterable[str] = ("construction",)) -> list[dict]:
     """ROWS, each row of one of TASKS followed by a copy whose blocks and allocated buffers are renamed
     at random (`renamed_example`; rows whose workload names none get no copy). SEED decides the names:
-    training one epoch at a time with another seed each shows the model new names every epoch. The shipped-size llvm
-    model chose its schedule by a block's name: for a held-out RMSNorm it tiled the output block
+    training one epoch at a time with another seed each shows the model new names every epoch. The
+    shipped-size llvm model chose its schedule by a block's name: for a held-out RMSNorm it tiled the output block
     where its reduction was called `sumsq`, and wrote the layer norms' `rfactor` where that block
     was renamed `mean` (`benchmarks/probe_block_names.py`). A copy keeps the row's other fields
     (its latencies: `examples` leaves out a slow row's copy with it)."""
     import random
 
     rng, tasks = random.Random(seed), set(tasks)
-    unknown = tasks - {"construction", "improvement"}
+    unknown = tasks - set(TASKS)
     if unknown:
-        raise ValueError(f"renamed copies: unknown task {sorted(unknown)[0]!r} (construction, improvement)")
+        raise ValueError(f"renamed copies: unknown task {sorted(unknown)[0]!r} ({', '.join(TASKS)})")
     out = []
     for row in rows:
         out.append(row)

@@ -329,15 +329,17 @@ def save(model, tokenizer, out, *, target, corpus, figures, base=None, lora=Fals
 
 def _task_list(text: str) -> tuple:
     """`--renamed-tasks`: comma-separated task names."""
+    from dragon_model.data import TASKS
+
     tasks = tuple(t.strip() for t in text.split(",") if t.strip())
-    bad = [t for t in tasks if t not in ("construction", "improvement")]
+    bad = [t for t in tasks if t not in TASKS]
     if bad or not tasks:
-        raise argparse.ArgumentTypeError(f"{bad[0] if bad else text!r}: not a task (construction, improvement)")
+        raise argparse.ArgumentTypeError(f"{bad[0] if bad else text!r}: not a task ({', '.join(TASKS)})")
     return tasks
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("corpus", help="corpus folder (JSON Lines / Parquet / saved dataset, with manifest.json)")
+    p.add_argument("corpus", help="corpus folder (JSON Lines, also xz-compressed / Parquet / saved dataset, with manifest.json)")
     p.add_argument("-o", "--output", required=True, help="folder for the trained model")
     p.add_argument("--target", default="llvm", help="target kind of the rows to train on (llvm, cuda)")
     p.add_argument("--size", choices=sorted(SIZES), default="small", help="random-init model size")
@@ -361,8 +363,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-best", action="store_true",
                    help="evaluate on the valid split after every epoch and keep the best epoch's weights")
     p.add_argument("--renamed-copies", action="store_true",
-                   help="train on each construction row twice, the second time with its blocks and allocated buffers "
-                        "renamed at random, so that names stop being a cue for a schedule")
+                   help="train on each row of --renamed-tasks twice, the second time with its blocks and allocated "
+                        "buffers renamed at random, so that names stop being a cue for a schedule")
     p.add_argument("--renamed-seed", type=int, default=2026,
                    help="with --renamed-copies: the seed the new names are drawn from (default 2026); train one epoch "
                         "at a time with another seed each for new names every epoch")
