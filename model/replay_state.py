@@ -150,8 +150,20 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
         named += _note_instruction(env, trace_row(js), inst)
     for name, rv in named:
         _note_object(env, sch, name, rv)
+    rvs = dict(named)
+    for main in dict.fromkeys(m for m, _buf in env.reindexed.values()):
+        if main in env.blocks and main in rvs:   # dlight's lambdas for its reindexed buffers (grammar)
+            layouts = inspect.gemm_layouts(sch, rvs[main])
+            if layouts is not None:
+                env.gemm_layouts[main] = layouts
     env.sblock_names = _sblock_names(sch)
     return env
+
+
+def _buffer_text(raw) -> str:
+    """A buffer argument of trace JSON (`[index, 0 for read | 1 for write]`) as Dragon writes it."""
+    index, kind = raw
+    return f"{'write' if kind else 'read'}({index})"
 
 
 def _note_instruction(env: Env, row, inst) -> list[tuple[str, object]]:
@@ -163,6 +175,12 @@ def _note_instruction(env: Env, row, inst) -> list[tuple[str, object]]:
         env.tiles[row.arg("loop")] = list(row.outputs)  # the loop it tiles -> its values (split takes them)
     elif row.entry is INST.sample_categorical:
         env.categoricals.extend(row.outputs)
+    elif row.entry is INST.reindex and row.outputs and row.arg("block") is not None:
+        env.reindexed[row.outputs[0]] = (row.arg("block"), _buffer_text(row.arg("buffer")))
+    elif row.entry is INST.transform_layout and row.arg("block") is not None:
+        env.transformed.add(row.arg("block"))
+    elif row.entry is INST.transform_block_layout and row.arg("block") is not None:
+        env.relaid.add(row.arg("block"))
     elif row.entry is INST.split and any(f is None or f == "None" or type(f) is int for f in row.arg("factors", [])):
         env.split_loops.update(row.outputs)  # a constant split's loops (grammar: not split by constants again)
     env.counter += len(row.outputs)

@@ -379,3 +379,25 @@ def nested_parallel(sch) -> bool:
         return any(sum(sch.get(lp).kind == ForKind.PARALLEL for lp in sch.get_loops(b)) > 1 for b in block_rvs(sch))
     except Exception:  # noqa: BLE001 - a module TVM cannot walk: leave it to the build
         return False
+
+
+def gemm_layouts(sch, block_rv) -> Optional[dict]:
+    """dlight's normal form of a GEMM-like block (`C[S, I, J] += A[S, I, K] * B[S, J, K]`): the
+    lambdas its Matmul rule writes after reindexing the block's operands, as Dragon text, under
+    "read(0)", "read(1)" (the reindexed A and B, each transformed at `write(0)`), "write(0)" (the
+    reindexed C, at `read(0)`) and "block" (transform_block_layout of the block itself); None when
+    the block is not GEMM-like. Computed by dlight's own analysis (`get_index_map`) of the block as
+    the schedule holds it now, which is how dlight computes them: after the three reindexes."""
+    from tvm import ir
+    from tvm.s_tir.dlight.gpu.matmul import get_index_map
+
+    from dragon_dsl.codec import index_map as imap
+
+    try:
+        maps = get_index_map(_get(sch, block_rv))
+    except Exception:  # noqa: BLE001 - TVM's analysis raises its own error types: not GEMM-like
+        return None
+    if maps is None:
+        return None
+    texts = [imap.render(imap.normalize_params(imap.from_graph(ir.save_json(m)))) for m in maps]
+    return dict(zip(("block", "read(0)", "read(1)", "write(0)"), texts))
