@@ -190,7 +190,16 @@ CPU_RETRIES = 2
 #:    statements, the 3x3 one fell back to plain bindings, 5-21x slower than dlight); with the rule
 #:    both write dlight's whole tiled, shared-memory schedule. The tensor-core space, which transforms
 #:    the block's own buffers instead, keeps its grammar; the reachable training labels are unchanged
-GENERATION_VERSION = 26
+#: 27: the AutoBind completion first inlines what it can of the blocks a GPU script leaves on the host
+#:    (MetaSchedule's AutoInline with its CUDA defaults, as its own design space does before AutoBind):
+#:    with version 26, the ninth model's dlight-like GEMM answers for the held-out linear layers,
+#:    GEMVs and LM heads stopped before dlight's last steps (inline the reindex copies, the epilogue
+#:    into the accumulator's write-back), and AutoBind gave each left-over copy a kernel of its own:
+#:    2-7 kernels where dlight has one, 0.72-0.90x of dlight. Over the 117 distinct completed answers
+#:    of the version-26 reports, 320 kernels become 153 (59 answers with fewer, none with more); one
+#:    inlined completion does not compile, and there the stages are bound only, as before
+#:    (`benchmarks/results/cpu_inline_completion.md`). Not yet measured on a GPU
+GENERATION_VERSION = 27
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True
@@ -275,8 +284,11 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
             if problem is None:
                 problem = launch_problem(head + g.body, workload)
                 slow = problem is not None
-        if problem is not None and not slow and COMPLETE_HOST_BLOCKS and gpu and extra:
-            completed = bind_host_blocks(head + g.body, workload, target)
+        # the host stages inlined where AutoInline can, then bound; where that does not compile (an
+        # inlined stage that leaves a global buffer inside a kernel), bound only
+        for inline in ((True, False) if problem is not None and not slow and COMPLETE_HOST_BLOCKS and gpu and extra
+                       else ()):
+            completed = bind_host_blocks(head + g.body, workload, target, inline=inline)
             if completed is not None and completed not in seen:
                 # AutoBind's statements come from a replayed schedule, not from the decoder, which
                 # replays every statement it keeps: the completed text must replay as dragon-check does
@@ -287,6 +299,7 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
                     # that does not compile)
                     g.completed_from, g.body, problem, slow = g.body, completed, too_slow, too_slow is not None
                     seen.add(completed)
+                    break
         if problem is None:
             out.append((head + g.body, g))
         else:

@@ -8,7 +8,8 @@ all. TVM would compile such a stage for the host, which cannot read the GPU's bu
 space ends with the AutoBind rule, which fuses a block's outer spatial loops and binds them to
 `blockIdx.x`/`threadIdx.x` (a unit loop when there is none). `bind_host_blocks` applies that same
 rule, through the TVM bridge (`dragon_dsl.tvm.autobind`), to each block left on the host, after the
-model's own statements.
+model's own statements; before it, as MetaSchedule's CUDA rules do, AutoInline inlines the ones it
+can (a `reindex` copy, an epilogue), which then run inside the kernel that reads or writes them.
 
 The answer stays a whole script written in the language (the model's statements, then the
 rule's), replayed and checked like any other; nothing is measured here. Invariant: a script
@@ -21,10 +22,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 
-def bind_host_blocks(text: str, workload, target: Any, seed: int = 1) -> Optional[str]:
-    """TEXT's script body followed by AutoBind's statements for every block TEXT leaves on the
-    host (canonical form, no header), or None: no such block, a GPU target is not asked for, or
-    TVM refuses the rule on one of them (the script is then left as the model wrote it).
+def bind_host_blocks(text: str, workload, target: Any, seed: int = 1, inline: bool = True) -> Optional[str]:
+    """TEXT's script body followed by AutoInline's statements for the blocks TEXT leaves on the host
+    that it inlines (INLINE: MetaSchedule's CUDA rules inline before they bind), then AutoBind's for
+    every one still there (canonical form, no header), or None: no such block, a GPU target is not
+    asked for, or TVM refuses the rule on one of them (the script is then left as the model wrote it).
     The rule's thread-extent choices are drawn from the schedule's random state seeded by SEED,
     so the same script always gets the same completion."""
     from dragon_dsl import DragonError, to_trace_json
@@ -40,7 +42,7 @@ def bind_host_blocks(text: str, workload, target: Any, seed: int = 1) -> Optiona
         trace = to_trace_json(text)
     except DragonError:  # a script that does not check has nothing to complete
         return None
-    completed = autobind.bind_host_blocks(trace, workload, spec.spec, seed=seed)
+    completed = autobind.bind_host_blocks(trace, workload, spec.spec, seed=seed, inline=inline)
     return None if completed is None else script_body(completed)
 
 

@@ -5,7 +5,10 @@ normalisation's reduction) or binds nothing at all would compile that stage for 
 cannot read the GPU's buffers (`compile.HOST_BLOCK`). MetaSchedule never writes such a schedule:
 its design space ends with the AutoBind rule, which fuses a block's outer spatial loops and binds
 them to `blockIdx.x`/`threadIdx.x` (a unit loop when there is none). `bind_host_blocks` applies
-that same rule to each block left on the host, after the trace's own instructions.
+that same rule to each block left on the host, after the trace's own instructions. Before it, as
+MetaSchedule's CUDA rules do, AutoInline inlines each such block that it can (into its consumers
+or its producers): a `reindex` copy or an epilogue left on the host then runs inside the kernel
+that reads or writes it instead of as a kernel of its own.
 """
 
 from __future__ import annotations
@@ -30,9 +33,44 @@ def _rule(target):
     return _RULES[limit]
 
 
-def bind_host_blocks(trace: list, workload, target, seed: int = 1) -> Optional[list]:
-    """The trace JSON of TRACE's schedule followed by AutoBind's instructions for every block it
-    leaves on the host, or None: no such block, or TVM refuses the rule on one of them. TARGET is a
+def _inliner():
+    """MetaSchedule's AutoInline with its CUDA defaults (`ScheduleRule.create("cuda")`)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    if "inline" not in _RULES:
+        _RULES["inline"] = ms.schedule_rule.AutoInline(
+            into_producer=True, into_consumer=True, inline_const_tensor=True, disallow_if_then_else=False,
+            require_injective=False, require_ordered=False, disallow_op=None)
+    return _RULES["inline"]
+
+
+def inline_host_blocks(sch, names: list):
+    """SCH with AutoInline applied to each block left on the host (NAMES: `host_blocks`) that it
+    inlines, one at a time until none is left that it can: a new schedule, or SCH unchanged."""
+    from dragon_dsl.tvm.compile import host_blocks
+
+    rule = _inliner()
+    tried: set = set()
+    while True:
+        todo = [n for n in names if n not in tried]
+        if not todo:
+            return sch
+        name = todo[0]
+        tried.add(name)
+        try:
+            done = rule.apply(sch, _host_block(sch, [name]))
+        except Exception:  # noqa: BLE001 - TVM refuses to inline this block: it is bound instead
+            continue
+        if done:
+            left = host_blocks(done[0].mod)
+            if len(left) < len(names):
+                sch, names, tried = done[0], left, set()
+
+
+def bind_host_blocks(trace: list, workload, target, seed: int = 1, inline: bool = True) -> Optional[list]:
+    """The trace JSON of TRACE's schedule followed by AutoInline's instructions for the blocks it
+    leaves on the host that can be inlined (INLINE; `inline_host_blocks`), then AutoBind's for every
+    one still there, or None: no such block, or TVM refuses the rule on one of them. TARGET is a
     GPU target (a tag, a dict or a Target). The rule's thread-extent choices are drawn from the
     schedule's random state seeded by SEED, so the same trace always gets the same completion."""
     from dragon_dsl.tvm.compile import host_blocks
@@ -46,6 +84,11 @@ def bind_host_blocks(trace: list, workload, target, seed: int = 1) -> Optional[l
         names = host_blocks(sch.mod)
         if not names:
             return None
+        if inline:
+            sch = inline_host_blocks(sch, names)
+            names = host_blocks(sch.mod)
+            if not names:
+                return trace_json(sch)
         rule = _rule(tvm_tgt)
         for _ in range(len(names)):   # one application a block left on the host
             done = rule.apply(sch, _host_block(sch, names))
