@@ -93,7 +93,26 @@ def versions() -> dict:
         out["little_dragon_dirty"] = bool(dirty)
     except (OSError, subprocess.SubprocessError):
         out["little_dragon_commit"] = None
+    # a copy of the working tree (a GPU host's) may carry another commit's git metadata: the code
+    # that ran, by content (`source_digest`), which any checkout can compute for its own commit
+    out["little_dragon_source"] = source_digest(Path(__file__).resolve().parents[2])
     return out
+
+
+#: the packages whose code an evaluation runs (their Python files and grammars)
+SOURCE_DIRS = ("dragon_dsl", "model", "grammar", "lsp")
+
+
+def source_digest(root: Path) -> str:
+    """sha256 (16 hex digits) of the package sources under ROOT (SOURCE_DIRS: every .py and .lark
+    file, by path relative to ROOT, in sorted order): equal digests, equal code."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for d in SOURCE_DIRS:
+        for f in sorted(p for p in (root / d).rglob("*") if p.suffix in (".py", ".lark") and p.is_file()):
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def _gpu_name(settings: Settings, engine) -> Optional[str]:
