@@ -493,7 +493,7 @@ def _tensorize(env: Env, inst, literals: Optional[dict]) -> list[str]:
 def _dlight_reindexed(env: Env) -> dict:
     """Live reindex blocks of a live GEMM-like block whose lambdas are known -> (that block, buffer)."""
     return {r: (m, buf) for r, (m, buf) in env.reindexed.items()
-            if r in env.blocks and m in env.blocks and m in env.gemm_layouts}
+            if r in env.blocks and m in env.blocks and buf in env.gemm_layouts.get(m, {})}
 
 
 def _gemm_layouts(env: Env, inst) -> list[str]:
