@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import statistics
 import sys
 from pathlib import Path
@@ -30,20 +29,6 @@ MARKS = {"rfactor": "rfactor(", "compute_at": "compute_at(", "multi-level tiling
          "cache_write": "cache_write("}
 
 
-def intermediate_names(text: str) -> list:
-    """The blocks (root aside) and allocated buffers of a TVMScript workload."""
-    names = [n for n in re.findall(r'T\.sblock\("([^"]+)"\)', text) if n != "root"]
-    names += [n for n in re.findall(r"^\s*(\w+) = T\.sblock_alloc_buffer", text, flags=re.M) if n not in names]
-    return names
-
-
-def renamed(text: str, mapping: dict) -> str:
-    if not mapping:
-        return text
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True))) + r")\b")
-    return pattern.sub(lambda m: mapping[m.group(1)], text)
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", action="append", required=True, help="a model folder (repeat for several)")
@@ -54,7 +39,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
 
-    from dragon_model.data import load_rows, random_names
+    from dragon_model.data import intermediate_names, load_rows, random_names, renamed_words
     from dragon_model.generate import Generator
 
     rows = [r for r in load_rows(args.corpus, splits=["test_family"], tasks=["construction"])
@@ -80,7 +65,7 @@ def main(argv=None) -> int:
             counts = dict.fromkeys(MARKS, 0)
             sizes = []
             for row, mapping in zip(rows, mappings):
-                body = gen.generate(renamed(row["workload_text"], mapping), LLVM).body
+                body = gen.generate(renamed_words(row["workload_text"], mapping), LLVM).body
                 for mark, needle in MARKS.items():
                     counts[mark] += needle in body
                 sizes.append(sum(1 for line in body.split("postproc:")[0].splitlines() if line.strip()))

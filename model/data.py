@@ -305,14 +305,14 @@ def examples(rows: Iterable[dict]) -> list[dict]:
     return [example(r) for r in rows if not slower_than_written(r)]
 
 
-def random_names(names: Iterable[str], rng) -> dict:
+def random_names(names: Iterable[str], rng, avoid: Iterable[str] = ()) -> dict:
     """A new name for each of NAMES, drawn from RNG: 1-3 lowercase letters and a digit, none of them
-    one of NAMES or drawn before. Ending in a digit, a new name is never a word of the rendered
-    prompt (`block`, `iters`, `root`, ...)."""
+    one of NAMES or AVOID or drawn before. Ending in a digit, a new name is never a word of the
+    rendered prompt (`block`, `iters`, `root`, ...)."""
     import string
 
     names = list(names)
-    taken, mapping = set(names), {}
+    taken, mapping = set(names) | set(avoid), {}
     for old in names:
         while True:
             new = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 3))) + str(rng.randint(0, 9))
@@ -321,6 +321,39 @@ def random_names(names: Iterable[str], rng) -> dict:
                 mapping[old] = new
                 break
     return mapping
+
+
+def intermediate_names(text: str) -> list:
+    """The blocks (root aside) and allocated buffers of a TVMScript workload."""
+    names = [n for n in re.findall(r'T\.sblock\("([^"]+)"\)', text) if n != "root"]
+    names += [n for n in re.findall(r"^\s*(\w+) = T\.sblock_alloc_buffer", text, flags=re.M) if n not in names]
+    return names
+
+
+def renamed_words(text: str, mapping: dict) -> str:
+    """TEXT (a workload's TVMScript, or a script naming its blocks) with each word of MAPPING replaced
+    by its new name, also where a suffix follows it (a schedule's `sumsq_rf` becomes `k8_rf`, as
+    `renamed_example` renames)."""
+    if not mapping:
+        return text
+    pattern = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True)))
+                         + r")(?![A-Za-z0-9])")
+    return pattern.sub(lambda m: mapping[m.group(1)], text)
+
+
+def renamed_row(row: dict, rng) -> dict:
+    """A corpus row whose workload's blocks and allocated buffers are renamed at random
+    (`random_names`), the same way in its workload, its script and the script an improvement starts
+    from: the same program and schedules under other names, to evaluate a model on names it has
+    never seen."""
+    texts = [row["workload_text"]] + [row[k] for k in ("script", "prompt_script") if row.get(k)]
+    words = {w for t in texts for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", t)}   # a loop's `i0` stays its own
+    mapping = random_names(intermediate_names(row["workload_text"]), rng, avoid=words)
+    out = dict(row, workload_text=renamed_words(row["workload_text"], mapping))
+    for key in ("script", "prompt_script"):
+        if row.get(key):
+            out[key] = renamed_words(row[key], mapping)
+    return out
 
 
 def renamed_example(ex: dict, rng) -> Optional[dict]:

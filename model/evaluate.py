@@ -2,7 +2,8 @@
 checked numerically by the measurement engine (results cache off).
 
     python -m dragon_model.evaluate CORPUS_DIR --model MODEL_DIR [--splits test_family] [--limit N]
-                                    [--level verify|time] [--jobs N] [--max-seconds S] [-o FIG.json]
+                                    [--level verify|time] [--jobs N] [--max-seconds S] [--renamed-seed S]
+                                    [-o FIG.json]
 
 One answer per distinct prompt (a construction prompt is the workload; an improvement prompt
 is the workload and the script to improve). The first answer is what `dragon suggest` would
@@ -154,14 +155,21 @@ def _answer_in_worker(task, r, level, k):
 
 def evaluate(corpus, model_path, *, splits=("test_family",), target: str = "llvm", limit: int = 0,
              level: str = "verify", jobs: int = 1, max_seconds: float = 0.0, timeout_s: float = 120.0,
-             k: int = 1, tasks=("construction", "improvement"), log=print) -> dict:
+             k: int = 1, tasks=("construction", "improvement"), renamed_seed=None, log=print) -> dict:
+    import random
+
     from dragon_dsl.engine import Engine
+    from dragon_model.data import renamed_row
     from dragon_model.generate import Generator
 
     items = [(t, r) for t, r in prompts_of(corpus, splits, target, limit) if t in tasks]
+    if renamed_seed is not None:   # every workload's blocks and buffers under random names
+        rng = random.Random(renamed_seed)
+        items = [(t, renamed_row(r, rng)) for t, r in items]
     spec = {"kind": "llvm", "num-cores": 1} if target == "llvm" else target
     figures: dict = {"model": str(model_path), "corpus": str(corpus), "splits": list(splits), "level": level,
-                     "target": spec, "max_seconds": max_seconds, "jobs": jobs, "timeout_s": timeout_s, "k": k}
+                     "target": spec, "max_seconds": max_seconds, "jobs": jobs, "timeout_s": timeout_s, "k": k,
+                     "renamed_seed": renamed_seed}
     answers: list = []
 
     def done(a):
@@ -208,6 +216,9 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per build/run in the engine")
     p.add_argument("--k", type=int, default=1, help="also sample k - 1 answers: pass@k and best of k")
     p.add_argument("--tasks", default="construction,improvement", help="comma-separated tasks to answer")
+    p.add_argument("--renamed-seed", type=int, default=None,
+                   help="rename every workload's blocks and allocated buffers at random, from this seed, "
+                        "in its scripts too: the same programs under names the model has never seen")
     p.add_argument("-o", "--output", help="write the figures (JSON) there")
     args = p.parse_args(argv)
     tasks = tuple(t for t in args.tasks.split(",") if t)
@@ -218,7 +229,7 @@ def main(argv=None) -> int:
         p.error("--k and --jobs must be at least 1")
     fig = evaluate(args.corpus, args.model, splits=args.splits.split(","), target=args.target, limit=args.limit,
                    level=args.level, jobs=args.jobs, max_seconds=args.max_seconds, timeout_s=args.timeout,
-                   k=args.k, tasks=tasks,
+                   k=args.k, tasks=tasks, renamed_seed=args.renamed_seed,
                    log=lambda m: print(m, file=sys.stderr, flush=True))
     text = json.dumps(fig, indent=2) + "\n"
     if args.output:
