@@ -284,12 +284,15 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
             if problem is None:
                 problem = launch_problem(head + g.body, workload)
                 slow = problem is not None
-        # the host stages inlined where AutoInline can, then bound; where that does not compile (an
-        # inlined stage that leaves a global buffer inside a kernel), bound only
-        for inline in ((True, False) if problem is not None and not slow and COMPLETE_HOST_BLOCKS and gpu and extra
-                       else ()):
-            completed = bind_host_blocks(head + g.body, workload, target, inline=inline)
-            if completed is not None and completed not in seen:
+        if problem is not None and not slow and COMPLETE_HOST_BLOCKS and gpu and extra:
+            # the host stages inlined where AutoInline can, then bound; where that does not compile (an
+            # inlined stage that leaves a global buffer inside a kernel), bound only
+            tried: set = set()
+            for inline in (True, False):
+                completed = bind_host_blocks(head + g.body, workload, target, inline=inline)
+                if completed is None or completed in seen or completed in tried:
+                    continue   # none, shown before, or the inlined text again (nothing could be inlined)
+                tried.add(completed)
                 # AutoBind's statements come from a replayed schedule, not from the decoder, which
                 # replays every statement it keeps: the completed text must replay as dragon-check does
                 again = replay_problem(head + completed, workload) or compile_problem(head + completed, workload, target)

@@ -368,13 +368,7 @@ def renamed_example(ex: dict, rng) -> Optional[dict]:
     if not names:
         return None
     mapping = random_names(names, rng)
-    word = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
-                      + r")(?![A-Za-z0-9])")
-
-    def sub(text: str) -> str:
-        return word.sub(lambda m: mapping[m.group(1)], text)
-
-    return dict(ex, prompt=sub(ex["prompt"]), completion=sub(ex["completion"]))
+    return dict(ex, prompt=renamed_words(ex["prompt"], mapping), completion=renamed_words(ex["completion"], mapping))
 
 
 def with_renamed_copies(rows: Iterable[dict], seed: int = 2026, tasks: Iterable[str] = ("construction",)) -> list[dict]:
