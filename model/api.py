@@ -198,8 +198,12 @@ CPU_RETRIES = 2
 #:    2-7 kernels where dlight has one, 0.72-0.90x of dlight. Over the 117 distinct completed answers
 #:    of the version-26 reports, 320 kernels become 153 (59 answers with fewer, none with more); one
 #:    inlined completion does not compile, and there the stages are bound only, as before
-#:    (`benchmarks/results/cpu_inline_completion.md`). Not yet measured on a GPU
-GENERATION_VERSION = 27
+#:    (`benchmarks/results/cpu_inline_completion.md`)
+#: 28: a block takes a second add_unit_loop only where dlight's GEMV analysis accepts it
+#:    (`inspect.is_gemv`, `decoder_grammar._unit_loops`): the ninth model wrote the GEMV normal form
+#:    (two unit loops, then two rfactors) for the held-out families' row sums of one input, which
+#:    dlight schedules with its Reduction rule (one unit loop, one cross-thread rfactor)
+GENERATION_VERSION = 28
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True

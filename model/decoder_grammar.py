@@ -120,6 +120,8 @@ class Env:
     gemm_layouts: dict = field(default_factory=dict)          # GEMM-like block -> dlight's lambdas (`inspect.gemm_layouts`)
     transformed: set = field(default_factory=set)             # blocks a transform_layout has taken
     relaid: set = field(default_factory=set)                  # blocks a transform_block_layout has taken
+    unit_looped: dict = field(default_factory=dict)           # block -> how many add_unit_loop took it
+    gemv: set = field(default_factory=set)                    # unit-looped blocks dlight's GEMV analysis accepts
     postproc: bool = False                                    # `postproc:` already written
 
     @property
@@ -419,6 +421,8 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
         return _gemm_layouts(env, inst)
     if inst is INST.transform_block_layout and env.block_iters:
         return _block_layouts(env, inst, extra)
+    if inst is INST.add_unit_loop:
+        return _unit_loops(env, inst)
     if res.count == 0:
         call = _call(env, inst)
         return [call] if call else []
@@ -514,6 +518,17 @@ def _gemm_layouts(env: Env, inst) -> list[str]:
     others = [b for b in env.blocks if b not in known]
     call = _call(env, inst, {"block": _alts(lit(b) for b in others)}) if others else None
     return out + ([call] if call else [])
+
+
+def _unit_loops(env: Env, inst) -> list[str]:
+    """add_unit_loop of a block (no training label takes a loop: dlight's rules take blocks, and
+    MetaSchedule's spaces never write it) once, or twice where dlight's GEMV analysis accepts the block (`inspect.is_gemv`): its GEMV rule alone gives one block two unit loops (the
+    vector chunk's and the batch's); its Reduction, GeneralReduction and Fallback rules add one, and
+    MetaSchedule's spaces none. Without the rule the CUDA model wrote the GEMV normal form for
+    row sums of one input, then a GEMV's two rfactors: 0.01-0.3x dlight's cross-thread reduction."""
+    blocks = [b for b in env.blocks if env.unit_looped.get(b, 0) == 0 or (env.unit_looped[b] == 1 and b in env.gemv)]
+    call = _call(env, inst, {"target": _alts(lit(b) for b in blocks)}) if blocks else None
+    return [_outputs(env, inst.results.kind, inst.results.count) + call] if call else []
 
 
 def _block_layouts(env: Env, inst, extra: dict) -> list[str]:

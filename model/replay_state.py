@@ -156,6 +156,9 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
             layouts = inspect.gemm_layouts(sch, rvs[main])
             if layouts is not None:
                 env.gemm_layouts[main] = layouts
+    for block in env.unit_looped:   # a second unit loop only where dlight's GEMV rule writes one (grammar)
+        if block in env.blocks and block in rvs and inspect.is_gemv(sch, rvs[block]):
+            env.gemv.add(block)
     env.sblock_names = _sblock_names(sch)
     return env
 
@@ -181,6 +184,8 @@ def _note_instruction(env: Env, row, inst) -> list[tuple[str, object]]:
         env.transformed.add(row.arg("block"))
     elif row.entry is INST.transform_block_layout and row.arg("block") is not None:
         env.relaid.add(row.arg("block"))
+    elif row.entry is INST.add_unit_loop and str(row.arg("target", "")).startswith("b"):
+        env.unit_looped[row.arg("target")] = env.unit_looped.get(row.arg("target"), 0) + 1
     elif row.entry is INST.split and any(f is None or f == "None" or type(f) is int for f in row.arg("factors", [])):
         env.split_loops.update(row.outputs)  # a constant split's loops (grammar: not split by constants again)
     env.counter += len(row.outputs)

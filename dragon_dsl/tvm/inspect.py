@@ -401,3 +401,20 @@ def gemm_layouts(sch, block_rv) -> Optional[dict]:
         return None
     texts = [imap.render(imap.normalize_params(imap.from_graph(ir.save_json(m)))) for m in maps]
     return dict(zip(("block", "read(0)", "read(1)", "write(0)"), texts))
+
+
+def is_gemv(sch, block_rv) -> bool:
+    """Whether dlight's GEMV analysis (`is_gemv`: a reduction `C[...] += f(A, V)` reading a vector
+    V that uses fewer of the block's iterators than the block has) accepts the block as the
+    schedule holds it now. dlight's GEMV rule alone writes the normal form with two unit loops
+    (one for the vector chunk, one for the batch) on one block: its other rules add one."""
+    from tvm.s_tir.dlight.analysis import SBlockInfo
+    from tvm.s_tir.dlight.analysis.gemv import is_gemv as dlight_is_gemv
+
+    try:
+        block = _get(sch, block_rv)
+        info = SBlockInfo(name=block.name_hint, iters=[], block_rv=block_rv,
+                          reduction_block=any(int(iv.iter_type) == 2 for iv in block.iter_vars))
+        return bool(dlight_is_gemv(sch, info))
+    except Exception:  # noqa: BLE001 - TVM's analysis raises its own error types: not a GEMV
+        return False
