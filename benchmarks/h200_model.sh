@@ -185,12 +185,13 @@ eval)
   # processes on 16 cores); one torch thread each (15 shards of 16 threads on 16 cores switched
   # threads more than they worked; the forward pass itself runs on the GPU where there is one)
   per=$(( shards / n > 0 ? shards / n : 1 ))
-  # GEN_CPU=1: the generating processes run the model on their own CPU core, not on the GPU (15
-  # processes sharing the H200 wrote 0.22 s a statement with decoder 18; with decoder 26, two processes
-  # on a 2-core CPU wrote the held-out operators' dense answers at 0.09-0.11 s a statement): untried here
+  # The forward pass stays on the GPU: 15 processes each running the model on one of the host's
+  # cores (CUDA_VISIBLE_DEVICES= , tried with decoder 28) wrote 10x slower than one such process on
+  # a 2-core laptop CPU (52 s against 5 s for one linear layer's answer), and the 60-s generation
+  # limit cut the answers (74% of the operators' first answers verified, 17% of the families')
   for set in ${sets//,/ }; do
     for i in $(seq 0 $((per - 1))); do
-      env ${GEN_CPU:+CUDA_VISIBLE_DEVICES=} OMP_NUM_THREADS=1 timeout -k 10 $gen python3 -m dragon_dsl.cli.main eval \
+      OMP_NUM_THREADS=1 timeout -k 10 $gen python3 -m dragon_dsl.cli.main eval \
         --workloads $W/wl-$set $common --out $W/eval-$set --generate-only --shard $i/$per > $W/gen-$set-$i.log 2>&1 &
     done
   done
