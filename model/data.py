@@ -16,6 +16,7 @@ comes from the request and the explanation from `dragon_dsl.explain`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from functools import lru_cache
@@ -368,6 +369,27 @@ def renamed_example(ex: dict, rng) -> Optional[dict]:
     if not names:
         return None
     mapping = random_names(names, rng)
+    return dict(ex, prompt=renamed_words(ex["prompt"], mapping), completion=renamed_words(ex["completion"], mapping))
+
+
+def canonical_mapping(prompt: str) -> dict:
+    """The canonical names of a rendered prompt's blocks (the root aside) and allocated buffers, in
+    the order the prompt lists them: `q0`, `q1`, ... (skipping any that is already a word of the
+    prompt). A model trained on canonical names (`train --canonical-names`) reads the program, not
+    names a user or an operator library chose: the same program under other names gets the same
+    prompt (`Generator` renames the workload before decoding and its answer back after)."""
+    head = prompt.split(SCRIPT)[0]
+    names = [n for n in re.findall(r"^block (\S+) iters", head, flags=re.M) if n != "root"]
+    names += [n for n in re.findall(r"^buffer (\S+) \S+ alloc$", head, flags=re.M) if n not in names and n != "root"]
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", prompt))
+    fresh = (f"q{i}" for i in itertools.count() if f"q{i}" not in words)
+    return {n: next(fresh) for n in names}
+
+
+def canonical_example(ex: dict) -> dict:
+    """EX (a prompt and completion, `example`) under the canonical names of its prompt
+    (`canonical_mapping`), the same way in prompt and completion."""
+    mapping = canonical_mapping(ex["prompt"])
     return dict(ex, prompt=renamed_words(ex["prompt"], mapping), completion=renamed_words(ex["completion"], mapping))
 
 

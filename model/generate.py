@@ -83,7 +83,8 @@ class Generator:
     def __init__(self, model, tokenizer, *, max_statements: int = DEFAULT_MAX_STATEMENTS, retries: int = 4,
                  max_statement_tokens: int = 160, max_seconds: float = 0.0,
                  allowed: Optional[frozenset] = None, literals: Optional[dict] = None,
-                 cpu_threads: Optional[int] = None, jump_forward: bool = True, phases: bool = True):
+                 cpu_threads: Optional[int] = None, jump_forward: bool = True, phases: bool = True,
+                 canonical_names: bool = False):
         import torch
         import xgrammar as xgr
 
@@ -126,6 +127,9 @@ class Generator:
         self.cpu_threads = cpu_threads
         self.jump_forward = jump_forward   # forced tokens read in one forward pass (`_forced`)
         self.phases = phases               # a statement's grammar in two phases (`_phases`)
+        # a model trained on canonical names (`data.canonical_mapping`) reads every workload under
+        # them; its answer is renamed back to the workload's own names
+        self.canonical_names = canonical_names
         import inspect
 
         forward = getattr(model, "forward", model)
@@ -147,6 +151,8 @@ class Generator:
             kw["allowed"] = info.get("instructions")
         if "literals" not in kw:
             kw["literals"] = info.get("literals")
+        if "canonical_names" not in kw:
+            kw["canonical_names"] = bool(info.get("canonical_names"))
         if "max_statements" not in kw and info.get("longest_script"):
             # tensor-core CUDA schedules run to ~155 statements: the limit follows the training scripts
             kw["max_statements"] = max(DEFAULT_MAX_STATEMENTS, int(1.25 * info["longest_script"]) + 1)
@@ -164,14 +170,42 @@ class Generator:
                  temperature: float = 0.0, seed: int = 0) -> Generation:
         """One script body for a workload (TVMScript text or path); temperature 0 is greedy."""
         torch = self.torch
-        if self.cpu_threads is None:
-            return self._generate(workload, target, slower_body, temperature, seed)
+        mapping = {}
+        if self.canonical_names:
+            workload, slower_body, mapping = self._canonical(workload, target, slower_body)
         before = torch.get_num_threads()
-        torch.set_num_threads(self.cpu_threads)
+        if self.cpu_threads is not None:
+            torch.set_num_threads(self.cpu_threads)
         try:
-            return self._generate(workload, target, slower_body, temperature, seed)
+            out = self._generate(workload, target, slower_body, temperature, seed)
         finally:
             torch.set_num_threads(before)
+        if mapping:   # the answer in the workload's own names
+            from dragon_model.data import renamed_words
+
+            back = {new: old for old, new in mapping.items()}
+            out.body = renamed_words(out.body, back)
+            if out.completed_from is not None:
+                out.completed_from = renamed_words(out.completed_from, back)
+            out.rejections = [(renamed_words(st, back), why) for st, why in out.rejections]
+        return out
+
+    def _canonical(self, workload, target, slower_body):
+        """The workload (and the script an improvement starts from) under the canonical names of its
+        prompt (`data.canonical_mapping`), and that mapping; the names as written, and no mapping,
+        where the renamed program would not load (a block named like a word of TVMScript itself)."""
+        from dragon_dsl.tvm.workload import load_workload
+
+        from dragon_model.data import canonical_mapping, prompt_text, renamed_words
+
+        text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+        mapping = canonical_mapping(prompt_text(text, target, slower_body))
+        renamed = renamed_words(text, mapping)
+        try:
+            load_workload(renamed)
+        except Exception:  # noqa: BLE001 - any load failure keeps the names as written
+            return text, slower_body, {}
+        return renamed, (renamed_words(slower_body, mapping) if slower_body else slower_body), mapping
 
     def _generate(self, workload, target, slower_body, temperature, seed) -> Generation:
         from dragon_dsl.tvm.workload import load_workload

@@ -130,14 +130,14 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
               batch_size: int = 4, grad_accum: int = 1, max_length: int = 4096, seed: int = 0,
               limit: int = 0, save_dtype: str = "float32", keep_best: bool = False,
               max_seconds: float = 0.0, compact: bool = True, renamed_copies: bool = False, renamed_seed: int = 2026,
-              renamed_tasks: tuple = ("construction",), log=print) -> dict:
+              renamed_tasks: tuple = ("construction",), canonical_names: bool = False, log=print) -> dict:
     """Train and save; returns the training figures (also written to dragon_model.json). RENAMED_COPIES:
     each row of RENAMED_TASKS is trained on a second time with its blocks renamed, the names drawn
     from RENAMED_SEED (`data.with_renamed_copies`)."""
     import torch
     from transformers import TrainingArguments
 
-    from dragon_model.data import examples, grammar_facts, load_rows, with_renamed_copies
+    from dragon_model.data import canonical_example, examples, grammar_facts, load_rows, with_renamed_copies
 
     t0 = time.time()
     rows = load_rows(corpus, splits=["train"], target_kind=target)
@@ -154,10 +154,14 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     # what the decoding grammar needs of these rows, before the clock of --max-seconds decides how
     # long to train (checking every script takes a minute for 13k rows)
     extra = grammar_facts(rows)
-    train_set = encode_examples(tokenizer, list(examples(with_renamed_copies(rows, renamed_seed, renamed_tasks)
-                                                          if renamed_copies else rows)),
-                                max_length)
-    valid_set = encode_examples(tokenizer, list(examples(valid_rows)), max_length)
+    train_examples = examples(with_renamed_copies(rows, renamed_seed, renamed_tasks) if renamed_copies else rows)
+    valid_examples = examples(valid_rows)
+    if canonical_names:   # every row under its prompt's canonical names (data.canonical_mapping)
+        train_examples = [canonical_example(e) for e in train_examples]
+        valid_examples = [canonical_example(e) for e in valid_examples]
+        extra["canonical_names"] = True
+    train_set = encode_examples(tokenizer, train_examples, max_length)
+    valid_set = encode_examples(tokenizer, valid_examples, max_length)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"sft: {len(train_set)} training and {len(valid_set)} validation examples, "
         f"{n_params / 1e6:.2f}M parameters, target {target}, ready to train after {time.time() - t0:.1f} s")
@@ -371,6 +375,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--renamed-tasks", type=_task_list, default=("construction",),
                    help="with --renamed-copies: the tasks whose rows get a copy, comma-separated "
                         "(construction, improvement; default construction)")
+    p.add_argument("--canonical-names", action="store_true",
+                   help="train on every row under canonical block and buffer names (q0, q1, ... in the order the "
+                        "prompt lists them); the model then reads every workload under them (dragon_model.json)")
 
 
 def run(args) -> int:
@@ -381,7 +388,7 @@ def run(args) -> int:
                   save_dtype=args.save_dtype, keep_best=args.keep_best, max_seconds=args.max_seconds,
                   compact=args.tokenizer == "compact", renamed_copies=args.renamed_copies,
                   renamed_seed=args.renamed_seed, renamed_tasks=args.renamed_tasks,
-                  log=lambda m: print(m, file=sys.stderr))
+                  canonical_names=args.canonical_names, log=lambda m: print(m, file=sys.stderr))
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
