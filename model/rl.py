@@ -105,6 +105,24 @@ class EngineReward:
         return self._baselines[workload_text]
 
 
+def rl_prompts(rows, *, canonical_names: bool = False) -> list[dict]:
+    """One prompt per workload of ROWS (the reward measures, it needs no reference script): its text
+    and the workload the reward measures. CANONICAL_NAMES (a model trained so): the workload under
+    its prompt's canonical names (`data.canonical_mapping`), as `Generator` gives it to such a model."""
+    from dragon_model.data import canonical_mapping, prompt_text, renamed_words, row_target
+
+    seen, prompts = set(), []
+    for r in rows:
+        if r["workload_hash"] in seen:
+            continue
+        seen.add(r["workload_hash"])
+        text, target = r["workload_text"], row_target(r)
+        if canonical_names:
+            text = renamed_words(text, canonical_mapping(prompt_text(text, target)))
+        prompts.append({"prompt": prompt_text(text, target), "workload_text": text})
+    return prompts
+
+
 def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, generations: int = 4,
              max_completion_length: int = 0, lr: float = 1e-5, level: str = "time", limit: int = 0,
              beta: float = 0.0, seed: int = 0, log=print) -> dict:
@@ -113,18 +131,15 @@ def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, 
     from trl import GRPOConfig, GRPOTrainer
 
     from dragon_dsl.engine import Engine
-    from dragon_model.data import load_rows, prompt_text, row_target, script_body
+    from dragon_model.data import load_rows, script_body
     from dragon_model.generate import load_model
     from dragon_model.train import _plain, save
 
     t0 = time.time()
+    info_path = Path(model_path) / "dragon_model.json"
+    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.exists() else {}
     rows = load_rows(corpus, splits=["train"], target_kind=target, tasks=["construction"])
-    seen, prompts = set(), []
-    for r in rows:  # one prompt per workload: the reward measures, it needs no reference script
-        if r["workload_hash"] in seen:
-            continue
-        seen.add(r["workload_hash"])
-        prompts.append({"prompt": prompt_text(r["workload_text"], row_target(r)), "workload_text": r["workload_text"]})
+    prompts = rl_prompts(rows, canonical_names=bool(info.get("canonical_names")))
     if limit:
         prompts = prompts[:limit]
     if not prompts:
@@ -136,8 +151,6 @@ def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, 
         max_completion_length = longest + 64
     for p in prompts:
         p["prompt"] = _plain(tokenizer, p["prompt"])
-    info_path = Path(model_path) / "dragon_model.json"
-    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.exists() else {}
     spec = {"kind": "llvm", "num-cores": 1} if target == "llvm" else target
     engine = Engine(spec, cache=False, timeout_s=60.0)
     reward = EngineReward(engine, level=level)
@@ -161,8 +174,11 @@ def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, 
                "mean_reward_second_half": sum(hist[half:]) / max(1, len(hist) - half) if hist else None,
                "verified_fraction": sum(r >= 0.8 for r in hist) / len(hist) if hist else None,
                "rl_seconds": round(time.time() - t0, 1)}
+    # what the model was trained on and how it reads prompts (instructions, literals, longest script,
+    # canonical names) stays true after RL: Generator reads it from the RL model's folder too
+    facts = {k: v for k, v in info.items() if k not in ("target", "base", "lora", "corpus", "corpus_manifest", "stages")}
     save(trainer.model, tokenizer, out, target=target, corpus=corpus, figures=figures, base=info.get("base"),
-         lora=bool(info.get("lora")), stage="rl")
+         lora=bool(info.get("lora")), stage="rl", extra=facts)
     if info.get("stages", {}).get("sft"):  # keep the SFT figures beside the RL ones
         new = json.loads((Path(out) / "dragon_model.json").read_text(encoding="utf-8"))
         new.setdefault("stages", {}).setdefault("sft", info["stages"]["sft"])

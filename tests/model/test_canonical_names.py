@@ -81,3 +81,17 @@ def test_the_generator_reads_canonical_names_and_answers_in_the_workloads(rows, 
     assert not re.search(r'"q\d+', out.body), out.body          # the workload's own names
     env, why = replay_prefix(out.body, load_workload(text), "llvm")
     assert why is None, why
+
+
+def test_rl_prompts_of_a_canonical_model_are_its_canonical_prompts(rows):
+    from dragon_model.rl import rl_prompts
+
+    row = _layer_norm(rows)
+    other = renamed_row(row, random.Random(5))
+    plain = rl_prompts([row])[0]
+    assert plain == {"prompt": prompt_text(row["workload_text"], "llvm"), "workload_text": row["workload_text"]}
+    canon = rl_prompts([row], canonical_names=True)[0]
+    assert canon["prompt"] == canonical_example(example(row))["prompt"]
+    assert canon["prompt"] == rl_prompts([other], canonical_names=True)[0]["prompt"]   # names do not matter
+    # the reward measures the program the prompt shows
+    assert prompt_text(canon["workload_text"], "llvm") == canon["prompt"]

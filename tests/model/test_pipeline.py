@@ -59,6 +59,11 @@ def test_rl_runs_with_the_engine_reward(toy_corpus, toy_model, tmp_path):
     rl = info["stages"]["rl"]
     assert rl["completions"] == 2 and 0.0 <= rl["mean_reward_first_half"] <= 1.2
     assert "sft" in info["stages"]
+    # what the SFT model was trained on (its grammar's instructions, literals, statement limit) and
+    # how it reads prompts stay true of the RL model, which Generator loads from its own folder
+    sft = json.loads((toy_model / "dragon_model.json").read_text())
+    for key in ("instructions", "literals", "longest_script"):
+        assert info[key] == sft[key], key
 
 
 def test_reward_stages_and_no_cache():
