@@ -40,6 +40,7 @@ statement followed by a newline (or, once, the `postproc:` section header).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -245,8 +246,12 @@ def _call(env: Env, inst, fixed: Optional[dict] = None) -> Optional[str]:
     return " ".join(parts)
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+@functools.lru_cache(maxsize=4096)
+def _divisors(n: int) -> tuple[int, ...]:
+    """The divisors of N in increasing order (up to its square root and their cofactors: a row
+    count times a row length runs to millions, and every statement's grammar asks again)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return tuple(small + [n // d for d in reversed(small) if d * d != n])
 
 
 def _increasing(names, key: str, extra: dict) -> str:

@@ -320,7 +320,7 @@ class Generator:
         query = _query(stmt)
         if query is not None and asked[query] >= self.query_repeats:
             return None, "repeats a query whose answer has not changed"
-        return replay_prefix(body + stmt, mod, kind)
+        return replay_prefix(body + stmt, mod, kind, last_is_new=True)
 
     # ---- can the decoder write a given script? ----------------------------------------------------
     def reachable(self, workload, target: Any, body: str, slower_body: Optional[str] = None) -> "Reach":

@@ -36,8 +36,11 @@ from dragon_model.decoder_grammar import MAX_VECTOR, Env
 REFUSED_WARNINGS = frozenset({"DRG106", "DRG107"})
 
 
-def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env], Optional[str]]:
-    """(state, None) when the script body checks and replays; (None, why) otherwise."""
+def replay_prefix(body: str, workload, target_kind: str, *,
+                  last_is_new: bool = False) -> tuple[Optional[Env], Optional[str]]:
+    """(state, None) when the script body checks and replays; (None, why) otherwise.
+    LAST_IS_NEW: every statement but the last was accepted before (the decoder's prefix), so a
+    refusal can only be the last one's, and the search for the statement TVM rejects starts there."""
     from dragon_dsl import check_text
     from dragon_dsl.diagnostics import Severity
     from dragon_dsl.tvm.replay import replay
@@ -46,7 +49,7 @@ def replay_prefix(body: str, workload, target_kind: str) -> tuple[Optional[Env],
     errors = [d for d in diags if d.severity is Severity.ERROR or d.code in REFUSED_WARNINGS]
     if errors:
         return None, f"{errors[0].code}: {errors[0].message}"
-    result = replay(program, workload)
+    result = replay(program, workload, replays_before=len(program.instructions) - 1 if last_is_new else 0)
     if not result.ok:
         bad = [d for d in result.diagnostics if d.severity is Severity.ERROR]
         return None, (f"{bad[0].code}: {bad[0].message}" if bad else "replay failed")

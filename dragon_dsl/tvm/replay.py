@@ -39,8 +39,12 @@ class ReplayResult:
         return self.module is not None and not dg.has_errors(self.diagnostics)
 
 
-def replay(program: Program, workload, *, seed: int = 1) -> ReplayResult:
-    """Replay a checked program on a workload (TVMScript text, path or IRModule)."""
+def replay(program: Program, workload, *, seed: int = 1, replays_before: int = 0) -> ReplayResult:
+    """Replay a checked program on a workload (TVMScript text, path or IRModule).
+
+    REPLAYS_BEFORE: how many of its first instructions are known to replay (a decoder's accepted
+    prefix): the search for the instruction TVM rejects starts after them. The verdict is the
+    whole trace's replay either way."""
     try:
         mod = load_workload(workload)
     except WorkloadError as exc:
@@ -54,7 +58,7 @@ def replay(program: Program, workload, *, seed: int = 1) -> ReplayResult:
     except Exception as exc:  # TVM raises its own error types from C++
         full_error = exc
     # Find the first instruction whose prefix fails.
-    lo, hi = 0, len(trace[0])  # prefix lo replays, prefix hi fails
+    lo, hi = min(max(0, replays_before), len(trace[0]) - 1), len(trace[0])  # prefix lo replays, prefix hi fails
     while hi - lo > 1:
         mid = (lo + hi) // 2
         try:
@@ -63,10 +67,11 @@ def replay(program: Program, workload, *, seed: int = 1) -> ReplayResult:
         except Exception:  # noqa: BLE001 - any TVM failure narrows the search
             hi = mid
     error = full_error
-    try:
-        apply(prefix(trace, hi), mod, seed=seed)
-    except Exception as exc:  # noqa: BLE001
-        error = exc
+    if hi < len(trace[0]):   # the whole trace's error is prefix hi's own when hi is the last instruction
+        try:
+            apply(prefix(trace, hi), mod, seed=seed)
+        except Exception as exc:  # noqa: BLE001
+            error = exc
     return _rejected(program, trace, hi, error)
 
 

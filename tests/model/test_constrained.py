@@ -477,3 +477,15 @@ def test_tensorize_takes_a_live_block_and_an_intrinsic_the_corpus_annotates_bloc
     assert not accepts('tensorize(l1,')                               # the labels tensorize blocks
     assert not accepts('tensorize(b0, "wmma_sync_16x16x16_f16f16f32", preserve_unit_iters')
     assert not _matcher_for(env, literals=_LITERALS)("tensorize(")    # no auto_tensorize in its corpus
+
+
+@given(st.integers(1, 20000), st.integers(1, 3000))
+@settings(max_examples=300, deadline=None)
+def test_tile_factors_are_every_divisor_in_increasing_order(n, root):
+    """A tile's factors are offered from `_divisors`: every divisor once, in increasing order (a
+    square's root too)."""
+    from dragon_model.decoder_grammar import _divisors
+
+    assert list(_divisors(n)) == [d for d in range(1, n + 1) if n % d == 0]
+    square = list(_divisors(root * root))
+    assert square.count(root) == 1 and square == sorted(square) and square[-1] == root * root

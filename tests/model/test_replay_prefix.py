@@ -42,9 +42,11 @@ def _fresh(body: str, mod, kind: str):
         replay_state._ACCEPTED.update(saved)
 
 
-def _same(body: str, mod, kind: str):
-    """The verdict of BODY as the decoder gets it, after asserting it equals the fresh replay's."""
-    env, why = replay_prefix(body, mod, kind)
+def _same(body: str, mod, kind: str, last_is_new: bool = False):
+    """The verdict of BODY as the decoder gets it (LAST_IS_NEW: its statements but the last were
+    accepted before), after asserting it equals the fresh replay's, which searches the whole script
+    for the statement TVM rejects."""
+    env, why = replay_prefix(body, mod, kind, last_is_new=last_is_new)
     fresh_env, fresh_why = _fresh(body, mod, kind)
     assert why == fresh_why, body
     assert (env is None) == (fresh_env is None), body
@@ -61,8 +63,8 @@ def _walk(body: str, mod, kind: str, refused: dict) -> int:
     done, accepted = "", 0
     for stmt in statements_of(body):
         for bad in refused.get(done, []):
-            assert _same(done + bad, mod, kind)[0] is None, bad
-        env, why = _same(done + stmt, mod, kind)
+            assert _same(done + bad, mod, kind, last_is_new=True)[0] is None, bad
+        env, why = _same(done + stmt, mod, kind, last_is_new=True)
         if env is None:
             return accepted
         done += stmt
@@ -115,3 +117,21 @@ def test_a_query_reuses_the_state_before_it(monkeypatch):
     env, why = replay_prefix(LOOPS, mod, "llvm")
     assert why is None and not full_reads
     assert list(env.loops) == ["l1", "l2"] and env.counter == 3
+
+
+def test_a_refused_statement_after_an_accepted_prefix_costs_one_replay(monkeypatch):
+    """The decoder's prefix is known to replay: TVM's refusal of the new statement is found with one
+    replay of the script, not a search over its prefixes, and reads the same."""
+    from dragon_dsl.tvm import trace as trace_mod
+
+    mod = _mod(ROW_SUM)
+    body = LOOPS + "l3, l4 = split(l2, [None, 4])\nl5, l6 = split(l1, [None, 8])\nl7 = fuse(l5, l6)\n"
+    assert replay_prefix(body, mod, "llvm")[0] is not None
+    bad = body + "l8, l9 = split(l3, [3, 5])\n"     # 3 * 5 is not the loop's extent
+    applied = []
+    real = trace_mod._apply
+    monkeypatch.setattr(trace_mod, "_apply", lambda *a: applied.append(len(a[0][0])) or real(*a))
+    env, why = replay_prefix(bad, mod, "llvm", last_is_new=True)
+    assert env is None and applied == [len(list(statements_of(bad)))]
+    applied.clear()
+    assert _fresh(bad, mod, "llvm") == (None, why) and len(applied) > 2
