@@ -527,8 +527,9 @@ def _gemm_layouts(env: Env, inst) -> list[str]:
 
 def _unit_loops(env: Env, inst) -> list[str]:
     """add_unit_loop of a block (no training label takes a loop: dlight's rules take blocks, and
-    MetaSchedule's spaces never write it) once, or twice where dlight's GEMV analysis accepts the block (`inspect.is_gemv`): its GEMV rule alone gives one block two unit loops (the
-    vector chunk's and the batch's); its Reduction, GeneralReduction and Fallback rules add one, and
+    MetaSchedule's spaces never write it) once, or twice where dlight's GEMV analysis accepts the
+    block (`inspect.is_gemv`): its GEMV rule alone gives one block two unit loops (the vector
+    chunk's and the batch's); its Reduction, GeneralReduction and Fallback rules add one, and
     MetaSchedule's spaces none. Without the rule the CUDA model wrote the GEMV normal form for
     row sums of one input, then a GEMV's two rfactors: 0.01-0.3x dlight's cross-thread reduction."""
     blocks = [b for b in env.blocks if env.unit_looped.get(b, 0) == 0 or (env.unit_looped[b] == 1 and b in env.gemv)]
