@@ -386,6 +386,22 @@ def canonical_mapping(prompt: str) -> dict:
     return {n: next(fresh) for n in names}
 
 
+def canonical_workload(text: str, target, slower_body: Optional[str] = None) -> tuple:
+    """(workload TEXT, SLOWER_BODY, mapping) under the canonical names of their prompt
+    (`canonical_mapping`): what a model trained on canonical names reads (`Generator`, RL's prompts).
+    The names as written, and no mapping, where the renamed program would not load (a block named
+    like a word of TVMScript itself)."""
+    from dragon_dsl.tvm.workload import load_workload
+
+    mapping = canonical_mapping(prompt_text(text, target, slower_body))
+    renamed = renamed_words(text, mapping)
+    try:
+        load_workload(renamed)
+    except Exception:  # noqa: BLE001 - any load failure keeps the names as written
+        return text, slower_body, {}
+    return renamed, (renamed_words(slower_body, mapping) if slower_body else slower_body), mapping
+
+
 def canonical_example(ex: dict) -> dict:
     """EX (a prompt and completion, `example`) under the canonical names of its prompt
     (`canonical_mapping`), the same way in prompt and completion."""

@@ -191,21 +191,12 @@ class Generator:
         return out
 
     def _canonical(self, workload, target, slower_body):
-        """The workload (and the script an improvement starts from) under the canonical names of its
-        prompt (`data.canonical_mapping`), and that mapping; the names as written, and no mapping,
-        where the renamed program would not load (a block named like a word of TVMScript itself)."""
-        from dragon_dsl.tvm.workload import load_workload
-
-        from dragon_model.data import canonical_mapping, prompt_text, renamed_words
+        """The workload (text or path) and the script an improvement starts from under canonical
+        names, and the mapping (`data.canonical_workload`)."""
+        from dragon_model.data import canonical_workload
 
         text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
-        mapping = canonical_mapping(prompt_text(text, target, slower_body))
-        renamed = renamed_words(text, mapping)
-        try:
-            load_workload(renamed)
-        except Exception:  # noqa: BLE001 - any load failure keeps the names as written
-            return text, slower_body, {}
-        return renamed, (renamed_words(slower_body, mapping) if slower_body else slower_body), mapping
+        return canonical_workload(text, target, slower_body)
 
     def _generate(self, workload, target, slower_body, temperature, seed) -> Generation:
         from dragon_dsl.tvm.workload import load_workload

@@ -109,7 +109,7 @@ def rl_prompts(rows, *, canonical_names: bool = False) -> list[dict]:
     """One prompt per workload of ROWS (the reward measures, it needs no reference script): its text
     and the workload the reward measures. CANONICAL_NAMES (a model trained so): the workload under
     its prompt's canonical names (`data.canonical_mapping`), as `Generator` gives it to such a model."""
-    from dragon_model.data import canonical_mapping, prompt_text, renamed_words, row_target
+    from dragon_model.data import canonical_workload, prompt_text, row_target
 
     seen, prompts = set(), []
     for r in rows:
@@ -118,7 +118,7 @@ def rl_prompts(rows, *, canonical_names: bool = False) -> list[dict]:
         seen.add(r["workload_hash"])
         text, target = r["workload_text"], row_target(r)
         if canonical_names:
-            text = renamed_words(text, canonical_mapping(prompt_text(text, target)))
+            text = canonical_workload(text, target)[0]
         prompts.append({"prompt": prompt_text(text, target), "workload_text": text})
     return prompts
 
