@@ -14,7 +14,10 @@ table, the state of the schedule replayed so far (`Env`, filled from TVM by
   many loops as b1 has; `split` as many as it has factors);
 - a tile decision has exactly `n` factors whose product is that loop's extent (the
   factors are generated digit by digit from a rule per remaining extent, so the mask
-  cannot leave a partial decision that no factor completes);
+  cannot leave a partial decision that no factor completes), and its innermost factor is at
+  most its `max_innermost_factor`, one of the values MetaSchedule's rules use on the target
+  (TILE_CAPS): TVM replays any decision, but its sampler never draws a larger innermost
+  factor, and a whole row as one innermost tile ran a softmax 2,800x slower on a CPU;
 - `split` of a loop that has a sampled tile takes exactly that tile's values, in order;
   otherwise its factors are constants (`None` and integers), as in MetaSchedule's traces;
 - `vectorize` takes innermost loops of up to MAX_VECTOR iterations, and of at least 2 on CPUs
@@ -64,6 +67,9 @@ UNSAFE_KEYWORDS = frozenset({(INST.split.name, "disable_predication")})
 DEFAULT_KEYWORDS = frozenset({(INST.get_sblock.name, "func_name"), (INST.tensorize.name, "preserve_unit_iters")})
 CPU_SCOPES = ("global", "local")
 MAX_TILE_N = 5
+#: `max_innermost_factor` of a sampled tile: MetaSchedule's MultiLevelTiling and AddRFactor use 64,
+#: its tensor-core tiling 4 (no other value is in either training corpus)
+TILE_CAPS = {"gpu": (4, 64), "cpu": (64,)}
 MAX_VECTOR = 64  # the longest loop the model may vectorize (MetaSchedule's llvm limit: 64)
 #: the annotation keys MetaSchedule writes on the model's targets, with the kind of their values
 #: ("int": an integer or a sampled categorical value): the table's
@@ -280,16 +286,17 @@ def _blockize_target(env: Env, extra: dict) -> Optional[str]:
     return _alts(parts)
 
 
-def _tile_rule(extent: int, n: int, extra: dict) -> str:
-    """The rule of n factors (", "-separated) whose product is `extent`: one rule per remaining
-    extent and count, so each factor is chosen among the divisors of what is left."""
-    key = f"tile{extent}_{n}"
+def _tile_rule(extent: int, n: int, cap: int, extra: dict) -> str:
+    """The rule of n factors (", "-separated) whose product is `extent` and whose last is at most
+    `cap`: one rule per remaining extent and count, so each factor is chosen among the divisors of
+    what is left that can still end within the cap (always, while two or more factors are left)."""
+    key = f"tile{extent}_{n}" if n == 1 or extent <= cap else f"tile{extent}_{n}_c{cap}"
     if key not in extra:
         if n == 1:
             extra[key] = lit(str(extent))
         else:
-            extra[key] = " | ".join(f"{lit(f'{d}, ')} {_tile_rule(extent // d, n - 1, extra)}"
-                                    for d in _divisors(extent))
+            extra[key] = " | ".join(f"{lit(f'{d}, ')} {_tile_rule(extent // d, n - 1, cap, extra)}"
+                                    for d in _divisors(extent) if n > 2 or extent // d <= cap)
     return key
 
 
@@ -448,9 +455,12 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
                 by_extent.setdefault(extent, []).append(loop)
         for extent, loops in sorted(by_extent.items()):
             extra[f"loops{extent}"] = " | ".join(lit(lp) for lp in loops)
-            for n in range(1, MAX_TILE_N + 1):
-                decision = '"[" ' + _tile_rule(extent, n, extra) + ' "]"'
-                call = _call(env, inst, {"loop": f"loops{extent}", "n": lit(str(n)), "decision": decision})
+            for n, cap in itertools.product(range(1, MAX_TILE_N + 1), TILE_CAPS["gpu" if env.gpu else "cpu"]):
+                if n == 1 and extent > cap:
+                    continue
+                decision = '"[" ' + _tile_rule(extent, n, cap, extra) + ' "]"'
+                call = _call(env, inst, {"loop": f"loops{extent}", "n": lit(str(n)),
+                                         "max_innermost_factor": lit(str(cap)), "decision": decision})
                 if call:
                     out.append(_outputs(env, res.kind, n) + call)
         return out

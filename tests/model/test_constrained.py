@@ -222,6 +222,34 @@ def test_grammar_offers_only_the_instructions_the_model_was_trained_on():
     assert not accepts("l6 = add_unit_loop(")
 
 
+_FUSED = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\n'   # l4: 4096 iterations
+
+
+@pytest.mark.parametrize("target, stmt, accepted", [
+    ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=64, decision=[64, 64])\n", True),
+    ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=64, decision=[32, 128]", False),
+    ("llvm", "v5, v6, v7 = sample_perfect_tile(l4, n=3, max_innermost_factor=64, decision=[1, 4096, 1])\n", True),
+    ("llvm", "v5, v6, v7 = sample_perfect_tile(l4, n=3, max_innermost_factor=64, decision=[1, 1, 4096", False),
+    ("llvm", "v5 = sample_perfect_tile(l4, n=1,", False),              # one factor: the whole loop
+    ("llvm", "v5 = sample_perfect_tile(l3, n=1, max_innermost_factor=64, decision=[64])\n", True),
+    ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=16", False),   # not a CPU rule's
+    ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, decision=", False),  # the cap is always written
+    ("cuda", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=4, decision=[1024, 4])\n", True),
+    ("cuda", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=4, decision=[512, 8", False),
+    ("cuda", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=64, decision=[512, 8])\n", True),
+])
+def test_a_tile_ends_within_its_max_innermost_factor(target, stmt, accepted):
+    """TVM replays any decision whose product is the extent, but MetaSchedule's sampler never draws
+    an innermost factor above `max_innermost_factor`; the llvm model wrote [1, 1, 1, 4464] under a
+    cap of 64 for a softmax's rows, and the kernel ran 2,800x slower than the unscheduled program."""
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    env, why = replay_prefix(_FUSED, load_workload(DATA / "workloads" / "matmul_64.tvmscript"), target)
+    assert why is None, why
+    assert _matcher_for(env)(stmt, complete=stmt.endswith("\n")) is accepted
+
+
 def test_vectorize_skips_long_loops():
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.replay_state import replay_prefix
