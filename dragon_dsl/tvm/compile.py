@@ -11,6 +11,7 @@ VerifyGPUCode limits). The measurement engine's builder and the model's compile 
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from typing import Any, Optional
@@ -509,6 +510,91 @@ def mixed_loop_message(found: list) -> Optional[str]:
     runs = f"bound to {how}" if how and how != "parallel" else how or "serial"
     return (f"loop {loop} ({runs}) iterates both spatial and reduction iterators of block {block!r}{more}: "
             "fuse spatial loops with spatial loops and reduction loops with reduction loops")
+
+
+#: a schedule whose reductions re-run (under loops their bindings do not use) more than this many
+#: times the unscheduled program's block instances does far more arithmetic than the program: the
+#: llvm model computed a softmax's row maxima for all 6,975 rows inside each of 111,600 iterations
+#: of another block's loops (27,900x the program's work, 6,000x slower). MetaSchedule recomputes a
+#: reduction only where that stays cheap: of the 1,210 llvm and CUDA training labels, a layer norm's
+#: variance re-run per output element comes to 21x, and no other label re-runs one
+REPEATED_WORK_FACTOR = 100
+
+
+def block_instances(mod) -> int:
+    """The block instances of a module's blocks, each block's iteration domain once (the root
+    block left out): the work of the program as written."""
+    import tvm
+    from tvm.s_tir import SBlockRealize
+
+    from dragon_dsl.tvm.blocks import walk
+
+    total = 0
+
+    def visit(node) -> None:
+        nonlocal total
+        if isinstance(node, SBlockRealize) and node.block.iter_vars:
+            total += _domain(node.block)
+
+    for _, func in mod.functions_items():
+        if isinstance(func, tvm.tirx.PrimFunc):
+            walk(func.body, visit)
+    return total
+
+
+def _domain(block) -> int:
+    size = 1
+    for iv in block.iter_vars:
+        size *= int(iv.dom.extent) if hasattr(iv.dom.extent, "value") else 1
+    return size
+
+
+def repeated_reductions(mod) -> list:
+    """The reduction blocks that loops around them run again and again, as (block, repeats,
+    instances): a loop whose variable none of the block's bindings (nor its predicate) uses runs
+    the whole reduction once per iteration. Loops are counted up to the enclosing block."""
+    import tvm
+    from tvm.s_tir import SBlockRealize
+
+    from dragon_dsl.tvm.blocks import children
+
+    found = []
+
+    def visit(node, loops: list) -> None:
+        if isinstance(node, tvm.tirx.For):
+            extent = node.extent.value if hasattr(node.extent, "value") else 1
+            loops = loops + [(node.loop_var.name, extent)]
+        elif isinstance(node, SBlockRealize):
+            block = node.block
+            if any(iv.iter_type == tvm.tirx.IterVar.CommReduce for iv in block.iter_vars):
+                used = set()
+                for value in [*node.iter_values, node.predicate]:
+                    used |= {v.name for v in tvm.tirx.analysis.undefined_vars(value)}
+                repeats = math.prod(extent for name, extent in loops if name not in used)
+                if repeats > 1:
+                    found.append((block.name_hint, repeats, repeats * _domain(block)))
+            loops = []
+        for child in children(node):
+            visit(child, loops)
+
+    for _, func in mod.functions_items():
+        if isinstance(func, tvm.tirx.PrimFunc):
+            visit(func.body, [])
+    return found
+
+
+def repeated_work_message(mod, program) -> Optional[str]:
+    """Why MOD's re-run reductions are refused next to PROGRAM (the workload as written), or None
+    when they come to at most REPEATED_WORK_FACTOR times its block instances."""
+    found = repeated_reductions(mod)
+    work = block_instances(program)
+    if not found or not work or sum(f[2] for f in found) <= REPEATED_WORK_FACTOR * work:
+        return None
+    block, repeats, _ = max(found, key=lambda f: f[2])
+    ratio = sum(f[2] for f in found) / work
+    return (f"block {block!r} runs its whole reduction {repeats:,} times, under loops its iterators do "
+            f"not use: the schedule's reductions do {ratio:,.0f}x the program's work; compute it at a "
+            "loop its iterators depend on")
 
 
 def check_gpu(mod, target):
