@@ -207,7 +207,11 @@ CPU_RETRIES = 2
 #:    values MetaSchedule's rules use on the target (`decoder_grammar.TILE_CAPS`: 64 on CPUs; 4 or 64
 #:    on GPUs) and always written: TVM replays any decision, but its sampler never draws more, and no
 #:    training script has more. The llvm model wrote [1, 1, 1, 4464] and [1, 1, 1, 3212] under a cap
-#:    of 64 for two held-out softmaxes' rows, 2,800x and 140x slower than the unscheduled program
+#:    of 64 for two held-out softmaxes' rows, 2,800x and 140x slower than the unscheduled program.
+#:    A statement after which reductions re-run, under loops their iterators do not use, to more
+#:    than 100x the program's block instances is refused (`compile.repeated_work_message`): three
+#:    more held-out softmax answers recomputed every row's maximum inside another block's loops
+#:    (1,904-27,900x the program's work, up to 6,000x slower); no training label exceeds 21x
 GENERATION_VERSION = 29
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
