@@ -61,14 +61,14 @@ def replay_prefix(body: str, workload, target_kind: str, *,
     if before is not None:
         env = _after_query(before, result.trace, result.schedule)
     else:
-        env, why = _judged_state(result, target_kind, workload)
+        env, why = _judged_state(result, target_kind)
         if env is None:
             return None, why
     _remember(body, workload, target_kind, result.trace, env)
     return env, None
 
 
-def _judged_state(result, target_kind: str, workload) -> tuple[Optional[Env], Optional[str]]:
+def _judged_state(result, target_kind: str) -> tuple[Optional[Env], Optional[str]]:
     """The state after a replayed script, or why the schedule it leaves is refused (a loop mixing
     spatial and reduction iterators, an unconditional access outside a buffer, reductions re-run
     to many times the program's work; on GPUs a thread loop longer than its outer one)."""
@@ -81,7 +81,7 @@ def _judged_state(result, target_kind: str, workload) -> tuple[Optional[Env], Op
     outside = out_of_bounds_message(out_of_bounds(result.schedule.mod))
     if outside:   # it would build and then crash, or read garbage: no corpus script does it
         return None, outside
-    repeated = repeated_work_message(result.schedule.mod, workload)
+    repeated = repeated_work_message(result.schedule.mod, result.workload)
     if repeated:   # it verifies, thousands of times slower than the program: no training label does it
         return None, repeated
     env = state_of(result.trace, result.schedule, target_kind)

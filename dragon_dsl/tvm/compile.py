@@ -590,11 +590,13 @@ def repeated_work_message(mod, program) -> Optional[str]:
     """Why MOD's re-run reductions are refused next to PROGRAM (the workload as written), or None
     when they come to at most REPEATED_WORK_FACTOR times its block instances."""
     found = repeated_reductions(mod)
-    work = block_instances(program)
-    if not found or not work or sum(f[2] for f in found) <= REPEATED_WORK_FACTOR * work:
+    if not found:   # most states: the program's own work is not needed
+        return None
+    work, repeated = block_instances(program), sum(f[2] for f in found)
+    if not work or repeated <= REPEATED_WORK_FACTOR * work:
         return None
     block, repeats, _ = max(found, key=lambda f: f[2])
-    ratio = sum(f[2] for f in found) / work
+    ratio = repeated / work
     return (f"block {block!r} runs its whole reduction {repeats:,} times, under loops its iterators do "
             f"not use: the schedule's reductions do {ratio:,.0f}x the program's work; compute it at a "
             "loop its iterators depend on")
