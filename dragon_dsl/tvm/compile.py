@@ -24,8 +24,8 @@ from dragon_dsl.tvm.trace import apply
 #: the version of the checks below (raised whenever one is added or tightened): a build or a
 #: measurement the engine's results cache keeps answers a later request only when it passed the
 #: checks of this version, so a schedule a new check rejects is built (and rejected) again rather
-#: than answered from an earlier success. 2: RACING_REDUCTION.
-CHECKS_VERSION = 2
+#: than answered from an earlier success. 2: RACING_REDUCTION. 3: `unreached_iterations`.
+CHECKS_VERSION = 3
 
 
 class ReplayError(Exception):
@@ -455,6 +455,124 @@ def out_of_domain_bindings(mod) -> list:
     return found
 
 
+#: `unreached_iterations` tries every value of an iterator domain up to this size, else its two ends
+UNREACHED_VALUES = 64
+
+
+def unreached_iterations(mod) -> list:
+    """Predicated reduction blocks (their init inside) that never write some elements another block then reads, as (block,
+    iterator, the values never run, domain extent, the block reading them): the predicate is false
+    there whatever the other loops' values, so the elements the block writes at those values of a
+    spatial iterator are never written, not even by its init, and a block with no predicate of its
+    own reads them. TVM 0.27's `rfactor` of a reduction split with padding does this: a row sum of
+    5,120 split into [None, 1024, 1024], its middle loop split again by 8 and rfactored, adds its
+    rows into slice 0 of an 8-slice buffer only; the write-back block sums all 8 slices, 7 of them
+    never written (2,046 of 2,048 outputs wrong on the H200, from a CUDA model's answer). dlight's
+    pooling leaves such slices to an init block of their own, which has no predicate. Only iterators
+    bound to one loop with constant bounds, and written at an index of their own, are tried (those
+    of an rfactor stage); each value up to UNREACHED_VALUES of them, else the domain's two ends."""
+    import tvm
+    from tvm.s_tir import SBlockRealize
+    from tvm.sym import Analyzer
+
+    unwritten, realizes = [], []
+
+    def visit(stmt, loops: dict) -> None:
+        if isinstance(stmt, tvm.tirx.For):
+            if isinstance(stmt.min, tvm.tirx.IntImm) and isinstance(stmt.extent, tvm.tirx.IntImm):
+                loops = {**loops, stmt.loop_var: stmt}
+            visit(stmt.body, loops)
+        elif isinstance(stmt, SBlockRealize):
+            realizes.append(stmt)
+            pred = stmt.predicate
+            # a block with its init inside: the init runs under the predicate too (dlight's reductions
+            # initialise in a block of their own, with no predicate)
+            if stmt.block.init is not None and not (isinstance(pred, tvm.tirx.IntImm) and pred.value == 1):
+                for iv, value in zip(stmt.block.iter_vars, stmt.iter_values):
+                    if iv.iter_type != tvm.tirx.IterVar.DataPar or not isinstance(value, tvm.tirx.Var) \
+                            or value not in loops:
+                        continue
+                    written = [(w.source, axis) for w in stmt.block.writes
+                               for axis, r in enumerate(w.region) if r.min.same_as(iv.var)]
+                    never = _never_run(pred, value, loops, Analyzer, tvm) if written else []
+                    if never:
+                        unwritten.append((stmt.block.name_hint, iv.var.name, never, int(loops[value].extent), written))
+            if stmt.block.init is not None:
+                visit(stmt.block.init, loops)
+            visit(stmt.block.body, loops)
+        elif isinstance(stmt, tvm.tirx.SeqStmt):
+            for inner in stmt.seq:
+                visit(inner, loops)
+        elif isinstance(stmt, tvm.tirx.IfThenElse):
+            visit(stmt.then_case, loops)
+            if stmt.else_case is not None:
+                visit(stmt.else_case, loops)
+        elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
+            visit(stmt.body, loops)
+
+    for _, func in mod.functions_items():
+        if isinstance(func, tvm.tirx.PrimFunc):
+            visit(func.body, {})
+    found = []
+    for block, name, never, extent, written in unwritten:
+        reader = _unguarded_reader(realizes, block, written, set(never), Analyzer, tvm)
+        if reader is not None:
+            found.append((block, name, never, extent, reader))
+    return found
+
+
+def _unguarded_reader(realizes: list, writer: str, written: list, never: set, Analyzer, tvm) -> Optional[str]:
+    """The first block (not WRITER) with no predicate that reads a buffer of WRITTEN ((buffer, axis)
+    pairs) at an index of NEVER on that axis, by the bounds of its iterators' domains; None if none."""
+    for realize in realizes:
+        block = realize.block
+        pred = realize.predicate
+        if block.name_hint == writer or not (isinstance(pred, tvm.tirx.IntImm) and pred.value == 1):
+            continue
+        for read in block.reads:
+            for buffer, axis in written:
+                if not read.source.same_as(buffer):
+                    continue
+                analyzer = Analyzer()
+                for iv in block.iter_vars:
+                    analyzer.bind(iv.var, iv.dom)
+                lo = analyzer.const_int_bound(read.region[axis].min).min_value
+                hi = analyzer.const_int_bound(read.region[axis].min + read.region[axis].extent - 1).max_value
+                if any(lo <= x <= hi for x in never):
+                    return block.name_hint
+    return None
+
+
+def _never_run(pred, var, loops: dict, Analyzer, tvm) -> list:
+    """The values of loop variable VAR (its loop in LOOPS) for which PRED is false whatever the
+    other LOOPS' variables are."""
+    loop = loops[var]
+    lo, n = int(loop.min), int(loop.extent)
+    values = range(lo, lo + n) if n <= UNREACHED_VALUES else sorted({lo, lo + n - 1})
+    never = []
+    for x in values:
+        analyzer = Analyzer()
+        for other, around in loops.items():
+            if not other.same_as(var):
+                analyzer.bind(other, tvm.ir.Range.from_min_extent(around.min, around.extent))
+        analyzer.bind(var, tvm.tirx.const(x, str(loop.extent.ty)))
+        if analyzer.can_prove(tvm.tirx.Not(pred)):
+            never.append(x)
+    return never
+
+
+def unreached_message(found: list) -> Optional[str]:
+    """What `unreached_iterations` found, said for the script's author, or None."""
+    if not found:
+        return None
+    block, name, never, extent, reader = found[0]
+    shown = ", ".join(map(str, never[:4])) + (", ..." if len(never) > 4 else "")
+    return (f"block {block!r} never runs for {name} = {shown} ({len(never)} of its {extent} values): its "
+            f"predicate is false there whatever the other loops are, so the elements it writes there are never "
+            f"written, and block {reader!r} reads them (garbage); this is what an rfactor of a split padded past "
+            f"its extent leaves: split within the extent, or rfactor a loop the padding does not cut off")
+
+
 #: steps of an access path into a call's arguments (`if_then_else`'s branches) or a conditional
 #: statement's branches: the checker does not bound an access by the condition around it (a
 #: transposed convolution's input read under `(h + rh) % 2 == 0 and 1 <= (h + rh) // 2 < 9`)
@@ -685,6 +803,9 @@ def check_scheduled(scheduled, target, phases=None):
     racing = [m for m in mixed_loops(scheduled) if m[2]]
     if racing:   # any target: parallel threads add into the same outputs at once
         raise BuildError(mixed_loop_message(racing) + "; its threads race on the block's outputs")
+    unreached = unreached_message(unreached_iterations(scheduled))
+    if unreached:   # any target: elements left unwritten, then read
+        raise BuildError(unreached)
     if str(target.kind.name) in GPU_KINDS:
         t1 = time.perf_counter()
         try:
