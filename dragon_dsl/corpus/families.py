@@ -210,6 +210,12 @@ def _sample_dequant(rng) -> dict:
             "dtype": "float16", "group": rng.choice((128, k))}
 
 
+def _sample_global_pool(rng) -> dict:
+    h = rng.choice((7, 7, 14, 28, 56))
+    return {"n": rng.choice((1, 1, 2, 8, 32)), "c": rng.choice(CNN_CHANNELS + (1024, 1280, 2048)), "h": h, "w": h,
+            "layout": rng.choice(("NCHW", "NHWC")), "dtype": _float(rng)}
+
+
 OPERATOR_FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("attention_scores_prefill", op.attention_scores, lambda r: _sample_attention(r, False)),
     Family("attention_scores_decode", op.attention_scores, lambda r: _sample_attention(r, True)),
@@ -242,6 +248,14 @@ OPERATOR_FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("permute_typed", op.permute, lambda r: {"a": r.choice((1, 8, 12, 16, 32)), "b": r.choice(SEQ + (1, 16)),
                                                    "c": r.choice((64, 128)), "perm": r.choice(("102", "021", "210")),
                                                    "dtype": _float(r)}),
+    # reductions of today's models besides the norms and softmaxes: a CNN head's global pooling, a
+    # sentence embedding's mean over tokens, a loss's logsumexp over the vocabulary
+    Family("global_avg_pool", op.global_avg_pool, lambda r: _sample_global_pool(r)),
+    Family("mean_pool_tokens", op.mean_pool_tokens, lambda r: {"batch": r.choice((1, 2, 4, 8, 16, 32)),
+                                                               "tokens": r.choice((16, 32, 64) + SEQ[:3]),
+                                                               "hidden": r.choice((384,) + LLM_HIDDEN[:4]), "dtype": _float(r)}),
+    Family("logsumexp", op.logsumexp, lambda r: {"rows": r.choice(DECODE_TOKENS + (32, 128, 512)),
+                                                 "cols": r.choice(VOCAB + LLM_HIDDEN[:3]), "dtype": _float(r)}),
     Family("reduction_typed", op.reduction, lambda r: {"m": _tokens(r) * r.choice((1, 8)), "n": r.choice(LLM_HIDDEN + VOCAB[:1]),
                                                        "axis": r.choice((0, 1)), "op": r.choice(("sum", "max")),
                                                        "dtype": _float(r)}),

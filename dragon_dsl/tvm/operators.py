@@ -232,6 +232,49 @@ def gated_mlp(tokens: int, ffn: int, act: str, dtype: str):
     return [gate, up, y]
 
 
+def global_avg_pool(n: int, c: int, h: int, w: int, layout: str, dtype: str):
+    """The mean over each channel's whole plane (a CNN's head before its classifier): N x C x H x W
+    (or N x H x W x C) to N x C, summed in the accumulation type, then divided and cast."""
+    te, tirx = _te()
+    acc = _acc(dtype)
+    x = te.placeholder((n, c, h, w) if layout == "NCHW" else (n, h, w, c), dtype, name="X")
+    rh = te.reduce_axis((0, h), name="rh")
+    rw = te.reduce_axis((0, w), name="rw")
+
+    def at(b, ch, i, j):
+        return (x[b, ch, i, j] if layout == "NCHW" else x[b, i, j, ch]).astype(acc)
+
+    s = te.compute((n, c), lambda b, ch: te.sum(at(b, ch, rh, rw), axis=[rh, rw]), name="S")
+    y = te.compute((n, c), lambda b, ch: _out(te, s[b, ch] / tirx.const(h * w, acc), dtype), name="Y")
+    return [x, y]
+
+
+def mean_pool_tokens(batch: int, tokens: int, hidden: int, dtype: str):
+    """The mean over a sequence's tokens (a sentence embedding): batch x tokens x hidden to
+    batch x hidden, summed in the accumulation type, then divided and cast."""
+    te, tirx = _te()
+    acc = _acc(dtype)
+    x = te.placeholder((batch, tokens, hidden), dtype, name="X")
+    r = te.reduce_axis((0, tokens), name="t")
+    s = te.compute((batch, hidden), lambda b, d: te.sum(x[b, r, d].astype(acc), axis=r), name="S")
+    y = te.compute((batch, hidden), lambda b, d: _out(te, s[b, d] / tirx.const(tokens, acc), dtype), name="Y")
+    return [x, y]
+
+
+def logsumexp(rows: int, cols: int, dtype: str):
+    """log(sum(exp(x))) of each row, stably (a cross-entropy loss's normaliser): the row maximum,
+    the sum of exponentials past it, then their logarithm plus the maximum."""
+    te, tirx = _te()
+    acc = _acc(dtype)
+    x = te.placeholder((rows, cols), dtype, name="X")
+    r1 = te.reduce_axis((0, cols), name="k")
+    mx = te.compute((rows,), lambda i: te.max(x[i, r1].astype(acc), axis=r1), name="row_max")
+    r2 = te.reduce_axis((0, cols), name="k2")
+    se = te.compute((rows,), lambda i: te.sum(te.exp(x[i, r2].astype(acc) - mx[i]), axis=r2), name="row_sum")
+    y = te.compute((rows,), lambda i: _out(te, te.log(se[i]) + mx[i], dtype), name="Y")
+    return [x, y]
+
+
 def softmax(rows: int, cols: int, kind: str, dtype: str):
     """Row softmax in three reductions-and-maps: `plain`, `causal` (square attention scores with
     j > i masked; cols is the key length and the last rows of a prefill see all keys) or `log`
