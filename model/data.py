@@ -248,6 +248,30 @@ def _merged_literals(parts: Iterable[tuple]) -> dict:
                             for key, kinds in sorted(ann.items())}}
 
 
+def merged_facts(base: dict, facts: dict) -> dict:
+    """The grammar facts (`grammar_facts`) of a model fine-tuned from BASE (its dragon_model.json)
+    on rows whose own facts are FACTS: their union. The base learnt to write what its rows wrote,
+    and fine-tuning on fewer rows does not unlearn it: a fine-tune on 2,210 rows computed 109 split
+    factors where its base offered 388, which would narrow the grammar the model decodes under."""
+    if not base.get("literals"):
+        return facts
+    a, b = base["literals"], facts["literals"]
+    ann: dict = {}
+    for source in (a.get("annotations", {}), b.get("annotations", {})):
+        for key, kinds in source.items():
+            for kind, values in kinds.items():
+                ann.setdefault(key, {}).setdefault(kind, set()).update(values)
+    shapes = set(a.get("split_shapes", [])) | set(b.get("split_shapes", []))
+    literals = {"categorical": [list(c) for c in sorted({tuple(c) for c in a.get("categorical", []) + b.get("categorical", [])})],
+                "split_factors": sorted(set(a.get("split_factors", [])) | set(b.get("split_factors", []))),
+                "split_shapes": sorted(shapes, key=lambda sh: (sh.count(","), sh)),
+                "query_repeats": max(a.get("query_repeats", 1), b.get("query_repeats", 1)),
+                "annotations": {key: {kind: sorted(vals) for kind, vals in sorted(kinds.items())}
+                                for key, kinds in sorted(ann.items())}}
+    return {**facts, "instructions": sorted(set(base.get("instructions", [])) | set(facts["instructions"])),
+            "literals": literals, "longest_script": max(base.get("longest_script", 0), facts["longest_script"])}
+
+
 @lru_cache(maxsize=4096)
 def _render(workload_text: str, kind: str) -> str:
     from dragon_model.render import render_workload

@@ -137,7 +137,8 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     import torch
     from transformers import TrainingArguments
 
-    from dragon_model.data import canonical_example, examples, grammar_facts, load_rows, with_renamed_copies
+    from dragon_model.data import (canonical_example, examples, grammar_facts, load_rows, merged_facts,
+                                   with_renamed_copies)
 
     t0 = time.time()
     rows = load_rows(corpus, splits=["train"], target_kind=target)
@@ -154,6 +155,8 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     # what the decoding grammar needs of these rows, before the clock of --max-seconds decides how
     # long to train (checking every script takes a minute for 13k rows)
     extra = grammar_facts(rows)
+    if base and (Path(base) / INFO_FILE).exists():   # a fine-tune keeps its base's grammar too
+        extra = merged_facts(json.loads((Path(base) / INFO_FILE).read_text(encoding="utf-8")), extra)
     train_examples = examples(with_renamed_copies(rows, renamed_seed, renamed_tasks) if renamed_copies else rows)
     valid_examples = examples(valid_rows)
     if canonical_names:   # every row under its prompt's canonical names (data.canonical_mapping)

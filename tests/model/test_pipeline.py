@@ -166,6 +166,28 @@ def test_grammar_facts_in_one_pass_equal_the_three_walks(toy_corpus, jobs, monke
                                               "longest_script": longest_script(rows)}
 
 
+def test_a_fine_tune_keeps_its_base_grammar_and_adds_its_rows():
+    """A model fine-tuned from the shipped CUDA model on a few rows decodes under the union of both
+    grammars: the base's 388 split factors stay offered, and a factor only the new rows write joins."""
+    from pathlib import Path
+
+    from dragon_model.data import merged_facts
+
+    shipped = json.loads((Path(__file__).resolve().parents[2] / "model" / "weights" / "cuda" / "dragon_model.json").read_text())
+    few = {"instructions": ["bind", "rfactor"], "longest_script": 12,
+           "literals": {"categorical": [[7, 9]], "split_factors": [1, 4, 99991], "split_shapes": ["[None, 99991]"],
+                        "query_repeats": 1, "annotations": {"new_key": {"int": [3]}}}}
+    both = merged_facts(shipped, few)
+    lit, base = both["literals"], shipped["literals"]
+    assert set(lit["split_factors"]) == set(base["split_factors"]) | {99991} and len(base["split_factors"]) == 388
+    assert [7, 9] in lit["categorical"] and all(c in lit["categorical"] for c in base["categorical"])
+    assert set(lit["split_shapes"]) == set(base["split_shapes"]) | {"[None, 99991]"}
+    assert lit["annotations"]["new_key"] == {"int": [3]} and all(k in lit["annotations"] for k in base["annotations"])
+    assert both["instructions"] == shipped["instructions"] and both["longest_script"] == shipped["longest_script"]
+    assert merged_facts(shipped, {**shipped}) ["literals"] == base   # the base again: nothing changes
+    assert merged_facts({}, few) == few                              # a base without facts: the rows' own
+
+
 def test_statement_limit_follows_the_longest_training_script(toy_model, toy_corpus, tmp_path):
     """Tensor-core CUDA schedules run to ~155 statements: a fixed limit of 96 cut every one of them.
     The trained model records its corpus' longest script; the generator allows 25% more."""

@@ -88,6 +88,12 @@ def test_rows_pretrain_then_finetune_then_suggest(records, tmp_path):
     assert len(load_tokenizer(pre)) > 3000, "new models use the compact tokenizer"
     assert main(["train", "sft", str(tmp_path / "rows" / "pretrain"), "-o", str(ft), "--base", str(pre),
                  "--max-steps", "2", "--batch-size", "2"]) == 0
+    # a fine-tune on one of those rows keeps the grammar its base decodes under (`data.merged_facts`)
+    one = tmp_path / "ft-one"
+    assert main(["train", "sft", str(tmp_path / "rows" / "pretrain"), "-o", str(one), "--base", str(pre),
+                 "--max-steps", "1", "--batch-size", "1", "--limit", "1"]) == 0
+    facts = {d: json.loads((d / "dragon_model.json").read_text()) for d in (pre, one)}
+    assert facts[one]["literals"] == facts[pre]["literals"] and facts[one]["instructions"] == facts[pre]["instructions"]
     import dragon_model
 
     wl = read_records(out)[0]["workload"]
