@@ -255,21 +255,17 @@ def merged_facts(base: dict, facts: dict) -> dict:
     factors where its base offered 388, which would narrow the grammar the model decodes under."""
     if not base.get("literals"):
         return facts
-    a, b = base["literals"], facts["literals"]
-    ann: dict = {}
-    for source in (a.get("annotations", {}), b.get("annotations", {})):
-        for key, kinds in source.items():
-            for kind, values in kinds.items():
-                ann.setdefault(key, {}).setdefault(kind, set()).update(values)
-    shapes = set(a.get("split_shapes", [])) | set(b.get("split_shapes", []))
-    literals = {"categorical": [list(c) for c in sorted({tuple(c) for c in a.get("categorical", []) + b.get("categorical", [])})],
-                "split_factors": sorted(set(a.get("split_factors", [])) | set(b.get("split_factors", []))),
-                "split_shapes": sorted(shapes, key=lambda sh: (sh.count(","), sh)),
-                "query_repeats": max(a.get("query_repeats", 1), b.get("query_repeats", 1)),
-                "annotations": {key: {kind: sorted(vals) for kind, vals in sorted(kinds.items())}
-                                for key, kinds in sorted(ann.items())}}
     return {**facts, "instructions": sorted(set(base.get("instructions", [])) | set(facts["instructions"])),
-            "literals": literals, "longest_script": max(base.get("longest_script", 0), facts["longest_script"])}
+            "literals": _merged_literals(_literal_parts(lit) for lit in (base["literals"], facts["literals"])),
+            "longest_script": max(base.get("longest_script", 0), facts["longest_script"])}
+
+
+def _literal_parts(literals: dict) -> tuple:
+    """A recorded `literals` dict as one part of `_merged_literals` (a script's `_script_literals`)."""
+    return ({tuple(c) for c in literals.get("categorical", [])}, set(literals.get("split_factors", [])),
+            [(key, kind, value) for key, kinds in literals.get("annotations", {}).items()
+             for kind, values in kinds.items() for value in values],
+            set(literals.get("split_shapes", [])), literals.get("query_repeats", 1))
 
 
 @lru_cache(maxsize=4096)

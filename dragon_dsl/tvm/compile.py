@@ -435,8 +435,8 @@ def out_of_domain_bindings(mod) -> list:
                 analyzer.bind(stmt.loop_var, tvm.ir.Range.from_min_extent(stmt.min, stmt.extent))
                 known.add(stmt.loop_var)
         elif isinstance(stmt, SBlockRealize):
-            block, pred = stmt.block, stmt.predicate
-            if isinstance(pred, tvm.tirx.IntImm) and pred.value == 1 and not len(block.match_buffers):
+            block = stmt.block
+            if not _predicated(stmt) and not len(block.match_buffers):
                 for iv, value in zip(block.iter_vars, stmt.iter_values):
                     if not (isinstance(iv.dom.min, tvm.tirx.IntImm) and isinstance(iv.dom.extent, tvm.tirx.IntImm)):
                         continue
@@ -473,7 +473,8 @@ def unreached_iterations(mod) -> list:
     of an rfactor stage); each value up to UNREACHED_VALUES of them, else the domain's two ends."""
     import tvm
     from tvm.s_tir import SBlockRealize
-    from tvm.sym import Analyzer
+
+    from dragon_dsl.tvm.blocks import children
 
     unwritten, realizes = [], []
 
@@ -481,53 +482,50 @@ def unreached_iterations(mod) -> list:
         if isinstance(stmt, tvm.tirx.For):
             if isinstance(stmt.min, tvm.tirx.IntImm) and isinstance(stmt.extent, tvm.tirx.IntImm):
                 loops = {**loops, stmt.loop_var: stmt}
-            visit(stmt.body, loops)
         elif isinstance(stmt, SBlockRealize):
             realizes.append(stmt)
-            pred = stmt.predicate
             # a block with its init inside: the init runs under the predicate too (dlight's reductions
             # initialise in a block of their own, with no predicate)
-            if stmt.block.init is not None and not (isinstance(pred, tvm.tirx.IntImm) and pred.value == 1):
+            if stmt.block.init is not None and _predicated(stmt):
                 for iv, value in zip(stmt.block.iter_vars, stmt.iter_values):
                     if iv.iter_type != tvm.tirx.IterVar.DataPar or not isinstance(value, tvm.tirx.Var) \
                             or value not in loops:
                         continue
                     written = [(w.source, axis) for w in stmt.block.writes
                                for axis, r in enumerate(w.region) if r.min.same_as(iv.var)]
-                    never = _never_run(pred, value, loops, Analyzer, tvm) if written else []
+                    never = _never_run(stmt.predicate, value, loops) if written else []
                     if never:
                         unwritten.append((stmt.block.name_hint, iv.var.name, never, int(loops[value].extent), written))
-            if stmt.block.init is not None:
-                visit(stmt.block.init, loops)
-            visit(stmt.block.body, loops)
-        elif isinstance(stmt, tvm.tirx.SeqStmt):
-            for inner in stmt.seq:
-                visit(inner, loops)
-        elif isinstance(stmt, tvm.tirx.IfThenElse):
-            visit(stmt.then_case, loops)
-            if stmt.else_case is not None:
-                visit(stmt.else_case, loops)
-        elif isinstance(getattr(stmt, "body", None), tvm.tirx.Stmt):
-            visit(stmt.body, loops)
+        for child in children(stmt):
+            visit(child, loops)
 
     for _, func in mod.functions_items():
         if isinstance(func, tvm.tirx.PrimFunc):
             visit(func.body, {})
     found = []
     for block, name, never, extent, written in unwritten:
-        reader = _unguarded_reader(realizes, block, written, set(never), Analyzer, tvm)
+        reader = _unguarded_reader(realizes, block, written, set(never))
         if reader is not None:
             found.append((block, name, never, extent, reader))
     return found
 
 
-def _unguarded_reader(realizes: list, writer: str, written: list, never: set, Analyzer, tvm) -> Optional[str]:
+def _predicated(realize) -> bool:
+    """Whether a block realize has a `where` predicate (anything but the constant true)."""
+    import tvm
+
+    pred = realize.predicate
+    return not (isinstance(pred, tvm.tirx.IntImm) and pred.value == 1)
+
+
+def _unguarded_reader(realizes: list, writer: str, written: list, never: set) -> Optional[str]:
     """The first block (not WRITER) with no predicate that reads a buffer of WRITTEN ((buffer, axis)
     pairs) at an index of NEVER on that axis, by the bounds of its iterators' domains; None if none."""
+    from tvm.sym import Analyzer
+
     for realize in realizes:
         block = realize.block
-        pred = realize.predicate
-        if block.name_hint == writer or not (isinstance(pred, tvm.tirx.IntImm) and pred.value == 1):
+        if block.name_hint == writer or _predicated(realize):
             continue
         for read in block.reads:
             for buffer, axis in written:
@@ -543,9 +541,12 @@ def _unguarded_reader(realizes: list, writer: str, written: list, never: set, An
     return None
 
 
-def _never_run(pred, var, loops: dict, Analyzer, tvm) -> list:
+def _never_run(pred, var, loops: dict) -> list:
     """The values of loop variable VAR (its loop in LOOPS) for which PRED is false whatever the
     other LOOPS' variables are."""
+    import tvm
+    from tvm.sym import Analyzer
+
     loop = loops[var]
     lo, n = int(loop.min), int(loop.extent)
     values = range(lo, lo + n) if n <= UNREACHED_VALUES else sorted({lo, lo + n - 1})
@@ -583,7 +584,6 @@ def _guarded(mod, path: str) -> bool:
     """Whether the access at PATH (an access path of TVM's diagnostics) is not counted: under a
     condition (`_CONDITIONAL`), in a block with a `where` predicate or matched buffers (a tensor
     intrinsic's body), or on a path that reaches no block."""
-    import tvm
     from tvm.s_tir import SBlockRealize
 
     steps = _PATH_STEP.findall(path)
@@ -606,8 +606,7 @@ def _guarded(mod, path: str) -> bool:
         # a tensorized block's body is its intrinsic's implementation, which addresses the buffers
         # it matches in its own way (an AVX-512 dot product reads a 16 x 4 tile as one 64-lane vector)
         return True
-    pred = realize.predicate
-    return not (isinstance(pred, tvm.tirx.IntImm) and pred.value == 1)
+    return _predicated(realize)
 
 
 def out_of_bounds_message(found: list) -> Optional[str]:
