@@ -217,7 +217,8 @@ finetune)
   # fine-tuning only, from BASE (a model folder, e.g. one brought back by `train`): the sft rows
   # (every measured label: the shipped ones and this machine's `label` results) rendered without
   # the pretraining rows (FT_REPEAT=N: each measured label that beats dlight's script N times;
-  # FT_PLAIN=1: answers without the queries whose results nothing uses), then
+  # FT_PLAIN=1: answers without the queries whose results nothing uses; FT_MEASURED_ONLY=1: only
+  # the workloads with a measured label, not dlight's script where nobody measured), then
   # FT_LR (2e-4, the rate cap of a run from a base) over the clock;
   # SECONDS for the whole phase; the model comes back as $OUT/model.tar.part-*
   setup
@@ -225,7 +226,8 @@ finetune)
   end=$(( SECONDS + secs - 25 ))
   base=${BASE:?BASE=a model folder}
   timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $(record_folders) --out $W/rows-ft $(measured_flags) \
-    --corpus data/corpus/cuda --jobs "$(nproc)" --sft-only ${FT_REPEAT:+--label-repeat $FT_REPEAT} ${FT_PLAIN:+--plain-labels} 2>&1 | tee $OUT/rows.log
+    --corpus data/corpus/cuda --jobs "$(nproc)" --sft-only ${FT_REPEAT:+--label-repeat $FT_REPEAT} ${FT_PLAIN:+--plain-labels} \
+    ${FT_MEASURED_ONLY:+--measured-only} 2>&1 | tee $OUT/rows.log
   ft=$(( end - SECONDS - 30 ))
   timeout $(( end - SECONDS )) python3 -m dragon_model.train $W/rows-ft/sft -o $W/m-ft --target cuda --base $base \
     --epochs 40 --lr ${FT_LR:-2e-4} --save-dtype float16 --max-seconds $ft --keep-best --batch-size 16 \

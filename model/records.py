@@ -2,6 +2,7 @@
 
     python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
                                    [--measured RESULTS.jsonl] [--label-repeat N] [--plain-labels] [--sft-only]
+                                   [--measured-only]
     python -m dragon_model.records PRE_DIR... --batch BATCH.jsonl     # what `dragon measure` labels
                                    [--max-flops F] [--min-flops F] [--max-bytes B] [--require-space S] [--per-space N]
                                    [--families A,B]
@@ -20,7 +21,8 @@ Writes two row sets, each a folder `dragon train sft` reads (JSON Lines, `split`
   written: a model taught empty answers gives them everywhere). For a
   workload of the measured corpus it is the corpus' answer unless dlight's measured latency was
   lower (then dlight's script); for a workload nobody measured, dlight's script (the baseline a
-  GPU answer must reach). Improvement rows pair scripts of the workload with that label, so the
+  GPU answer must reach; `--measured-only` leaves such workloads out, so that fine-tuning sees only
+  measured labels). Improvement rows pair scripts of the workload with that label, so the
   model learns to rewrite a script into the label: measured ones first, slowest first (a ranking
   the label wins), then unmeasured samples.
 
@@ -326,17 +328,24 @@ def repeated_labels(rows: list, times: int) -> list:
 
 
 def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print, measured=(),
-          keep_slow: bool = False, pretrain: bool = True, label_repeat: int = 1, plain: bool = False) -> dict:
+          keep_slow: bool = False, pretrain: bool = True, label_repeat: int = 1, plain: bool = False,
+          measured_only: bool = False) -> dict:
     """Writes OUT/pretrain/ and OUT/sft/ (only sft/ without PRETRAIN: a fine-tuning run from a
     pretrained model needs no pretraining rows, and rendering them is most of the time).
     LABEL_REPEAT: how often a measured label that is not dlight's script is trained on
-    (`repeated_labels`). PLAIN: fine-tuning answers without unused queries (`rows_of_record`)."""
+    (`repeated_labels`). PLAIN: fine-tuning answers without unused queries (`rows_of_record`).
+    MEASURED_ONLY: only the records with a verified measured script (the corpus rows still join):
+    elsewhere the label is dlight's script, which outnumbers the measured labels that beat it."""
     from multiprocessing import get_context
 
     records = merged_records(pre_dirs)
     by_workload: dict = {}   # workload name -> {candidate id: latency}
     for key, lat in read_measured(measured).items():
         by_workload.setdefault(key.rsplit("|", 1)[0], {})[key] = lat
+    if measured_only:
+        if not measured:
+            raise ValueError("measured_only needs measured results")
+        records = [r for r in records if any(v is not None for v in by_workload.get(r["name"], {}).values())]
     pre, sft, errors = [], [], []
     work = [(r, improvements, by_workload.get(r["name"], {}), keep_slow, pretrain, plain) for r in records]
     if jobs > 1:
@@ -396,6 +405,9 @@ def main(argv=None) -> int:
                     help="train on each measured label that is not dlight's script this many times (default 1)")
     ap.add_argument("--plain-labels", action="store_true",
                     help="fine-tuning answers without the queries whose results nothing uses (the same schedule)")
+    ap.add_argument("--measured-only", action="store_true",
+                    help="only the workloads with a verified measured script (and the corpus' rows): no "
+                    "dlight-script labels for the workloads nobody measured")
     ap.add_argument("--keep-slow", action="store_true",
                     help="GPU targets: keep samples that are slow before they run as construction rows")
     args = ap.parse_args(argv)
@@ -416,9 +428,12 @@ def main(argv=None) -> int:
         return 0
     if not args.out:
         ap.error("--out is required (or --batch)")
+    if args.measured_only and not args.measured:
+        ap.error("--measured-only needs --measured results")
     build(args.pretrain, args.out, jobs=args.jobs, improvements=args.improvements, corpus=args.corpus,
           log=lambda m: print(m, file=sys.stderr), measured=args.measured, keep_slow=args.keep_slow,
-          pretrain=not args.sft_only, label_repeat=args.label_repeat, plain=args.plain_labels)
+          pretrain=not args.sft_only, label_repeat=args.label_repeat, plain=args.plain_labels,
+          measured_only=args.measured_only)
     return 0
 
 

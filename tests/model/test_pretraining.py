@@ -163,6 +163,21 @@ def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path, cap
     assert [r["id"] for r in plain] == [r["id"] for r in once]
     assert [r["script"] for r in plain] == [without_unused_queries(r["script"]) for r in once]
     assert not any(d.code == "DRG104" for r in plain for d in check_text(r["script"])[1])
+    # --measured-only: the workloads nobody measured (their label would be dlight's script) are left out
+    first = recs[0]["name"]
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(x + "\n" for x in results.read_text().splitlines()
+                           if json.loads(x)["id"].rsplit("|", 1)[0] == first))
+    # (on llvm such a workload has no row either way: there is no dlight; the records are what is left out)
+    assert len(recs) > 1
+    kept = build([out], tmp_path / "one-only", log=lambda m: None, measured=[one], pretrain=False, measured_only=True)
+    every = build([out], tmp_path / "one-all", log=lambda m: None, measured=[one], pretrain=False)
+    assert (kept["workloads"], every["workloads"]) == (1, len(recs))
+    assert {r["workload"] for r in rows("one-only")} == {first}
+    assert [r for r in rows("one-all") if r["workload"] == first] == rows("one-only")
+    with pytest.raises(SystemExit):
+        records_main([str(out), "--out", str(tmp_path / "x"), "--measured-only"])
+    assert "--measured-only needs --measured results" in capsys.readouterr().err
     # the next batch leaves out what was measured; filters narrow it
     again = tmp_path / "b2" / "batch.jsonl"
     assert records_main([str(out), "--batch", str(again), "--measured", str(packed)]) == 0
