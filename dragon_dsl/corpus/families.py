@@ -256,6 +256,14 @@ OPERATOR_FAMILIES: dict[str, Family] = {f.name: f for f in (
                                                                "hidden": r.choice((384,) + LLM_HIDDEN[:4]), "dtype": _float(r)}),
     Family("logsumexp", op.logsumexp, lambda r: {"rows": r.choice(DECODE_TOKENS + (32, 128, 512)),
                                                  "cols": r.choice(VOCAB + LLM_HIDDEN[:3]), "dtype": _float(r)}),
+    # single-block reductions of training and quantised inference: a per-token absmax (the scale of
+    # dynamic int8/fp8 quantisation), a row's squared L2 norm, a bias gradient (a column sum)
+    Family("row_absmax", op.row_absmax, lambda r: {"rows": _tokens(r), "cols": r.choice(LLM_HIDDEN + LLM_FFN[:3]),
+                                                   "dtype": _float(r)}),
+    Family("sum_of_squares", op.sum_of_squares, lambda r: {"rows": r.choice(DECODE_TOKENS + PREFILL_TOKENS),
+                                                           "cols": r.choice(LLM_HIDDEN + VOCAB[:2]), "dtype": _float(r)}),
+    Family("bias_grad", op.bias_grad, lambda r: {"tokens": r.choice(PREFILL_TOKENS + (4096, 8192)),
+                                                 "features": r.choice(LLM_HIDDEN + LLM_FFN[:4]), "dtype": _float(r)}),
     Family("reduction_typed", op.reduction, lambda r: {"m": _tokens(r) * r.choice((1, 8)), "n": r.choice(LLM_HIDDEN + VOCAB[:1]),
                                                        "axis": r.choice((0, 1)), "op": r.choice(("sum", "max")),
                                                        "dtype": _float(r)}),

@@ -275,6 +275,38 @@ def logsumexp(rows: int, cols: int, dtype: str):
     return [x, y]
 
 
+def row_absmax(rows: int, cols: int, dtype: str):
+    """The largest magnitude of each row, in float32 (the per-token scale of dynamic int8 or fp8
+    quantisation): one reduction block."""
+    te, tirx = _te()
+    x = te.placeholder((rows, cols), dtype, name="X")
+    r = te.reduce_axis((0, cols), name="k")
+    y = te.compute((rows,), lambda i: te.max(te.abs(x[i, r]).astype("float32"), axis=r), name="Y")
+    return [x, y]
+
+
+def sum_of_squares(rows: int, cols: int, dtype: str):
+    """The squared L2 norm of each row in the accumulation type (gradient clipping, a norm's first
+    pass): one reduction block."""
+    te, tirx = _te()
+    acc = _acc(dtype)
+    x = te.placeholder((rows, cols), dtype, name="X")
+    r = te.reduce_axis((0, cols), name="k")
+    y = te.compute((rows,), lambda i: te.sum(x[i, r].astype(acc) * x[i, r].astype(acc), axis=r), name="Y")
+    return [x, y]
+
+
+def bias_grad(tokens: int, features: int, dtype: str):
+    """A linear layer's bias gradient: the output gradient summed over the tokens, per feature, in
+    the accumulation type (a column sum): one reduction block."""
+    te, tirx = _te()
+    acc = _acc(dtype)
+    dy = te.placeholder((tokens, features), dtype, name="dY")
+    r = te.reduce_axis((0, tokens), name="t")
+    y = te.compute((features,), lambda j: te.sum(dy[r, j].astype(acc), axis=r), name="Y")
+    return [dy, y]
+
+
 def softmax(rows: int, cols: int, kind: str, dtype: str):
     """Row softmax in three reductions-and-maps: `plain`, `causal` (square attention scores with
     j > i masked; cols is the key length and the last rows of a prefill see all keys) or `log`

@@ -1,5 +1,5 @@
 """The reduction operators of today's models besides norms and softmaxes (global average pooling, a
-mean over tokens, logsumexp): each builds the computation numpy spells, and dlight schedules it
+mean over tokens, logsumexp, a per-token absmax, a row's sum of squares, a bias gradient): each builds the computation numpy spells, and dlight schedules it
 for a GPU within the compile check."""
 
 from __future__ import annotations
@@ -26,6 +26,12 @@ CASES = [   # family, parameters, numpy of the input
      lambda x: np.log(np.exp(x.astype("float64")).sum(axis=1))),
     ("logsumexp", {"rows": 2, "cols": 768, "dtype": "float16"},
      lambda x: np.log(np.exp(x.astype("float64")).sum(axis=1))),
+    ("row_absmax", {"rows": 8, "cols": 4096, "dtype": "float16"}, lambda x: np.abs(x.astype("float64")).max(axis=1)),
+    ("row_absmax", {"rows": 3, "cols": 1000, "dtype": "float32"}, lambda x: np.abs(x.astype("float64")).max(axis=1)),
+    ("sum_of_squares", {"rows": 4, "cols": 768, "dtype": "float32"}, lambda x: (x.astype("float64") ** 2).sum(axis=1)),
+    ("sum_of_squares", {"rows": 2, "cols": 1024, "dtype": "float16"}, lambda x: (x.astype("float64") ** 2).sum(axis=1)),
+    ("bias_grad", {"tokens": 64, "features": 96, "dtype": "float16"}, lambda x: x.astype("float64").sum(axis=0)),
+    ("bias_grad", {"tokens": 128, "features": 40, "dtype": "float32"}, lambda x: x.astype("float64").sum(axis=0)),
 ]
 
 
@@ -60,7 +66,7 @@ def test_the_samplers_draw_buildable_real_shapes():
     import random
 
     rng = random.Random(0)
-    for name in ("global_avg_pool", "mean_pool_tokens", "logsumexp"):
+    for name in ("global_avg_pool", "mean_pool_tokens", "logsumexp", "row_absmax", "sum_of_squares", "bias_grad"):
         family = ALL_FAMILIES[name]
         for _ in range(5):
             params = family.sample(rng)
