@@ -218,7 +218,8 @@ finetune)
   # (every measured label: the shipped ones and this machine's `label` results) rendered without
   # the pretraining rows (FT_REPEAT=N: each measured label that beats dlight's script N times;
   # FT_PLAIN=1: answers without the queries whose results nothing uses; FT_MEASURED_ONLY=1: only
-  # the workloads with a measured label, not dlight's script where nobody measured), then
+  # the workloads with a measured label, not dlight's script where nobody measured; FT_EXCLUDE=A,B:
+  # no rows of those families, e.g. row_absmax, whose dlight label runs one thread per row), then
   # FT_LR (2e-4, the rate cap of a run from a base) over the clock;
   # SECONDS for the whole phase; the model comes back as $OUT/model.tar.part-*
   setup
@@ -227,7 +228,7 @@ finetune)
   base=${BASE:?BASE=a model folder}
   timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $(record_folders) --out $W/rows-ft $(measured_flags) \
     --corpus data/corpus/cuda --jobs "$(nproc)" --sft-only ${FT_REPEAT:+--label-repeat $FT_REPEAT} ${FT_PLAIN:+--plain-labels} \
-    ${FT_MEASURED_ONLY:+--measured-only} 2>&1 | tee $OUT/rows.log
+    ${FT_MEASURED_ONLY:+--measured-only} ${FT_EXCLUDE:+--exclude-families $FT_EXCLUDE} 2>&1 | tee $OUT/rows.log
   ft=$(( end - SECONDS - 30 ))
   timeout $(( end - SECONDS )) python3 -m dragon_model.train $W/rows-ft/sft -o $W/m-ft --target cuda --base $base \
     --epochs 40 --lr ${FT_LR:-2e-4} --save-dtype float16 --max-seconds $ft --keep-best --batch-size 16 \

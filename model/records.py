@@ -2,7 +2,7 @@
 
     python -m dragon_model.records PRE_DIR... --out ROWS [--corpus data/corpus/cuda] [--jobs N]
                                    [--measured RESULTS.jsonl] [--label-repeat N] [--plain-labels] [--sft-only]
-                                   [--measured-only]
+                                   [--measured-only] [--exclude-families A,B]
     python -m dragon_model.records PRE_DIR... --batch BATCH.jsonl     # what `dragon measure` labels
                                    [--max-flops F] [--min-flops F] [--max-bytes B] [--require-space S] [--per-space N]
                                    [--families A,B]
@@ -329,16 +329,18 @@ def repeated_labels(rows: list, times: int) -> list:
 
 def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print, measured=(),
           keep_slow: bool = False, pretrain: bool = True, label_repeat: int = 1, plain: bool = False,
-          measured_only: bool = False) -> dict:
+          measured_only: bool = False, exclude_families: Iterable = ()) -> dict:
     """Writes OUT/pretrain/ and OUT/sft/ (only sft/ without PRETRAIN: a fine-tuning run from a
     pretrained model needs no pretraining rows, and rendering them is most of the time).
     LABEL_REPEAT: how often a measured label that is not dlight's script is trained on
     (`repeated_labels`). PLAIN: fine-tuning answers without unused queries (`rows_of_record`).
     MEASURED_ONLY: only the records with a verified measured script (the corpus rows still join):
-    elsewhere the label is dlight's script, which outnumbers the measured labels that beat it."""
+    elsewhere the label is dlight's script, which outnumbers the measured labels that beat it.
+    EXCLUDE_FAMILIES: records of these families are left out (dlight's script for a max reduction
+    runs one thread per row: a label worth no teaching)."""
     from multiprocessing import get_context
 
-    records = merged_records(pre_dirs)
+    records = [r for r in merged_records(pre_dirs) if r.get("family") not in set(exclude_families)]
     by_workload: dict = {}   # workload name -> {candidate id: latency}
     for key, lat in read_measured(measured).items():
         by_workload.setdefault(key.rsplit("|", 1)[0], {})[key] = lat
@@ -408,6 +410,9 @@ def main(argv=None) -> int:
     ap.add_argument("--measured-only", action="store_true",
                     help="only the workloads with a verified measured script (and the corpus' rows): no "
                     "dlight-script labels for the workloads nobody measured")
+    ap.add_argument("--exclude-families", default="",
+                    help="comma-separated families whose records give no rows (e.g. row_absmax, whose dlight "
+                    "label runs one thread per row)")
     ap.add_argument("--keep-slow", action="store_true",
                     help="GPU targets: keep samples that are slow before they run as construction rows")
     args = ap.parse_args(argv)
@@ -433,7 +438,7 @@ def main(argv=None) -> int:
     build(args.pretrain, args.out, jobs=args.jobs, improvements=args.improvements, corpus=args.corpus,
           log=lambda m: print(m, file=sys.stderr), measured=args.measured, keep_slow=args.keep_slow,
           pretrain=not args.sft_only, label_repeat=args.label_repeat, plain=args.plain_labels,
-          measured_only=args.measured_only)
+          measured_only=args.measured_only, exclude_families=[f for f in args.exclude_families.split(",") if f])
     return 0
 
 

@@ -175,6 +175,11 @@ def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path, cap
     assert (kept["workloads"], every["workloads"]) == (1, len(recs))
     assert {r["workload"] for r in rows("one-only")} == {first}
     assert [r for r in rows("one-all") if r["workload"] == first] == rows("one-only")
+    # --exclude-families: no rows of those families' records
+    family = once[0]["family"]
+    assert records_main([str(out), "--out", str(tmp_path / "ex"), "--measured", str(results), "--sft-only",
+                         "--exclude-families", f"{family},no_such_family"]) == 0
+    assert rows("ex") == [r for r in once if r["family"] != family] and len(rows("ex")) < len(once)
     with pytest.raises(SystemExit):
         records_main([str(out), "--out", str(tmp_path / "x"), "--measured-only"])
     assert "--measured-only needs --measured results" in capsys.readouterr().err
