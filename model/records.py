@@ -340,7 +340,8 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
     runs one thread per row: a label worth no teaching)."""
     from multiprocessing import get_context
 
-    records = [r for r in merged_records(pre_dirs) if r.get("family") not in set(exclude_families)]
+    excluded = set(exclude_families)
+    records = [r for r in merged_records(pre_dirs) if r.get("family") not in excluded]
     by_workload: dict = {}   # workload name -> {candidate id: latency}
     for key, lat in read_measured(measured).items():
         by_workload.setdefault(key.rsplit("|", 1)[0], {})[key] = lat

@@ -1,6 +1,6 @@
 """The reduction operators of today's models besides norms and softmaxes (global average pooling, a
-mean over tokens, logsumexp, a per-token absmax, a row's sum of squares, a bias gradient): each builds the computation numpy spells, and dlight schedules it
-for a GPU within the compile check."""
+mean over tokens, logsumexp, a per-token absmax, a row's sum of squares, a bias gradient): each
+builds the computation numpy spells, and dlight schedules it for a GPU within the compile check."""
 
 from __future__ import annotations
 
