@@ -71,6 +71,13 @@ MAX_TILE_N = 5
 #: its tensor-core tiling 4 (no other value is in either training corpus)
 TILE_CAPS = {"gpu": (4, 64), "cpu": (64,)}
 MAX_VECTOR = 64  # the longest loop the model may vectorize (MetaSchedule's llvm limit: 64)
+#: the constant split factors GPU training labels write past a reduction loop's extent, dlight's
+#: fixed thread counts: its GeneralReduction binds [None, 256] of the reduction to threadIdx.x
+#: whatever its extent (a 3x3 pooling window's 9 iterations, a softmax row of 16), its Reduction
+#: rule splits a reduction whose inner axis is spatial by [None, 16]. Its Reduction rule's
+#: cross-thread split of an inner reduction never exceeds the extent (`suggest_threads_per_block`),
+#: and nothing can rfactor a loop the padding cut off
+DLIGHT_REDUCTION_SPLITS = (16, 256)
 #: the annotation keys MetaSchedule writes on the model's targets, with the kind of their values
 #: ("int": an integer or a sampled categorical value): the table's
 ANNOTATIONS = {a.key: a.value for a in table.ANNOTATION_KEYS if a.decoded}
@@ -118,6 +125,7 @@ class Env:
     categoricals: list = field(default_factory=list)          # values of sample_categorical
     innermost: list = field(default_factory=list)             # live loops vectorize may take (no loop inside)
     split_loops: set = field(default_factory=set)             # loops a constant split made
+    reduction_loops: set = field(default_factory=set)         # GPU loops feeding only reduction iterators
     kinded: set = field(default_factory=set)                  # live loops already bound, parallel, vectorized or unrolled
     locations: list = field(default_factory=list)             # sampled compute locations (compute_at only)
     loop_children: dict = field(default_factory=dict)         # live loop name -> number of child blocks
@@ -341,7 +349,15 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
     whose product fits its extent (dlight splits a 4-iteration loop by [None, 2]; a derailed model
     chained [None, 64, 64] splits into kernels of billions of predicated iterations). On CPUs every
     split fits its loop (all 47 constant splits of the llvm corpus do); GPU cooperative fetches
-    may exceed the fused loop they split (13 of 90 in the CUDA corpus)."""
+    may exceed the fused loop they split (13 of 90 in the CUDA corpus). A GPU loop that drives
+    reduction axes only is split by constants that fit it, by dlight's fixed [None, 16] or
+    [None, 256] (DLIGHT_REDUCTION_SPLITS), or by a sampled thread count: of the 8,403 constant
+    splits of reduction loops in the 11,062 distinct CUDA fine-tuning labels, 308 exceed their
+    loop, all of them dlight's fixed splits (pooling windows, depthwise kernels, short softmax
+    rows). The twelfth CUDA model split the reductions of held-out row and column sums of 64-768
+    elements by [None, 1024] (the row sums' form at their usual lengths); the rfactor that form
+    needs was then refused (the padding cuts its loop off), and the answers derailed into one
+    thread per row or column, 8-16x slower than dlight."""
     res = inst.results
     seen = literals.get("split_factors") if literals is not None else None
     shapes = (literals or {}).get("split_shapes") or DEFAULT_SPLIT_SHAPES
@@ -353,33 +369,40 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
     else:
         extra["cfactor"] = _alts([lit(str(f)) for f in seen] + ([cats] if cats else []))
     recorded = bool((literals or {}).get("split_shapes"))   # a model whose corpus recorded its shapes
-    groups: dict = {}   # extent (None: any factors) -> loops
+    groups: dict = {}   # (extent (None: any factors), sampled values too) -> loops
     for lp, extent in env.loops.items():
         if lp in env.split_loops and not recorded:
             continue   # earlier models never split a split loop: their decoding stays as it was
-        bounded = lp in env.split_loops or (not env.gpu and seen is not None)
+        reduction = lp in env.reduction_loops and recorded and seen is not None and isinstance(extent, int)
+        bounded = lp in env.split_loops or (not env.gpu and seen is not None) or reduction
         if bounded and (seen is None or not isinstance(extent, int)):
             continue   # nothing says which constants fit it
-        groups.setdefault(extent if bounded else None, []).append(lp)
+        groups.setdefault((extent if bounded else None, reduction and lp not in env.split_loops), []).append(lp)
     out = []
-    for extent, group in sorted(groups.items(), key=lambda g: -1 if g[0] is None else g[0]):
+    for (extent, sampled), group in sorted(groups.items(), key=lambda g: (-1 if g[0][0] is None else g[0][0], g[0][1])):
         fitting = seen if extent is None else [f for f in seen if f <= extent]
+        # a reduction loop may also take dlight's own fixed splits, [None, 16] and [None, 256]
+        general = [(f,) for f in DLIGHT_REDUCTION_SPLITS if sampled and f in seen]
         for shape in shapes:
             places = shape.split(",")
             k = places.count("k")
             combos = None
             if extent is not None and len(fitting) ** k <= MAX_COMBOS:
                 combos = [c for c in itertools.product(fitting, repeat=k) if math.prod(c) <= extent]
-                if not combos:
-                    continue
+                combos += [c for c in general if shape == "None,k" and c not in combos]
             if combos is None:   # a seen factor (that fits the loop on its own) in each place
                 rule = "cfactor"
                 if extent is not None:
                     rule = extra.setdefault(f"cfactor{extent}", _alts(lit(str(f)) for f in fitting)) and f"cfactor{extent}"
-                factors = '"[" ' + ' ", " '.join(lit("None") if p == "None" else rule for p in places) + ' "]"'
+                forms = ['"[" ' + ' ", " '.join(lit("None") if p == "None" else rule for p in places) + ' "]"']
             else:
-                factors = _alts(lit("[" + ", ".join("None" if p == "None" else str(next(it)) for p in places) + "]")
-                                for c in combos for it in [iter(c)])
+                forms = [lit("[" + ", ".join("None" if p == "None" else str(next(it)) for p in places) + "]")
+                         for c in combos for it in [iter(c)]]
+            if sampled and cats:   # a sampled thread count in each place (MetaSchedule's cross-thread reduction)
+                forms.append('"[" ' + ' ", " '.join(lit("None") if p == "None" else cats for p in places) + ' "]"')
+            if not forms:
+                continue
+            factors = _alts(forms)
             call = _call(env, inst, {"loop": _alts(lit(lp) for lp in group), "factors": factors})
             if call:
                 out.append(_outputs(env, res.kind, len(places)) + call)

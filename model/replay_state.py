@@ -226,6 +226,8 @@ def _note_object(env: Env, sch, name: str, rv) -> None:
         env.block_iters[name] = inspect.block_iters(sch, rv)
     elif kind == "l":
         env.loops[name] = inspect.loop_extent(sch, rv)
+        if env.gpu and inspect.reduction_loop(sch, rv):
+            env.reduction_loops.add(name)
         if not inspect.serial(sch, rv):
             env.kinded.add(name)
         children = inspect.loop_children(sch, rv)

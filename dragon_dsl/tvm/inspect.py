@@ -326,6 +326,16 @@ def loop_extent(sch, rv) -> Optional[int]:
     return _int(getattr(_get(sch, rv), "extent", None))
 
 
+def reduction_loop(sch, rv) -> bool:
+    """Whether loop RV drives reduction axes only (`loop_state`; False where unknown, or where it
+    drives no axis)."""
+    try:
+        kinds = set(loop_state(sch, rv).axis_kinds)
+    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is not a reduction loop
+        return False
+    return kinds == {"reduction"}
+
+
 def loop_children(sch, rv) -> Optional[list]:
     """The blocks under a loop (None: unknown)."""
     try:

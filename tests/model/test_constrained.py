@@ -392,6 +392,33 @@ def test_a_constant_split_fits_its_loop_on_cpus_and_a_split_loop_is_split_again_
     assert not gpu("l7, l8, l9 = split(l5, [None, 64, 64]")                          # a split loop never does
 
 
+_GPU_SPLITS = {**_LITERALS, "split_factors": [16, 64, 256, 1024], "split_shapes": ["None,k", "None,k,k"],
+               "categorical": [[32, 64, 128, 256, 512, 1024]]}
+# l2: the 128-long reduction of mean_center's row sums; l1: its 64 rows
+REDUCTION_SPLIT_CASES = [
+    ("l3, l4 = split(l2, [None, 64])\n", True),
+    ("l3, l4, l5 = split(l2, [None, 16, 16]", False),   # 256 > 128
+    ("l3, l4 = split(l2, [None, 1024]", False),         # the padding would cut off the loop rfactor takes
+    ("l3, l4 = split(l2, [None, 256])\n", True),        # dlight's GeneralReduction split, whatever the extent
+    ("l4, l5 = split(l2, [None, v3])\n", True),         # a sampled thread count (MetaSchedule's cross-thread rule)
+    ("l3, l4 = split(l1, [None, 1024])\n", True),       # a spatial loop may exceed (cooperative fetches do)
+]
+
+
+@pytest.mark.parametrize("stmt, accepted", REDUCTION_SPLIT_CASES)
+def test_a_constant_split_of_a_gpu_reduction_loop_fits_it(stmt, accepted):
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.replay_state import replay_prefix
+
+    body = 'b0 = get_sblock("sum")\nl1, l2 = get_loops(b0)\n'
+    if "v3" in stmt:
+        body += "v3 = sample_categorical([32, 64, 128, 256, 512, 1024], [0.2, 0.2, 0.2, 0.2, 0.1, 0.1], decision=1)\n"
+    env, why = replay_prefix(body, load_workload(DATA / "workloads" / "mean_center_64x128.tvmscript"), "cuda")
+    assert why is None, why
+    assert env.reduction_loops == {"l2"} and env.loops["l2"] == 128
+    assert _matcher_for(env, literals=_GPU_SPLITS)(stmt, complete=stmt.endswith("\n")) is accepted
+
+
 def test_literals_of_a_corpus_are_what_its_scripts_write():
     from dragon_model.data import literals_of
 
