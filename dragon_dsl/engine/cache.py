@@ -6,7 +6,9 @@ strong:
   * a success decided at stage S answers requests up to S; a verify answer also
     needs at least as many random input sets, a timing the same timing knobs;
   * a failure decided at stage F answers every request that would reach F
-    (a build error answers "time" requests too); timeouts are not stored;
+    (a build error answers "time" requests too); a timeout is stored with its limits and the
+    machine's load: it answers only requests with limits no longer, and one measured on a
+    starved machine only while the machine is starved again;
   * a success answers only while the compile checks are those it passed
     (`dragon_dsl.tvm.compile.CHECKS_VERSION`): a schedule a newer check rejects
     is built again, and rejected.
@@ -52,18 +54,37 @@ def default_path() -> Path:
     return cache_root() / "results.sqlite"
 
 
+#: run-queue length per core (the 1-minute load average over the cores) above which the machine
+#: was starved: a build or run that timed out then may finish in time on an idle one
+LOADED = 1.0
+
+
+def cpu_load() -> float:
+    """This machine's 1-minute load average per core (0.0 where the system does not tell)."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except (OSError, AttributeError):
+        return 0.0
+
+
 def _config(task: Task) -> dict:
     return {"seeds": task.seeds, "checks": CHECKS_VERSION, **task.timing_config()}
 
 
-def answers(stored: Result, stored_config: dict, task: Task, limits: Optional[dict] = None) -> bool:
+def answers(stored: Result, stored_config: dict, task: Task, limits: Optional[dict] = None,
+            load: float = 0.0) -> bool:
     """Whether a stored result (decided at `stored.level`) answers `task`, asked with the engine's
-    timeouts `limits`. A stored timeout answers only a request whose every limit is at most the
-    one it was measured with: a longer limit must measure again."""
+    timeouts `limits` on a machine whose load per core is `load` now. A stored timeout answers only
+    a request whose every limit is at most the one it was measured with (a longer limit must
+    measure again), and one measured on a starved machine (load per core over LOADED) only while
+    this one is starved too: a build that timed out beside a training run at nice 19 took 9 s on
+    its own, and the stored timeout had failed a later check on the idle machine."""
     want = level_rank(task.level)
     have = level_rank(stored.level)
     if stored.status is Status.TIMEOUT:
         measured = stored_config.get("limits") or {}
+        if stored_config.get("load", 0.0) > LOADED >= load:
+            return False
         return (have <= want and bool(limits) and
                 all(k in measured and v <= measured[k] for k, v in limits.items()))
     if stored.status is not Status.OK:
@@ -96,7 +117,8 @@ class ResultsCache:
         if row is None:
             return None
         result = Result.from_json(json.loads(row[1]))
-        if not answers(result, json.loads(row[0]), task, limits):
+        config = json.loads(row[0])
+        if not answers(result, config, task, limits, cpu_load() if "load" in config else 0.0):
             return None
         result.cached = True
         return result
@@ -104,14 +126,15 @@ class ResultsCache:
     def store(self, workload: str, trace: str, target: str, device: str, task: Task, result: Result,
               limits: Optional[dict] = None) -> None:
         """Keep a result. A timeout says as much about the limit as about the kernel: it is kept
-        with the engine's timeouts `limits` (answering only requests with limits no longer), and not
-        at all without them. Kept, it spares a rerun the wait (a hanging kernel holds the GPU that
-        every process sharing it waits for)."""
+        with the engine's timeouts `limits` (answering only requests with limits no longer) and the
+        machine's load per core, and not at all without limits. Kept, it spares a rerun the wait (a
+        hanging kernel holds the GPU that every process sharing it waits for)."""
         config = _config(task)
         if result.status is Status.TIMEOUT:
             if not limits:
                 return
             config["limits"] = dict(limits)
+            config["load"] = round(cpu_load(), 2)
         data = result.to_json()
         data["cached"] = False
         self._db.execute(

@@ -54,12 +54,13 @@ LIMITS = {"build_timeout_s": 60.0, "run_timeout_s": 4.0}
     (LIMITS, {**LIMITS, "build_timeout_s": 90.0}, "time", False),
     (LIMITS, LIMITS, "build", False),                               # timed out running: a build may pass
 ])
-def test_timeouts_are_kept_with_their_limits(tmp_path, stored_with, asked_with, level, answered):
+def test_timeouts_are_kept_with_their_limits(tmp_path, monkeypatch, stored_with, asked_with, level, answered):
     """A timeout depends on the limit: it answers only a request whose limits are no longer."""
-    from dragon_dsl.engine.cache import ResultsCache
+    from dragon_dsl.engine import cache as cache_module
     from dragon_dsl.engine.result import Result, Status, Task
 
-    cache = ResultsCache(tmp_path / "r.sqlite")
+    monkeypatch.setattr(cache_module, "cpu_load", lambda: 0.5)   # idle: the load has a test of its own
+    cache = cache_module.ResultsCache(tmp_path / "r.sqlite")
     task = Task(workload="w", trace=[[], []], level="time")
     cache.store("w", "t", "llvm", "local", task, Result(status=Status.TIMEOUT, message="killed", level="verify"),
                 stored_with)
@@ -67,6 +68,25 @@ def test_timeouts_are_kept_with_their_limits(tmp_path, stored_with, asked_with, 
     assert (hit is not None) == answered
     if answered:
         assert hit.status is Status.TIMEOUT and hit.cached
+
+
+@pytest.mark.parametrize("load_then, load_now, answered", [
+    (0.5, 0.2, True),     # measured on an idle machine: it holds
+    (3.0, 2.5, True),     # starved then and now: the same outcome
+    (3.0, 0.2, False),    # starved then, idle now: the build may finish in time, measure again
+    (0.5, 3.0, True),
+])
+def test_a_timeout_measured_on_a_starved_machine_is_measured_again_on_an_idle_one(
+        tmp_path, monkeypatch, load_then, load_now, answered):
+    from dragon_dsl.engine import cache as cache_module
+    from dragon_dsl.engine.result import Result, Status, Task
+
+    cache = cache_module.ResultsCache(tmp_path / "r.sqlite")
+    task = Task(workload="w", trace=[[], []], level="build")
+    monkeypatch.setattr(cache_module, "cpu_load", lambda: load_then)
+    cache.store("w", "t", "cuda", "local", task, Result(status=Status.TIMEOUT, message="killed", level="build"), LIMITS)
+    monkeypatch.setattr(cache_module, "cpu_load", lambda: load_now)
+    assert (cache.lookup("w", "t", "cuda", "local", task, LIMITS) is not None) == answered
 
 
 ORPHAN_SCRIPT = """
