@@ -357,7 +357,7 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
     rows). The twelfth CUDA model split the reductions of held-out row and column sums of 64-768
     elements by [None, 1024] (the row sums' form at their usual lengths); the rfactor that form
     needs was then refused (the padding cuts its loop off), and the answers derailed into one
-    thread per row or column, 8-16x slower than dlight."""
+    thread per row or column, 10-16x slower than dlight."""
     res = inst.results
     seen = literals.get("split_factors") if literals is not None else None
     shapes = (literals or {}).get("split_shapes") or DEFAULT_SPLIT_SHAPES
@@ -369,7 +369,7 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
     else:
         extra["cfactor"] = _alts([lit(str(f)) for f in seen] + ([cats] if cats else []))
     recorded = bool((literals or {}).get("split_shapes"))   # a model whose corpus recorded its shapes
-    groups: dict = {}   # (extent (None: any factors), sampled values too) -> loops
+    groups: dict = {}   # (extent (None: any factors), a GPU reduction loop) -> loops
     for lp, extent in env.loops.items():
         if lp in env.split_loops and not recorded:
             continue   # earlier models never split a split loop: their decoding stays as it was
@@ -379,10 +379,10 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
             continue   # nothing says which constants fit it
         groups.setdefault((extent if bounded else None, reduction and lp not in env.split_loops), []).append(lp)
     out = []
-    for (extent, sampled), group in sorted(groups.items(), key=lambda g: (-1 if g[0][0] is None else g[0][0], g[0][1])):
+    for (extent, reducing), group in sorted(groups.items(), key=lambda g: (-1 if g[0][0] is None else g[0][0], g[0][1])):
         fitting = seen if extent is None else [f for f in seen if f <= extent]
         # a reduction loop may also take dlight's own fixed splits, [None, 16] and [None, 256]
-        general = [(f,) for f in DLIGHT_REDUCTION_SPLITS if sampled and f in seen]
+        general = [(f,) for f in DLIGHT_REDUCTION_SPLITS if reducing and f in seen]
         for shape in shapes:
             places = shape.split(",")
             k = places.count("k")
@@ -398,7 +398,7 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
             else:
                 forms = [lit("[" + ", ".join("None" if p == "None" else str(next(it)) for p in places) + "]")
                          for c in combos for it in [iter(c)]]
-            if sampled and cats:   # a sampled thread count in each place (MetaSchedule's cross-thread reduction)
+            if reducing and cats:   # a sampled thread count in each place (MetaSchedule's cross-thread reduction)
                 forms.append('"[" ' + ' ", " '.join(lit("None") if p == "None" else cats for p in places) + ' "]"')
             if not forms:
                 continue
