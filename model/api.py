@@ -225,7 +225,7 @@ CPU_RETRIES = 2
 #:    sampled thread counts are kept. The twelfth CUDA model split the reductions of held-out row
 #:    and column sums of 64-768 elements by [None, 1024], the form of the row sums it was trained
 #:    on at their usual lengths; the rfactor that form needs was refused (the padding cuts its loop
-#:    off) and the answers derailed into one thread per row or column, 8-16x slower than dlight.
+#:    off) and the answers derailed into one thread per row or column, 10-16x slower than dlight.
 #:    Of the 8,403 constant splits of reduction loops in the 11,062 distinct CUDA fine-tuning
 #:    labels, the 308 that exceed their loop are all dlight's fixed splits
 GENERATION_VERSION = 31

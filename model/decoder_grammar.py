@@ -373,11 +373,12 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
     for lp, extent in env.loops.items():
         if lp in env.split_loops and not recorded:
             continue   # earlier models never split a split loop: their decoding stays as it was
-        reduction = lp in env.reduction_loops and recorded and seen is not None and isinstance(extent, int)
-        bounded = lp in env.split_loops or (not env.gpu and seen is not None) or reduction
+        reducing = (lp in env.reduction_loops and lp not in env.split_loops and recorded and seen is not None
+                    and isinstance(extent, int))
+        bounded = lp in env.split_loops or (not env.gpu and seen is not None) or reducing
         if bounded and (seen is None or not isinstance(extent, int)):
             continue   # nothing says which constants fit it
-        groups.setdefault((extent if bounded else None, reduction and lp not in env.split_loops), []).append(lp)
+        groups.setdefault((extent if bounded else None, reducing), []).append(lp)
     out = []
     for (extent, reducing), group in sorted(groups.items(), key=lambda g: (-1 if g[0][0] is None else g[0][0], g[0][1])):
         fitting = seen if extent is None else [f for f in seen if f <= extent]
