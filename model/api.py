@@ -228,10 +228,22 @@ CPU_RETRIES = 2
 #:    off) and the answers derailed into one thread per row or column, 10-16x slower than dlight.
 #:    Of the 8,403 constant splits of reduction loops in the 11,062 distinct CUDA fine-tuning
 #:    labels, the 308 that exceed their loop are all dlight's fixed splits
-GENERATION_VERSION = 31
+#: 32: on GPUs with k > 1, the second candidate is a tensor-core schedule where the workload has
+#:    one (`tensor_core_candidate`): 16 candidates of MetaSchedule's tensor-core space are sampled,
+#:    and the model writes their common statements and chooses each decision among theirs. Greedy
+#:    decoding wrote no tensor-core answer with any model so far (186 tensor-core labels, a tenth
+#:    of the fine-tuning rows), although those labels beat dlight on 219 of the 295 workloads
+#:    measured with one (up to 9.5x). Free decoding inside that space was tried first: the model's
+#:    own tile factors overran the shared memory on 6 of 7 held-out GEMMs
+GENERATION_VERSION = 32
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)
 COMPLETE_HOST_BLOCKS = True
+#: GPU targets: with k > 1, the second candidate is the model's decisions in MetaSchedule's
+#: tensor-core design space where the workload has one (`tensor_core_candidate`; GENERATION_VERSION 32)
+TENSOR_CORE_CANDIDATE = True
+#: how often the tensor-core candidate's decisions are drawn before it is given up
+TENSOR_CORE_TRIES = 4
 
 
 def compile_problem(text: str, workload, target: Any) -> Optional[str]:
@@ -270,6 +282,70 @@ def replay_problem(text: str, workload) -> Optional[str]:
     report = check_text_at_level(text, level="replay", workload=_workload_text(workload))
     errors = [d for d in report.diagnostics if d.severity.name == "ERROR"]
     return errors[0].message if errors else None
+
+
+def tensor_core_template(workload, target: Any, n: int = 16, seed: int = 0) -> Optional[tuple]:
+    """MetaSchedule's tensor-core candidates for a GPU workload, as the decoder's template: None
+    where the workload has none, else (statements, decisions, bodies). N candidates are sampled
+    from the space as its search draws them (`design_space.tensor_core_samples`: the GEMM block
+    laid out in the intrinsic's 16x16x16 tiles, shared-memory and fragment stages, every candidate
+    through the space's post-processors); those whose main part (before `postproc:`) has the
+    most common statements apart from decisions are kept. `statements` is the first one's main
+    part, `decisions` each kept one's decision texts in order, `bodies` their whole scripts.
+    Greedy decoding never opens such a schedule by itself (its labels are a tenth of the
+    fine-tuning rows, dlight's GEMM form most of the rest)."""
+    from collections import defaultdict
+
+    from dragon_dsl import DragonError, from_trace_json
+    from dragon_dsl.engine import resolve_target
+    from dragon_dsl.tvm.design_space import tensor_core_samples
+    from dragon_dsl.tvm.target import tune_target
+    from dragon_dsl.tvm.workload import load_workload
+
+    from dragon_model.generate import DECISION, statements_of
+
+    spec = resolve_target(target)
+    if not spec.is_gpu:
+        return None
+    groups: dict = defaultdict(list)
+    for trace in tensor_core_samples(load_workload(_workload_text(workload)), tune_target(spec.spec), n, seed):
+        try:
+            body = from_trace_json(trace)
+        except DragonError:   # a candidate the codec cannot write exactly: not offered
+            continue
+        main = list(statements_of(body.split("\npostproc:\n", 1)[0]))
+        shape = tuple(DECISION.sub("decision=)", st) for st in main)
+        groups[shape].append((main, [DECISION.search(st).group(1) for st in main if DECISION.search(st)], body))
+    if not groups:
+        return None
+    kept = max(groups.values(), key=len)
+    return kept[0][0], [d for _m, d, _b in kept], [b for _m, _d, b in kept]
+
+
+def tensor_core_candidate(gen, workload, target: Any, slower: Optional[str], template: tuple, seed: int = 0):
+    """The tensor-core candidate the model chooses (`tensor_core_template`): it writes the
+    candidates' common statements and picks each decision among theirs, greedily; the candidate
+    it lands on is the answer, post-processing included (`Generation.completed_from`: the part the
+    model wrote). One the compiler rejects (a vectorised cast of the accumulator on its way out:
+    "tvm_access_ptr element type must match") is dropped and the model chooses again, up to
+    TENSOR_CORE_TRIES times; None when none passes."""
+    from dragon_model.generate import header
+
+    statements, decisions, bodies = template
+    head = header(workload, _header_target(target))
+    live = list(range(len(bodies)))
+    for _ in range(TENSOR_CORE_TRIES):
+        if not live:
+            break
+        g = gen.generate(workload, target, slower, temperature=0.0, seed=seed,
+                         template=(statements, [decisions[i] for i in live]))
+        if g.sample is None:
+            return None
+        pick = live.pop(g.sample)
+        if compile_problem(head + bodies[pick], workload, target) is None:
+            g.completed_from, g.body = g.body, bodies[pick]
+            return g
+    return None
 
 
 def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
@@ -338,9 +414,15 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
             g.compile_problem = problem
             rejected.append((not slow, head + g.body, g))
 
+    # on GPUs the second candidate is a tensor-core schedule where the workload has one: the
+    # model's decisions in MetaSchedule's tensor-core design space (`tensor_core_candidate`); the
+    # first stays the model's own greedy answer
+    tc = tensor_core_template(workload, target) if gpu and k > 1 and TENSOR_CORE_CANDIDATE else None
     i = 0
     while len(out) < k and i < k + extra:
-        g = gen.generate(workload, target, slower, temperature=0.0 if i == 0 else temperature, seed=seed + i)
+        g = tensor_core_candidate(gen, workload, target, slower, tc, seed=seed + i) if i == 1 and tc else None
+        if g is None:
+            g = gen.generate(workload, target, slower, temperature=0.0 if i == 0 else temperature, seed=seed + i)
         i += 1
         if g.body not in seen:
             seen.add(g.body)

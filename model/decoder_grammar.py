@@ -734,3 +734,16 @@ def statement_phases(env: Env, exclude: frozenset = frozenset(), allowed: Option
         head, rest = head_of(alt)
         heads.setdefault(head, []).append(rest)
     return StatementPhases(env, heads, extra, _name_rules(env))
+
+
+# ---- a design space's statements, decisions chosen by the model ---------------------------------
+def template_grammar(stmt: str, choices: Optional[list] = None) -> str:
+    """The grammar of one statement of a design space's candidates (`api.tensor_core_candidate`):
+    STMT as written, its `decision=` value one of CHOICES (texts, e.g. "[1, 4, 2]" or "3": the
+    decisions of the sampled candidates that agree with the decisions written before), which the
+    model chooses; without CHOICES the statement is forced whole."""
+    line = stmt if stmt.endswith("\n") else stmt + "\n"
+    if not choices:
+        return f"root ::= {lit(line)}\n"
+    cut = line.rindex("decision=") + len("decision=")
+    return f"root ::= {lit(line[:cut])} {_alts(lit(c) for c in sorted(set(choices)))} {lit(')' + chr(10))}\n"

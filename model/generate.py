@@ -22,6 +22,7 @@ unscheduled workload).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ class Generation:
     compile_problem: Optional[str] = None  # GPU targets: why the compiler rejected the finished script
     completed_from: Optional[str] = None   # GPU targets: the model's own body, when `body` adds AutoBind's statements
     from_scratch: bool = False      # an improvement's answer written for the construction prompt (`api.candidates`)
+    sample: Optional[int] = None    # `generate(template=...)`: the index of the design-space candidate chosen
 
 
 def load_model(path):
@@ -167,17 +169,21 @@ class Generator:
 
     # ---- one script ----------------------------------------------------------------------------
     def generate(self, workload, target: Any = "llvm", slower_body: Optional[str] = None, *,
-                 temperature: float = 0.0, seed: int = 0) -> Generation:
-        """One script body for a workload (TVMScript text or path); temperature 0 is greedy."""
+                 temperature: float = 0.0, seed: int = 0, template: Optional[list] = None) -> Generation:
+        """One script body for a workload (TVMScript text or path); temperature 0 is greedy.
+        TEMPLATE: a design space's sampled candidates (`_fill`): the model chooses among their
+        decisions, and writes nothing else (`api.tensor_core_candidate`)."""
         torch = self.torch
         mapping = {}
         if self.canonical_names:
+            if template:
+                raise ValueError("a template is given in the workload's names; this model reads canonical names")
             workload, slower_body, mapping = self._canonical(workload, target, slower_body)
         before = torch.get_num_threads()
         if self.cpu_threads is not None:
             torch.set_num_threads(self.cpu_threads)
         try:
-            out = self._generate(workload, target, slower_body, temperature, seed)
+            out = self._generate(workload, target, slower_body, temperature, seed, template)
         finally:
             torch.set_num_threads(before)
         if mapping:   # the answer in the workload's own names
@@ -198,7 +204,7 @@ class Generator:
         text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
         return canonical_workload(text, target, slower_body)
 
-    def _generate(self, workload, target, slower_body, temperature, seed) -> Generation:
+    def _generate(self, workload, target, slower_body, temperature, seed, template=None) -> Generation:
         from dragon_dsl.tvm.workload import load_workload
 
         from dragon_model.data import prompt_text
@@ -221,9 +227,11 @@ class Generator:
         env, why = replay_prefix("", mod, kind)
         if env is None:  # the empty script always replays on a loadable workload
             raise ValueError(f"the workload cannot be scheduled: {why}")
+        if template is not None:
+            return self._fill(template, logits, cache, kept_len, temperature, gen, out, t0)
+        asked: Counter = Counter()   # the queries (getters) written since the last statement that changed the schedule
         failures = 0
         banned: set = set()  # instructions TVM rejected at this point: not offered again until one passes
-        asked: Counter = Counter()   # the queries (getters) written since the last statement that changed the schedule
         while True:
             if out.statements >= self.max_statements:
                 out.stop = "max_statements"
@@ -235,45 +243,8 @@ class Generator:
                 out.stop = "time"
                 break
             phases = self._phases(env, frozenset(banned))
-            matcher, in_head = self._matcher(phases.head), True
             temp = temperature if failures == 0 else max(temperature, 1.0)
-            tokens, step_logits, step_cache, ended = [], logits, cache, False
-            ok = True
-            while True:
-                masked = step_logits.clone()
-                self.xgr.reset_token_bitmask(self.bitmask)
-                matcher.fill_next_token_bitmask(self.bitmask)
-                self.xgr.apply_token_bitmask_inplace(masked.unsqueeze(0), self.bitmask.to(masked.device))
-                if not tokens:  # the script may end at a statement boundary
-                    masked[self.tokenizer.eos_token_id] = step_logits[self.tokenizer.eos_token_id]
-                tok = self._pick(masked, temp, gen)
-                if tok == self.tokenizer.eos_token_id and not tokens:
-                    ended = True
-                    break
-                if not matcher.accept_token(tok):  # cannot happen with a correct mask; be safe
-                    ok = False
-                    break
-                fed = [tok]   # the tokens the next forward pass reads: this one and those the grammar forces
-                while True:
-                    if matcher.is_terminated():
-                        head = self.tokenizer.decode(tokens + fed, skip_special_tokens=False) if in_head else None
-                        if head in phases.heads:   # the statement's head is written: its rest
-                            matcher, in_head = self._matcher(phases.rest(head)), False
-                            continue
-                        break
-                    forced = self._forced(matcher)
-                    if not forced:
-                        break
-                    fed += forced
-                tokens += fed
-                if kept_len + len(tokens) >= self.max_positions - 2 or len(tokens) > self.max_statement_tokens:
-                    ok = False
-                    break
-                step_logits, step_cache = self._forward(torch.tensor([fed], device=self.device), step_cache)
-                out.forward_passes += 1
-                if matcher.is_terminated():
-                    break
-            out.tokens += len(tokens)
+            tokens, step_logits, step_cache, ended, ok = self._write(phases, logits, cache, kept_len, temp, gen, out)
             if ended:
                 out.stop = "eos"
                 break
@@ -302,6 +273,86 @@ class Generator:
             cache, logits, env = step_cache, step_logits, new_env
         out.seconds = time.time() - t0
         return out
+
+    def _fill(self, template, logits, cache, kept_len, temperature, gen, out, t0) -> Generation:
+        """TEMPLATE = (statements, decisions): the main part of a design space's sampled candidates
+        (the first one's statements) and each candidate's decisions (texts, one per statement with
+        a `decision=`, in order). The statements are written in order under `template_grammar`: the
+        model chooses each decision among those of the candidates that agree with its choices so
+        far, the rest is forced, read as if the model had written it. Each candidate passed TVM
+        already, so nothing is replayed here; `out.sample` is the index of the candidate chosen."""
+        from dragon_model.decoder_grammar import template_grammar
+
+        statements, decisions = template
+        live, j = list(range(len(decisions))), 0
+        for want in statements:
+            if kept_len >= self.max_positions - 8:
+                out.stop = "max_tokens"
+                break
+            choices = [decisions[i][j] for i in live] if DECISION.search(want) else None
+            phases = WholeStatement(template_grammar(want, choices))
+            tokens, step_logits, step_cache, _ended, ok = self._write(phases, logits, cache, kept_len, temperature,
+                                                                      gen, out, may_end=False)
+            if not ok:
+                out.stop = "max_tokens"
+                break
+            stmt = self.tokenizer.decode(tokens, skip_special_tokens=False)
+            if choices:
+                chosen = DECISION.search(stmt).group(1)
+                live, j = [i for i in live if decisions[i][j] == chosen], j + 1
+            out.body += stmt
+            out.statements += 1
+            kept_len += len(tokens)
+            cache, logits = step_cache, step_logits
+        else:
+            out.stop, out.sample = "eos", live[0]
+        out.seconds = time.time() - t0
+        return out
+
+    def _write(self, phases, logits, cache, kept_len: int, temp: float, gen, out: Generation, may_end: bool = True):
+        """One statement under PHASES' grammars from the state after LOGITS and CACHE: (its tokens,
+        the logits and cache after them, whether the model ended the script instead (only where
+        MAY_END), whether the statement was finished within the limits)."""
+        torch = self.torch
+        matcher, in_head = self._matcher(phases.head), True
+        tokens, step_logits, step_cache, ended = [], logits, cache, False
+        ok = True
+        while True:
+            masked = step_logits.clone()
+            self.xgr.reset_token_bitmask(self.bitmask)
+            matcher.fill_next_token_bitmask(self.bitmask)
+            self.xgr.apply_token_bitmask_inplace(masked.unsqueeze(0), self.bitmask.to(masked.device))
+            if not tokens and may_end:  # the script may end at a statement boundary
+                masked[self.tokenizer.eos_token_id] = step_logits[self.tokenizer.eos_token_id]
+            tok = self._pick(masked, temp, gen)
+            if tok == self.tokenizer.eos_token_id and not tokens:
+                ended = True
+                break
+            if not matcher.accept_token(tok):  # cannot happen with a correct mask; be safe
+                ok = False
+                break
+            fed = [tok]   # the tokens the next forward pass reads: this one and those the grammar forces
+            while True:
+                if matcher.is_terminated():
+                    head = self.tokenizer.decode(tokens + fed, skip_special_tokens=False) if in_head else None
+                    if head in phases.heads:   # the statement's head is written: its rest
+                        matcher, in_head = self._matcher(phases.rest(head)), False
+                        continue
+                    break
+                forced = self._forced(matcher)
+                if not forced:
+                    break
+                fed += forced
+            tokens += fed
+            if kept_len + len(tokens) >= self.max_positions - 2 or len(tokens) > self.max_statement_tokens:
+                ok = False
+                break
+            step_logits, step_cache = self._forward(torch.tensor([fed], device=self.device), step_cache)
+            out.forward_passes += 1
+            if matcher.is_terminated():
+                break
+        out.tokens += len(tokens)
+        return tokens, step_logits, step_cache, ended, ok
 
     def _judge(self, body: str, stmt: str, asked: Counter, mod, kind: str):
         """(state after it, None) when a finished statement may follow `body`; (None, why) when it
@@ -415,6 +466,10 @@ class Generator:
 
     def _compile(self, grammar: str):
         return self.compiler.compile_grammar(grammar)   # from the compiler's bounded cache when it was compiled before
+
+
+#: a statement's decision, as the printer writes it last in the call
+DECISION = re.compile(r"decision=(.*)\)\n?$")
 
 
 def _remember(asked: Counter, stmt: str) -> None:

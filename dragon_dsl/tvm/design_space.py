@@ -78,3 +78,14 @@ class SpaceSampler:
         finally:
             ctx.post_tuning()
         return [trace_json(c.sch) for c in candidates]
+
+
+
+def tensor_core_samples(mod, target, n: int = 16, seed: int = 0) -> list:
+    """Up to N post-processed candidates (trace JSON) of MetaSchedule's tensor-core space for `mod`,
+    as its search would draw them (`SpaceSampler.sample`: every one passed the space's
+    post-processors, shared memory within the target's limit among them); empty where the workload
+    reads no tensor-core dtype or no block maps onto the intrinsics. About 4-6 s for 16 on one core."""
+    if not may_tensorize(mod):
+        return []
+    return SpaceSampler(target).sample(mod, "cuda-tensorcore", n, seed)
