@@ -243,7 +243,7 @@ COMPLETE_HOST_BLOCKS = True
 #: tensor-core design space where the workload has one (`tensor_core_candidate`; GENERATION_VERSION 32)
 TENSOR_CORE_CANDIDATE = True
 #: how often the tensor-core candidate's decisions are drawn before it is given up
-TENSOR_CORE_TRIES = 4
+TENSOR_CORE_TRIES = 8
 
 
 def compile_problem(text: str, workload, target: Any) -> Optional[str]:
