@@ -169,7 +169,7 @@ class Generator:
 
     # ---- one script ----------------------------------------------------------------------------
     def generate(self, workload, target: Any = "llvm", slower_body: Optional[str] = None, *,
-                 temperature: float = 0.0, seed: int = 0, template: Optional[list] = None) -> Generation:
+                 temperature: float = 0.0, seed: int = 0, template: Optional[tuple] = None) -> Generation:
         """One script body for a workload (TVMScript text or path); temperature 0 is greedy.
         TEMPLATE: a design space's sampled candidates (`_fill`): the model chooses among their
         decisions, and writes nothing else (`api.tensor_core_candidate`)."""

@@ -71,10 +71,11 @@ def replay_prefix(body: str, workload, target_kind: str, *,
 def _judged_state(result, target_kind: str) -> tuple[Optional[Env], Optional[str]]:
     """The state after a replayed script, or why the schedule it leaves is refused (a loop mixing
     spatial and reduction iterators, an unconditional access outside a buffer, a predicated block
-    that never runs for some of its elements, reductions re-run to many times the program's work; on
+    that never runs for some of its elements, an update run more than once per initialisation, reductions re-run to many times the program's work; on
     GPUs a thread loop longer than its outer one)."""
     from dragon_dsl.tvm.compile import (mixed_loop_message, mixed_loops, out_of_bounds, out_of_bounds_message,
-                                        repeated_work_message, unreached_iterations, unreached_message)
+                                        repeated_update_message, repeated_updates, repeated_work_message,
+                                        unreached_iterations, unreached_message)
 
     mixed = mixed_loop_message(mixed_loops(result.schedule.mod))
     if mixed:   # no training script mixes them; a derailing model binds such a loop next (a race)
@@ -85,6 +86,9 @@ def _judged_state(result, target_kind: str) -> tuple[Optional[Env], Optional[str
     unreached = unreached_message(unreached_iterations(result.schedule.mod))
     if unreached:   # the elements never written are read as garbage: no training label leaves one
         return None, unreached
+    twice = repeated_update_message(repeated_updates(result.schedule.mod))
+    if twice:       # the same values added again and again: a wrong result
+        return None, twice
     repeated = repeated_work_message(result.schedule.mod, result.workload)
     if repeated:   # it verifies, thousands of times slower than the program: no training label does it
         return None, repeated

@@ -25,7 +25,8 @@ from dragon_dsl.tvm.trace import apply
 #: measurement the engine's results cache keeps answers a later request only when it passed the
 #: checks of this version, so a schedule a new check rejects is built (and rejected) again rather
 #: than answered from an earlier success. 2: RACING_REDUCTION. 3: `unreached_iterations`.
-CHECKS_VERSION = 3
+#: 4: `repeated_updates`.
+CHECKS_VERSION = 4
 
 
 class ReplayError(Exception):
@@ -703,6 +704,87 @@ def repeated_reductions(mod) -> list:
     return found
 
 
+def repeated_updates(mod) -> list:
+    """The updates of a reduction that run more than once per initialisation, as (reduction block,
+    updating block, loop, extent): a loop longer than 1 whose variable no binding or predicate of
+    the updating block reads, and that lies either inside a loop a reduction iterator of the block
+    reads (the same instance runs again before the next one: its values are added again) or inside
+    the body of a reduction block, under its init (a blockized reduction: its inner block's update
+    repeats). Either way the result is wrong, on any target. A loop outside every reduction loop
+    runs the whole reduction again, init included: correct, only slower (`repeated_reductions`).
+    What a split of `add_unit_loop`'s loop does (no block iterator reads it, so TVM writes no
+    predicate): four column-sum improvements of the twelfth CUDA model on the held-out families,
+    split [None, 16] and blockized into the reduction, every sum 16 times too large (the verifier
+    rejected all four); without the blockize they would have added every value but the first 16
+    times."""
+    import tvm
+    from tvm.s_tir import SBlockRealize
+
+    from dragon_dsl.tvm.blocks import children
+
+    found = []
+
+    def reads(node) -> set:
+        used = set()
+        for value in [*node.iter_values, node.predicate]:
+            used |= {v.name for v in tvm.tirx.analysis.undefined_vars(value)}
+        return used
+
+    def inner(node, loops: list, outer: str) -> None:
+        """The blocks under a reduction block's body: each must read every loop above it there."""
+        if isinstance(node, tvm.tirx.For):
+            extent = node.extent.value if hasattr(node.extent, "value") else 1
+            loops = loops + [(node.loop_var.name, extent)]
+        elif isinstance(node, SBlockRealize):
+            used = reads(node)
+            unread = [(name, extent) for name, extent in loops if extent > 1 and name not in used]
+            if unread:
+                found.append((outer, node.block.name_hint, *unread[0]))
+            return   # the blocks under it: their own reductions are visited from `visit`
+        for child in children(node):
+            inner(child, loops, outer)
+
+    def visit(node, loops: list) -> None:
+        if isinstance(node, tvm.tirx.For):
+            extent = node.extent.value if hasattr(node.extent, "value") else 1
+            loops = loops + [(node.loop_var.name, extent)]
+        elif isinstance(node, SBlockRealize):
+            block = node.block
+            reduce = [value for iv, value in zip(block.iter_vars, node.iter_values)
+                      if iv.iter_type == tvm.tirx.IterVar.CommReduce]
+            if reduce:
+                used = reads(node)
+                reduced = set()
+                for value in reduce:
+                    reduced |= {v.name for v in tvm.tirx.analysis.undefined_vars(value)}
+                first = next((i for i, (name, _) in enumerate(loops) if name in reduced), None)
+                unread = [(name, extent) for name, extent in loops[first + 1:] if extent > 1 and name not in used] \
+                    if first is not None else []
+                if unread:
+                    found.append((block.name_hint, block.name_hint, *unread[0]))
+            if block.init is not None:
+                inner(block.body, [], block.name_hint)
+            loops = []
+        for child in children(node):
+            visit(child, loops)
+
+    for _, func in mod.functions_items():
+        if isinstance(func, tvm.tirx.PrimFunc):
+            visit(func.body, [])
+    return found
+
+
+def repeated_update_message(found: list) -> Optional[str]:
+    """What `repeated_updates` found, said for the script's author, or None."""
+    if not found:
+        return None
+    outer, block, loop, extent = found[0]
+    where = f"block {block!r}" + (f" (inside reduction {outer!r})" if block != outer else "")
+    return (f"{where} runs each update {extent} times per initialisation under loop {loop}, which its "
+            f"bindings do not read: the same values are added {extent} times (a wrong result); split only "
+            f"loops a block iterator reads, or keep a unit loop's split at 1")
+
+
 def repeated_work_message(mod, program) -> Optional[str]:
     """Why MOD's re-run reductions are refused next to PROGRAM (the workload as written), or None
     when they come to at most REPEATED_WORK_FACTOR times its block instances."""
@@ -805,6 +887,9 @@ def check_scheduled(scheduled, target, phases=None):
     unreached = unreached_message(unreached_iterations(scheduled))
     if unreached:   # any target: elements left unwritten, then read
         raise BuildError(unreached)
+    repeated = repeated_update_message(repeated_updates(scheduled))
+    if repeated:    # any target: values added more than once
+        raise BuildError(repeated)
     if str(target.kind.name) in GPU_KINDS:
         t1 = time.perf_counter()
         try:
