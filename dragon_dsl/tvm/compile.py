@@ -670,37 +670,67 @@ def _domain(block) -> int:
     return size
 
 
-def repeated_reductions(mod) -> list:
-    """The reduction blocks that loops around them run again and again, as (block, repeats,
-    instances): a loop whose variable none of the block's bindings (nor its predicate) uses runs
-    the whole reduction once per iteration. Loops are counted up to the enclosing block."""
+def _realizes_under(node, deep: bool = True):
+    """(block realize, the loops above it up to the enclosing block as (name, extent)) of every block
+    under NODE, outermost first; with DEEP off, not the blocks inside those."""
     import tvm
     from tvm.s_tir import SBlockRealize
 
     from dragon_dsl.tvm.blocks import children
 
-    found = []
-
-    def visit(node, loops: list) -> None:
+    def visit(node, loops: list):
         if isinstance(node, tvm.tirx.For):
             extent = node.extent.value if hasattr(node.extent, "value") else 1
             loops = loops + [(node.loop_var.name, extent)]
         elif isinstance(node, SBlockRealize):
-            block = node.block
-            if any(iv.iter_type == tvm.tirx.IterVar.CommReduce for iv in block.iter_vars):
-                used = set()
-                for value in [*node.iter_values, node.predicate]:
-                    used |= {v.name for v in tvm.tirx.analysis.undefined_vars(value)}
-                repeats = math.prod(extent for name, extent in loops if name not in used)
-                if repeats > 1:
-                    found.append((block.name_hint, repeats, repeats * _domain(block)))
+            yield node, loops
+            if not deep:
+                return
             loops = []
         for child in children(node):
-            visit(child, loops)
+            yield from visit(child, loops)
+
+    yield from visit(node, [])
+
+
+def _realizes_with_loops(mod):
+    """`_realizes_under` every function of MOD."""
+    import tvm
 
     for _, func in mod.functions_items():
         if isinstance(func, tvm.tirx.PrimFunc):
-            visit(func.body, [])
+            yield from _realizes_under(func.body)
+
+
+def _read_vars(realize, values=None) -> set:
+    """The names of the variables VALUES (default: the realize's bindings and predicate) read."""
+    import tvm
+
+    used = set()
+    for value in ([*realize.iter_values, realize.predicate] if values is None else values):
+        used |= {v.name for v in tvm.tirx.analysis.undefined_vars(value)}
+    return used
+
+
+def _reduce_values(realize) -> list:
+    """The bindings of a block realize's reduction iterators."""
+    import tvm
+
+    return [value for iv, value in zip(realize.block.iter_vars, realize.iter_values)
+            if iv.iter_type == tvm.tirx.IterVar.CommReduce]
+
+
+def repeated_reductions(mod) -> list:
+    """The reduction blocks that loops around them run again and again, as (block, repeats,
+    instances): a loop whose variable none of the block's bindings (nor its predicate) uses runs
+    the whole reduction once per iteration. Loops are counted up to the enclosing block."""
+    found = []
+    for realize, loops in _realizes_with_loops(mod):
+        if _reduce_values(realize):
+            used = _read_vars(realize)
+            repeats = math.prod(extent for name, extent in loops if name not in used)
+            if repeats > 1:
+                found.append((realize.block.name_hint, repeats, repeats * _domain(realize.block)))
     return found
 
 
@@ -715,62 +745,25 @@ def repeated_updates(mod) -> list:
     What a split of `add_unit_loop`'s loop does (no block iterator reads it, so TVM writes no
     predicate): four column-sum improvements of the twelfth CUDA model on the held-out families,
     split [None, 16] and blockized into the reduction, every sum 16 times too large (the verifier
-    rejected all four); without the blockize they would have added every value but the first 16
-    times."""
-    import tvm
-    from tvm.s_tir import SBlockRealize
-
-    from dragon_dsl.tvm.blocks import children
-
+    rejected all four); without the blockize TVM keeps the split's predicate."""
     found = []
-
-    def reads(node) -> set:
-        used = set()
-        for value in [*node.iter_values, node.predicate]:
-            used |= {v.name for v in tvm.tirx.analysis.undefined_vars(value)}
-        return used
-
-    def inner(node, loops: list, outer: str) -> None:
-        """The blocks under a reduction block's body: each must read every loop above it there."""
-        if isinstance(node, tvm.tirx.For):
-            extent = node.extent.value if hasattr(node.extent, "value") else 1
-            loops = loops + [(node.loop_var.name, extent)]
-        elif isinstance(node, SBlockRealize):
-            used = reads(node)
-            unread = [(name, extent) for name, extent in loops if extent > 1 and name not in used]
+    realizes = list(_realizes_with_loops(mod))
+    for realize, loops in realizes:
+        used, name = _read_vars(realize), realize.block.name_hint
+        reduced = _read_vars(realize, _reduce_values(realize))
+        first = next((i for i, (loop, _) in enumerate(loops) if loop in reduced), None)
+        unread = [(loop, extent) for loop, extent in loops[first + 1:] if extent > 1 and loop not in used] \
+            if first is not None else []
+        if unread:
+            found.append((name, name, *unread[0]))
+    # the blocks directly under a reduction block's body: each must read every loop above it there
+    for realize, _ in realizes:
+        if realize.block.init is None:
+            continue
+        for inner, loops in _realizes_under(realize.block.body, deep=False):
+            unread = [(loop, extent) for loop, extent in loops if extent > 1 and loop not in _read_vars(inner)]
             if unread:
-                found.append((outer, node.block.name_hint, *unread[0]))
-            return   # the blocks under it: their own reductions are visited from `visit`
-        for child in children(node):
-            inner(child, loops, outer)
-
-    def visit(node, loops: list) -> None:
-        if isinstance(node, tvm.tirx.For):
-            extent = node.extent.value if hasattr(node.extent, "value") else 1
-            loops = loops + [(node.loop_var.name, extent)]
-        elif isinstance(node, SBlockRealize):
-            block = node.block
-            reduce = [value for iv, value in zip(block.iter_vars, node.iter_values)
-                      if iv.iter_type == tvm.tirx.IterVar.CommReduce]
-            if reduce:
-                used = reads(node)
-                reduced = set()
-                for value in reduce:
-                    reduced |= {v.name for v in tvm.tirx.analysis.undefined_vars(value)}
-                first = next((i for i, (name, _) in enumerate(loops) if name in reduced), None)
-                unread = [(name, extent) for name, extent in loops[first + 1:] if extent > 1 and name not in used] \
-                    if first is not None else []
-                if unread:
-                    found.append((block.name_hint, block.name_hint, *unread[0]))
-            if block.init is not None:
-                inner(block.body, [], block.name_hint)
-            loops = []
-        for child in children(node):
-            visit(child, loops)
-
-    for _, func in mod.functions_items():
-        if isinstance(func, tvm.tirx.PrimFunc):
-            visit(func.body, [])
+                found.append((realize.block.name_hint, inner.block.name_hint, *unread[0]))
     return found
 
 
