@@ -242,7 +242,10 @@ CPU_RETRIES = 2
 #:    blockized the split into the reduction; no block reads that loop, so TVM wrote no predicate
 #:    and every sum came out 16 times too large (the verifier rejected all four on an H100). None
 #:    of the 1,726 corpus scripts nor any of the 263 verified answers of the decoder-30 and -32
-#:    reports has such an update
+#:    reports has such an update. Also, `compile.unreached_iterations` counts predicated blocks with
+#:    no reduction left: the 1 x 5120 column sum's answers rfactored a 1-long reduction split by
+#:    [None, 1024] and summed 1,023 slices never written (the improvement failed, the construction
+#:    matched by chance)
 GENERATION_VERSION = 33
 
 #: GPU targets: complete scripts that leave blocks on the host (see GENERATION_VERSION 7)

@@ -25,8 +25,8 @@ from dragon_dsl.tvm.trace import apply
 #: measurement the engine's results cache keeps answers a later request only when it passed the
 #: checks of this version, so a schedule a new check rejects is built (and rejected) again rather
 #: than answered from an earlier success. 2: RACING_REDUCTION. 3: `unreached_iterations`.
-#: 4: `repeated_updates`.
-CHECKS_VERSION = 4
+#: 4: `repeated_updates`. 5: `unreached_iterations` of blocks with no reduction left.
+CHECKS_VERSION = 5
 
 
 class ReplayError(Exception):
@@ -461,14 +461,18 @@ UNREACHED_VALUES = 64
 
 
 def unreached_iterations(mod) -> list:
-    """Predicated reduction blocks (their init inside) that never write some elements another block then reads, as (block,
+    """Predicated reduction blocks (their init inside), and predicated blocks with no reduction, that
+    never write some elements another block then reads, as (block,
     iterator, the values never run, domain extent, the block reading them): the predicate is false
     there whatever the other loops' values, so the elements the block writes at those values of a
     spatial iterator are never written, not even by its init, and a block with no predicate of its
     own reads them. TVM 0.27's `rfactor` of a reduction split with padding does this: a row sum of
     5,120 split into [None, 1024, 1024], its middle loop split again by 8 and rfactored, adds its
     rows into slice 0 of an 8-slice buffer only; the write-back block sums all 8 slices, 7 of them
-    never written (2,046 of 2,048 outputs wrong on the H200, from a CUDA model's answer). dlight's
+    never written (2,046 of 2,048 outputs wrong on the H200, from a CUDA model's answer). A block
+    with no reduction left counts too: the rfactor stage of a 1-long reduction (a 1 x 5,120 column
+    sum split by [None, 1024]) writes slice 0 of 1,024 and the write-back sums them all (its
+    improvement answer computed wrong sums on an H100; the construction matched by chance). dlight's
     pooling leaves such slices to an init block of their own, which has no predicate. Only iterators
     bound to one loop with constant bounds, and written at an index of their own, are tried (those
     of an rfactor stage); each value up to UNREACHED_VALUES of them, else the domain's two ends."""
@@ -486,8 +490,10 @@ def unreached_iterations(mod) -> list:
         elif isinstance(stmt, SBlockRealize):
             realizes.append(stmt)
             # a block with its init inside: the init runs under the predicate too (dlight's reductions
-            # initialise in a block of their own, with no predicate)
-            if stmt.block.init is not None and _predicated(stmt):
+            # initialise in a block of their own, with no predicate); or a block with no reduction
+            # left: the rfactor stage of a 1-long reduction, all of its iterators spatial
+            reduces = any(iv.iter_type == tvm.tirx.IterVar.CommReduce for iv in stmt.block.iter_vars)
+            if (stmt.block.init is not None or not reduces) and _predicated(stmt):
                 for iv, value in zip(stmt.block.iter_vars, stmt.iter_values):
                     if iv.iter_type != tvm.tirx.IterVar.DataPar or not isinstance(value, tvm.tirx.Var) \
                             or value not in loops:

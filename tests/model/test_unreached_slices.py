@@ -28,7 +28,8 @@ def _scheduled(answer: Path):
     from dragon_dsl.tvm.compile import schedule
     from dragon_dsl.tvm.workload import load_workload
 
-    return schedule(load_workload(_workload(answer)), {"trace": to_trace_json(answer.read_text(encoding="utf-8"))}, None)
+    workload = _workload(answer) if answer.name.endswith(".answer.dragon") else _workload_of(answer)
+    return schedule(load_workload(workload), {"trace": to_trace_json(answer.read_text(encoding="utf-8"))}, None)
 
 
 def test_the_data_is_there():
@@ -76,3 +77,24 @@ def test_dlight_pooling_initialises_its_slices_elsewhere_and_is_kept():
     scheduled = schedule(load_workload(POOL), {"baseline": "dlight"}, tvm_target(resolve_target("cuda").spec))
     assert unreached_iterations(scheduled) == []
     assert "S_rf_init" in scheduled.script() and "T.where(ax3_ax4_fused_0 * 16 + ax3_ax4_fused_1 < 9)" in scheduled.script()
+
+
+UNIT_RFACTOR = DATA / "reduction_axis0_m1_n5120_opsum.unit_rfactor.dragon"
+
+
+def test_a_block_with_no_reduction_left_counts_too():
+    """The rfactor of a 1-long reduction split by [None, 1024] (a 1 x 5120 column sum's answer,
+    which verified on an H100 by chance): its rfactor stage has no reduction iterator left, writes
+    slice 0 of 1,024 under the split's predicate, and the write-back sums all of them. The compile
+    check finds it, and the decoder refuses the script."""
+    from dragon_dsl.tvm.compile import unreached_iterations
+
+    found = unreached_iterations(_scheduled(UNIT_RFACTOR))
+    assert [(f[0], f[4]) for f in found] == [("Y_rf", "Y")]
+    body = "".join(statements_of(UNIT_RFACTOR.read_text(encoding="utf-8").split("\n\n", 1)[1]))
+    env, why = replay_prefix(body, str(_workload_of(UNIT_RFACTOR)), "cuda")
+    assert env is None and "never runs" in why
+
+
+def _workload_of(script: Path) -> Path:
+    return DATA / f"{script.name.split('.')[0]}.tvmscript"
