@@ -326,7 +326,8 @@ def tensor_core_template(workload, target: Any, n: int = 16, seed: int = 0) -> O
             continue
         main = list(statements_of(body.split("\npostproc:\n", 1)[0]))
         shape = tuple(DECISION.sub("decision=)", st) for st in main)
-        groups[shape].append((main, [DECISION.search(st).group(1) for st in main if DECISION.search(st)], body))
+        decided = [m.group(1) for m in map(DECISION.search, main) if m]
+        groups[shape].append((main, decided, body))
     if not groups:
         return None
     kept = max(groups.values(), key=len)

@@ -71,8 +71,9 @@ def replay_prefix(body: str, workload, target_kind: str, *,
 def _judged_state(result, target_kind: str) -> tuple[Optional[Env], Optional[str]]:
     """The state after a replayed script, or why the schedule it leaves is refused (a loop mixing
     spatial and reduction iterators, an unconditional access outside a buffer, a predicated block
-    that never runs for some of its elements, an update run more than once per initialisation, reductions re-run to many times the program's work; on
-    GPUs a thread loop longer than its outer one)."""
+    that never runs for some of its elements, an update run more than once per initialisation,
+    reductions re-run to many times the program's work; on GPUs a thread loop longer than its
+    outer one)."""
     from dragon_dsl.tvm.compile import (mixed_loop_message, mixed_loops, out_of_bounds, out_of_bounds_message,
                                         repeated_update_message, repeated_updates, repeated_work_message,
                                         unreached_iterations, unreached_message)

@@ -752,24 +752,24 @@ def repeated_updates(mod) -> list:
     predicate): four column-sum improvements of the twelfth CUDA model on the held-out families,
     split [None, 16] and blockized into the reduction, every sum 16 times too large (the verifier
     rejected all four); without the blockize TVM keeps the split's predicate."""
+    def first_unread(realize, loops: list):
+        used = _read_vars(realize)
+        return next(((loop, extent) for loop, extent in loops if extent > 1 and loop not in used), None)
+
     found = []
-    realizes = list(_realizes_with_loops(mod))
-    for realize, loops in realizes:
-        used, name = _read_vars(realize), realize.block.name_hint
+    for realize, loops in _realizes_with_loops(mod):
+        name = realize.block.name_hint
         reduced = _read_vars(realize, _reduce_values(realize))
         first = next((i for i, (loop, _) in enumerate(loops) if loop in reduced), None)
-        unread = [(loop, extent) for loop, extent in loops[first + 1:] if extent > 1 and loop not in used] \
-            if first is not None else []
+        unread = first_unread(realize, loops[first + 1:]) if first is not None else None
         if unread:
-            found.append((name, name, *unread[0]))
-    # the blocks directly under a reduction block's body: each must read every loop above it there
-    for realize, _ in realizes:
-        if realize.block.init is None:
-            continue
-        for inner, loops in _realizes_under(realize.block.body, deep=False):
-            unread = [(loop, extent) for loop, extent in loops if extent > 1 and loop not in _read_vars(inner)]
-            if unread:
-                found.append((realize.block.name_hint, inner.block.name_hint, *unread[0]))
+            found.append((name, name, *unread))
+        if realize.block.init is not None:
+            # the blocks directly under a reduction block's body: each must read every loop above it there
+            for inner, inner_loops in _realizes_under(realize.block.body, deep=False):
+                unread = first_unread(inner, inner_loops)
+                if unread:
+                    found.append((name, inner.block.name_hint, *unread))
     return found
 
 
