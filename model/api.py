@@ -355,7 +355,7 @@ def tensor_core_candidate(gen, workload, target: Any, slower: Optional[str], tem
             return None
         pick = live.pop(g.sample)
         if compile_problem(head + bodies[pick], workload, target) is None:
-            g.completed_from, g.body = g.body, bodies[pick]
+            g.completed_from, g.body, g.compiled = g.body, bodies[pick], True
             return g
     return None
 
@@ -397,7 +397,8 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
         problem = replay_problem(head + g.body, workload) if g.body.strip() else None
         slow = False          # rejected for its speed only: it compiles and runs correctly
         if problem is None and gpu and extra:
-            problem = compile_problem(head + g.body, workload, target)
+            # (the tensor-core candidate was compiled as it was chosen: not again)
+            problem = None if g.compiled else compile_problem(head + g.body, workload, target)
             if problem is None:
                 problem = launch_problem(head + g.body, workload)
                 slow = problem is not None

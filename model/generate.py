@@ -49,6 +49,7 @@ class Generation:
     compile_problem: Optional[str] = None  # GPU targets: why the compiler rejected the finished script
     completed_from: Optional[str] = None   # GPU targets: the model's own body, when `body` adds AutoBind's statements
     from_scratch: bool = False      # an improvement's answer written for the construction prompt (`api.candidates`)
+    compiled: bool = False          # GPU targets: `body` passed the compile check as it stands (the tensor-core candidate)
     sample: Optional[int] = None    # `generate(template=...)`: the index of the design-space candidate chosen
 
 

@@ -54,18 +54,30 @@ def test_no_tensor_core_template_where_none_applies(workload, target):
     assert tensor_core_template(workload, target) is None
 
 
-def test_the_tensor_core_candidate_is_a_sampled_candidate_that_compiles():
-    from dragon_model.api import compile_problem, tensor_core_candidate, tensor_core_template
-    from dragon_model.generate import Generator, header, statements_of
+def test_the_tensor_core_candidate_is_a_sampled_candidate_that_compiles_once(monkeypatch):
+    """`candidates` (k = 2 on a GPU target) offers the tensor-core candidate second: one of the
+    sampled candidates, whole, whose main part the model wrote statement for statement; its script
+    goes through the compiler once (as `tensor_core_candidate` chose it), not again with the others."""
+    from dragon_model import api
+    from dragon_model.generate import header, statements_of
 
-    statements, decisions, bodies = template = tensor_core_template(F16_LINEAR, "cuda")
+    templates: list = []
+    compiled: list = []
+    sample, check = api.tensor_core_template, api.compile_problem
+    monkeypatch.setattr(api, "tensor_core_template", lambda *a, **kw: templates.append(sample(*a, **kw)) or templates[-1])
+    monkeypatch.setattr(api, "compile_problem", lambda text, *a: compiled.append(text) or check(text, *a))
+    answers = api.candidates(F16_LINEAR, "cuda", k=2, model_path=ROOT / "model" / "weights" / "cuda")
+
+    statements, decisions, bodies = templates[0]
     assert len(bodies) == len(decisions) >= 2 and all(len(d) == len(decisions[0]) > 0 for d in decisions)
-    gen = Generator.from_path(ROOT / "model" / "weights" / "cuda", cpu_threads=1)
-    g = tensor_core_candidate(gen, F16_LINEAR, "cuda", None, template)
-    assert g is not None and g.body in bodies and g.stop == "eos"
+    chosen = [(text, g) for text, g in answers if g.compiled]
+    assert len(chosen) == 1 and answers[1] == chosen[0]
+    text, g = chosen[0]
+    assert g.body in bodies and g.stop == "eos"
     # the model's part is the chosen candidate's main part, statement for statement
     main = g.body.split("\npostproc:\n", 1)[0]
     assert list(statements_of(g.completed_from)) == list(statements_of(main))
     assert len(list(statements_of(main))) == len(statements)
     assert 'tensorize(' in g.body and "wmma" in g.body
-    assert compile_problem(header(F16_LINEAR, "nvidia/nvidia-h100") + g.body, F16_LINEAR, "cuda") is None
+    assert text == header(F16_LINEAR, "nvidia/nvidia-h100") + g.body
+    assert compiled.count(text) == 1 and check(text, F16_LINEAR, "cuda") is None
