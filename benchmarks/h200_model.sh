@@ -178,7 +178,12 @@ eval)
   # STARTS=1: the improvement task too, from the sampled starting scripts committed beside the reports
   # (`dragon workloads ... --starting-scripts cuda`, written with the same workloads)
   [ -n "${STARTS:-}" ] && for set in ${sets//,/ }; do cp benchmarks/results/h200_gen2_eval/starts/$set/*.dragon $W/wl-$set/; done
-  # GEN_VERSION=N: answers of decoder version N written beforehand (copied into $W/eval-SET/model)
+  # ANSWERS=DIR: answers written beforehand elsewhere (a CPU's `dragon eval --generate-only --out
+  # DIR/SET`), copied into $W/eval-SET/model; those of this decoder version and model are measured as
+  # they are, and any missing is generated here.
+  # GEN_VERSION=N: measure the stored answers of decoder version N (none generated)
+  [ -n "${ANSWERS:-}" ] && for set in ${sets//,/ }; do
+    mkdir -p $W/eval-$set/model && cp $ANSWERS/$set/model/*.json $W/eval-$set/model/; done
   common="--target cuda --methods dlight,model --k $k --model-path $model${GEN_VERSION:+ --generation-version $GEN_VERSION}"
   gen=$(( (end - SECONDS) * 45 / 100 ))
   # GEN_SHARDS processes in all, shared among the sets (two sets of 15 shards each put 30 generating
