@@ -9,7 +9,12 @@ family, how many labels are reachable and the first statement refused in the oth
 
     python -m dragon_model.reachable ROWS --target cuda [--per-family 4] [--model DIR] [--json]
 
-ROWS: training rows (a corpus folder or `dragon_model.records` output). The grammar's constants
+    python -m dragon_model.reachable data/corpus/llvm --target llvm --split test_family \
+        --model model/weights/llvm --answers first_answer_llvm.json improvement_llvm.json
+
+ROWS: training rows (a corpus folder or `dragon_model.records` output). `--answers`: the model's
+answers from evaluations (`dragon_model.eval`'s JSON), judged in place of the labels of their rows:
+would today's decoder still write what an earlier one wrote (its checks refuse nothing on the way)? The grammar's constants
 (instructions, split factors and shapes, annotation values, query repeats) are a trained model's
 (`--model`: its dragon_model.json) or, by default, those of the rows' own training split: what a
 model trained on them would be given.
@@ -50,8 +55,11 @@ def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dic
                                   max_statements=max(DEFAULT_MAX_STATEMENTS, int(1.25 * longest) + 1))
     out = []
     for r in rows:
-        ex = example(r)
-        body = ex["completion"][: -len(EOS)] if ex["completion"].endswith(EOS) else ex["completion"]
+        if "answer" in r:      # an evaluation's answer in place of the label (`with_answers`)
+            body = r["answer"]
+        else:
+            ex = example(r)
+            body = ex["completion"][: -len(EOS)] if ex["completion"].endswith(EOS) else ex["completion"]
         slower = body_of_text(r["prompt_script"]) if r.get("task") == "improvement" and r.get("prompt_script") else None
         try:
             reach = gen.reachable(r["workload_text"], _target(r) or target, body, slower)
@@ -61,6 +69,21 @@ def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dic
             verdict = {"ok": False, "statements": 0, "total": 0, "refused": None, "why": f"error: {e}"}
         out.append({"id": r.get("id", ""), "family": r.get("family", ""), "task": r.get("task", "construction"),
                     "source": r.get("source", ""), **verdict})
+    return out
+
+
+def with_answers(rows: list, files) -> list:
+    """The rows with an answer in FILES (`dragon_model.eval`'s JSON: {"answers": [{"workload",
+    "task", "script"}]}), each carrying that answer in place of its label. Rows no answer names are
+    left out; an answer for no row is a ValueError naming its file, workload and task."""
+    by = {(r.get("workload"), r.get("task", "construction")): r for r in rows}
+    out = []
+    for f in files:
+        for a in json.loads(Path(f).read_text(encoding="utf-8"))["answers"]:
+            r = by.get((a["workload"], a.get("task", "construction")))
+            if r is None:
+                raise ValueError(f"{f}: the answer for {a['workload']} ({a.get('task', 'construction')}) has no row")
+            out.append({**r, "answer": a["script"]})
     return out
 
 
@@ -91,6 +114,8 @@ def main(argv=None) -> int:
     p.add_argument("--split", default="train", help="the split whose rows are judged")
     p.add_argument("--families", help="only these families (comma-separated)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--answers", nargs="+", metavar="FILE",
+                   help="evaluations' answer files: their answers judged in place of their rows' labels")
     p.add_argument("--json", action="store_true", help="print the verdicts and the summary as JSON")
     args = p.parse_args(argv)
 
@@ -105,8 +130,15 @@ def main(argv=None) -> int:
     else:
         facts = grammar_facts([r for r in rows if r.get("split") == "train"] or rows)
     families = set(args.families.split(",")) if args.families else None
-    chosen = pick([r for r in rows if r.get("split") == args.split
-                   and (families is None or r.get("family") in families)], args.per_family, args.seed)
+    chosen = [r for r in rows if r.get("split") == args.split and (families is None or r.get("family") in families)]
+    if args.answers:
+        try:
+            chosen = with_answers(chosen, args.answers)
+        except (OSError, ValueError, KeyError) as e:
+            print(f"--answers: {e}", file=sys.stderr)
+            return 2
+    else:
+        chosen = pick(chosen, args.per_family, args.seed)
     verdicts = judge_rows(chosen, args.target, facts)
     result = summary(verdicts)
     if args.json:
@@ -115,7 +147,8 @@ def main(argv=None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"labels the decoder can write: {result['reachable']} of {result['rows']}")
+    what = "answers" if args.answers else "labels"
+    table = Table(title=f"{what} the decoder can write: {result['reachable']} of {result['rows']}")
     for col in ("family", "reachable", "first refused statement (count)"):
         table.add_column(col)
     for fam, f in result["families"].items():

@@ -60,3 +60,29 @@ def test_the_command_judges_a_rows_file_and_names_a_missing_one(tmp_path, capsys
     assert out["verdicts"][0]["id"] == "ew_add_relu_128x64"
     assert main([str(rows), "--target", "llvm"]) == 2
     assert "no rows for target llvm" in capsys.readouterr().err
+
+
+def test_answers_are_judged_in_place_of_their_rows_labels(tmp_path, capsys):
+    """`--answers`: what an evaluation's model wrote, walked through today's decoder checks; an
+    answer the decoder refuses is named with its statement, one for no row is an error."""
+    from dragon_model.reachable import main
+
+    row = {**_dlight_row("ew_add_relu_128x64"), "workload": "ew_add_relu_128x64", "split": "test_family"}
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    good, bad = row["script"], 'b0 = get_sblock("no_such_block")\n'
+
+    def answers(name, *pairs):
+        path = tmp_path / name
+        path.write_text(json.dumps({"answers": [{"workload": w, "task": "construction", "script": s} for w, s in pairs]}))
+        return str(path)
+
+    args = [str(rows), "--target", "cuda", "--split", "test_family", "--json", "--answers"]
+    assert main(args + [answers("good.json", ("ew_add_relu_128x64", good))]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["rows"] == out["summary"]["reachable"] == 1, out
+    assert main(args + [answers("bad.json", ("ew_add_relu_128x64", bad))]) == 0
+    (verdict,) = json.loads(capsys.readouterr().out)["verdicts"]
+    assert not verdict["ok"] and verdict["statements"] == 0 and "no_such_block" in verdict["refused"], verdict
+    assert main(args + [answers("other.json", ("no_such_workload", good))]) == 2
+    assert "no_such_workload (construction) has no row" in capsys.readouterr().err
