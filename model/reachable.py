@@ -13,11 +13,11 @@ family, how many labels are reachable and the first statement refused in the oth
         --model model/weights/llvm --answers first_answer_llvm.json improvement_llvm.json
 
 ROWS: training rows (a corpus folder or `dragon_model.records` output). `--answers`: the model's
-answers from evaluations (`dragon_model.eval`'s JSON), judged in place of the labels of their rows:
-would today's decoder still write what an earlier one wrote (its checks refuse nothing on the way)? The grammar's constants
-(instructions, split factors and shapes, annotation values, query repeats) are a trained model's
-(`--model`: its dragon_model.json) or, by default, those of the rows' own training split: what a
-model trained on them would be given.
+answers from evaluations (`dragon_model.evaluate`'s JSON), judged in place of the labels of their
+rows: would today's decoder still write what an earlier one wrote (its checks refuse nothing on
+the way)? The grammar's constants (instructions, split factors and shapes, annotation values,
+query repeats) are a trained model's (`--model`: its dragon_model.json) or, by default, those of
+the rows' own training split: what a model trained on them would be given.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dic
 
 
 def with_answers(rows: list, files) -> list:
-    """The rows with an answer in FILES (`dragon_model.eval`'s JSON: {"answers": [{"workload",
+    """The rows with an answer in FILES (`dragon_model.evaluate`'s JSON: {"answers": [{"workload",
     "task", "script"}]}), each carrying that answer in place of its label. Rows no answer names are
     left out; an answer for no row is a ValueError naming its file, workload and task."""
     by = {(r.get("workload"), r.get("task", "construction")): r for r in rows}
