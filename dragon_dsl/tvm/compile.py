@@ -283,7 +283,7 @@ def _binding_findings(mod) -> list:
                     found.append((HOST_BLOCK, block.name_hint, f"block {block.name_hint!r} is under no loop bound to "
                                   "blockIdx/threadIdx: TVM would run it on the host, which cannot read the GPU's buffers"))
                     return  # its inner blocks run on the host with it: one message for the nest
-                if under_binding and any(iv.iter_type == tvm.tirx.IterVar.CommReduce for iv in block.iter_vars):
+                if under_binding and _reduce_values(stmt):
                     shared = [(w.source.name, w.source.scope()) for w in block.writes
                               if w.source.scope() in SHARED_SCOPES]
                     if shared:
@@ -492,8 +492,7 @@ def unreached_iterations(mod) -> list:
             # a block with its init inside: the init runs under the predicate too (dlight's reductions
             # initialise in a block of their own, with no predicate); or a block with no reduction
             # left: the rfactor stage of a 1-long reduction, all of its iterators spatial
-            reduces = any(iv.iter_type == tvm.tirx.IterVar.CommReduce for iv in stmt.block.iter_vars)
-            if (stmt.block.init is not None or not reduces) and _predicated(stmt):
+            if (stmt.block.init is not None or not _reduce_values(stmt)) and _predicated(stmt):
                 for iv, value in zip(stmt.block.iter_vars, stmt.iter_values):
                     if iv.iter_type != tvm.tirx.IterVar.DataPar or not isinstance(value, tvm.tirx.Var) \
                             or value not in loops:
