@@ -80,9 +80,10 @@ def with_answers(rows: list, files) -> list:
     out = []
     for f in files:
         for a in json.loads(Path(f).read_text(encoding="utf-8"))["answers"]:
-            r = by.get((a["workload"], a.get("task", "construction")))
+            task = a.get("task", "construction")
+            r = by.get((a["workload"], task))
             if r is None:
-                raise ValueError(f"{f}: the answer for {a['workload']} ({a.get('task', 'construction')}) has no row")
+                raise ValueError(f"{f}: the answer for {a['workload']} ({task}) has no row")
             out.append({**r, "answer": a["script"]})
     return out
 
