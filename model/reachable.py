@@ -75,15 +75,24 @@ def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dic
 def with_answers(rows: list, files) -> list:
     """The rows with an answer in FILES (`dragon_model.evaluate`'s JSON: {"answers": [{"workload",
     "task", "script"}]}), each carrying that answer in place of its label. Rows no answer names are
-    left out; an answer for no row is a ValueError naming its file, workload and task."""
+    left out; an answer for no row, or a file or answer without its keys, is a ValueError naming the
+    file (and the answer's position in it)."""
     by = {(r.get("workload"), r.get("task", "construction")): r for r in rows}
     out = []
     for f in files:
-        for a in json.loads(Path(f).read_text(encoding="utf-8"))["answers"]:
+        try:
+            data = json.loads(Path(f).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:   # its line and column
+            raise ValueError(f"{f}: {e}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("answers"), list):
+            raise ValueError(f"{f}: not an answer file (no \"answers\" list)")
+        for i, a in enumerate(data["answers"]):
+            if not isinstance(a, dict) or not {"workload", "script"} <= a.keys():
+                raise ValueError(f"{f}: answer {i + 1} has no \"workload\" and \"script\"")
             task = a.get("task", "construction")
             r = by.get((a["workload"], task))
             if r is None:
-                raise ValueError(f"{f}: the answer for {a['workload']} ({task}) has no row")
+                raise ValueError(f"{f}: answer {i + 1}, for {a['workload']} ({task}), has no row")
             out.append({**r, "answer": a["script"]})
     return out
 
@@ -135,7 +144,7 @@ def main(argv=None) -> int:
     if args.answers:
         try:
             chosen = with_answers(chosen, args.answers)
-        except (OSError, ValueError, KeyError) as e:
+        except (OSError, ValueError) as e:
             print(f"--answers: {e}", file=sys.stderr)
             return 2
     else:

@@ -64,7 +64,8 @@ def test_the_command_judges_a_rows_file_and_names_a_missing_one(tmp_path, capsys
 
 def test_answers_are_judged_in_place_of_their_rows_labels(tmp_path, capsys):
     """`--answers`: what an evaluation's model wrote, walked through today's decoder checks; an
-    answer the decoder refuses is named with its statement, one for no row is an error."""
+    answer the decoder refuses is named with its statement; one for no row, one without its keys
+    and a file that is not JSON are errors naming the file and the position."""
     from dragon_model.reachable import main
 
     row = {**_dlight_row("ew_add_relu_128x64"), "workload": "ew_add_relu_128x64", "split": "test_family"}
@@ -85,4 +86,11 @@ def test_answers_are_judged_in_place_of_their_rows_labels(tmp_path, capsys):
     (verdict,) = json.loads(capsys.readouterr().out)["verdicts"]
     assert not verdict["ok"] and verdict["statements"] == 0 and "no_such_block" in verdict["refused"], verdict
     assert main(args + [answers("other.json", ("no_such_workload", good))]) == 2
-    assert "no_such_workload (construction) has no row" in capsys.readouterr().err
+    assert "answer 1, for no_such_workload (construction), has no row" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"answers": [{"workload": "ew_add_relu_128x64"}]}))
+    assert main(args + [str(broken)]) == 2
+    assert "broken.json: answer 1 has no \"workload\" and \"script\"" in capsys.readouterr().err
+    broken.write_text("[1, 2")
+    assert main(args + [str(broken)]) == 2
+    assert "broken.json: Expecting ',' delimiter: line 1 column 6" in capsys.readouterr().err
