@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import dragon_dsl  # noqa: E402
-from dragon_dsl.check import check  # noqa: E402
-from dragon_dsl.codec.encode import encode  # noqa: E402
-from dragon_dsl.syntax.parser import parse  # noqa: E402
+from dragon_dsl.language.check import check  # noqa: E402
+from dragon_dsl.language.codec.encode import encode  # noqa: E402
+from dragon_dsl.language.syntax.parser import parse  # noqa: E402
 
 
 def synthetic_script(n_instructions: int = 1000) -> str:

@@ -1,6 +1,8 @@
-"""Little Dragon's language core: the Dragon schedule language.
+"""Little Dragon: the Dragon schedule language and the tools built on it.
 
-Public API:
+The package's folders are its layers (ARCHITECTURE.md): `language/` (the core), `tvm/` (the
+TVM bridge), `levels.py` (the check-level ladder), `engine/`, `explain/`, `corpus/`, `eval/`
+and `cli/`. This module re-exports the language core's public API:
     from_trace_json(trace_json, *, workload=None, target=None) -> str
     to_trace_json(text) -> list
     parse(text) -> (Script, diagnostics)
@@ -8,23 +10,23 @@ Public API:
     format_text(text) -> str
     DragonError, Diagnostic, Span
 
-Invariants (see ARCHITECTURE.md): this package's core does no I/O, never
-imports TVM (only `dragon_dsl.tvm` does), and never evaluates user text.
+Invariants (see ARCHITECTURE.md): the language core (`dragon_dsl.language`) does no I/O, never
+imports TVM (only the bridge and the engine do), and nothing evaluates user text.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from dragon_dsl._gc import paused_gc
-from dragon_dsl.check import Program, check
-from dragon_dsl.codec.decode import decode
-from dragon_dsl.codec.encode import encode
-from dragon_dsl.diagnostics import Diagnostic, DragonError, Severity, Span
-from dragon_dsl.format import format_script, format_text
-from dragon_dsl.syntax import printer
-from dragon_dsl.syntax.parser import parse
-from dragon_dsl.table import BY_KIND, BY_NAME, INSTRUCTIONS
+from dragon_dsl.language._gc import paused_gc
+from dragon_dsl.language.check import Program, check
+from dragon_dsl.language.codec.decode import decode
+from dragon_dsl.language.codec.encode import encode
+from dragon_dsl.language.diagnostics import Diagnostic, DragonError, Severity, Span
+from dragon_dsl.language.format import format_script, format_text
+from dragon_dsl.language.syntax import printer
+from dragon_dsl.language.syntax.parser import parse
+from dragon_dsl.language.table import BY_KIND, BY_NAME, INSTRUCTIONS
 
 __all__ = [
     "BY_KIND", "BY_NAME", "INSTRUCTIONS", "Diagnostic", "DragonError", "Program", "Severity", "Span",

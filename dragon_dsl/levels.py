@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from dragon_dsl import diagnostics as dg
-from dragon_dsl.check import Program, check
-from dragon_dsl.diagnostics import Diagnostic, Severity, Span
-from dragon_dsl.syntax import ast
-from dragon_dsl.syntax.parser import parse
-from dragon_dsl.target_names import target_problem
+from dragon_dsl.language import diagnostics as dg
+from dragon_dsl.language.check import Program, check
+from dragon_dsl.language.diagnostics import Diagnostic, Severity, Span
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.syntax.parser import parse
+from dragon_dsl.language.target_names import target_problem
 
 #: the one check-level ladder
 LEVELS = ("syntax", "types", "replay", "build", "verify", "time")

@@ -7,7 +7,7 @@ that the fast parser accepts skips Lark, and Lark only sees a broken statement.
 A new version of a document reuses the previous version's statements and check
 results for everything its edit left alone (`incremental.py`), so a keystroke
 costs what it changed, not the document's size. A differential test holds the
-diagnostics equal to `dragon_dsl.parse` + `dragon_dsl.check`'s.
+diagnostics equal to `dragon_dsl.parse` + `dragon_dsl.language.check`'s.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from functools import cached_property
 from typing import Iterator, Optional
 
 from dragon_dsl import paused_gc
-from dragon_dsl.check import BoundInst, ExplainEntry
-from dragon_dsl.diagnostics import Diagnostic, Span
-from dragon_dsl.syntax import ast
-from dragon_dsl.table import BY_NAME, DIRECTIVES, EXPLAIN_KINDS, SECTIONS
+from dragon_dsl.language.check import BoundInst, ExplainEntry
+from dragon_dsl.language.diagnostics import Diagnostic, Span
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.table import BY_NAME, DIRECTIVES, EXPLAIN_KINDS, SECTIONS
 
 from dragon_lsp.documents import normalize
 from dragon_lsp.incremental import parse_incremental
@@ -282,7 +282,7 @@ class EarlierAnalysis:
 
 
 def is_reserved(name: str) -> bool:
-    from dragon_dsl.table import RESERVED
+    from dragon_dsl.language.table import RESERVED
 
     return name in RESERVED or name in BY_NAME or name in SECTIONS or name in DIRECTIVES or name in EXPLAIN_KINDS \
         or name == "explain"

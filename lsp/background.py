@@ -17,7 +17,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Optional
 
-from dragon_dsl.diagnostics import Diagnostic, Span
+from dragon_dsl.language.diagnostics import Diagnostic, Span
 from dragon_dsl.levels import LEVELS
 
 from dragon_lsp.analysis import Analysis
@@ -357,7 +357,7 @@ class Background:
 
 
 def _whole(an: Analysis, code: str, message: str) -> Diagnostic:
-    from dragon_dsl import diagnostics as dg
+    from dragon_dsl.language import diagnostics as dg
 
     span = an.program.instructions[0].span if an.program.instructions else Span(1, 1, 1, 1)
     return dg.make(code, span, message)

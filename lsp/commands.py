@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 from typing import Callable, Optional
 from urllib.parse import unquote, urlparse
 
-from dragon_dsl.diagnostics import Diagnostic, Severity, Span
+from dragon_dsl.language.diagnostics import Diagnostic, Severity, Span
 
 from dragon_lsp.config import SettingsError
 

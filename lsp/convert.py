@@ -2,7 +2,7 @@
 
 The only module that knows lsprotocol's types and position encodings. The core
 and the features speak spans: 1-based line and column in code points, end
-exclusive (`dragon_dsl.diagnostics.Span`). LSP speaks 0-based lines and
+exclusive (`dragon_dsl.language.diagnostics.Span`). LSP speaks 0-based lines and
 characters counted in the negotiated position encoding: UTF-16 code units by
 default, UTF-8 bytes or UTF-32 code points when the client offers them.
 """
@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional, Sequence
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 
-from dragon_dsl.diagnostics import Diagnostic, Severity, Span
+from dragon_dsl.language.diagnostics import Diagnostic, Severity, Span
 
 from dragon_lsp.commands import OVERRIDES, Request
 

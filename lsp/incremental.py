@@ -10,7 +10,7 @@ from scratch takes seconds. Three things are carried from one version to the nex
    object; a statement that only moved is the old one with its lines shifted;
 3. check results, per statement and per run of statements (`recheck.py`).
 
-The results equal a full `dragon_dsl.parse` + `dragon_dsl.check` of the text (a
+The results equal a full `dragon_dsl.parse` + `dragon_dsl.language.check` of the text (a
 differential test holds them equal on random edits).
 """
 
@@ -21,9 +21,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from dragon_dsl.diagnostics import Diagnostic, Related, Span
-from dragon_dsl.syntax.fastparse import fast_parse
-from dragon_dsl.syntax.parser import logical_lines, parse
+from dragon_dsl.language.diagnostics import Diagnostic, Related, Span
+from dragon_dsl.language.syntax.fastparse import fast_parse
+from dragon_dsl.language.syntax.parser import logical_lines, parse
 
 # ---- the edit: what changed between two versions ----------------------------------------------------
 

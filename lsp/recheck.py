@@ -1,6 +1,6 @@
 """Checking a new document version by replaying what checking the previous one did.
 
-`dragon_dsl.check.Checker` walks the statements in order; checking an instruction reads
+`dragon_dsl.language.check.Checker` walks the statements in order; checking an instruction reads
 the kinds and places of the names it refers to and binds, and changes the checker's state
 (diagnostics, definitions, labels, the bound instruction, the names it uses).
 `IncrementalChecker` remembers both, per statement and per run of statements (a
@@ -14,7 +14,7 @@ replayed: their "did you mean" weighs every defined name.
 The memo is shared from one version to the next (`Memo`); its entries hold the statements
 they were computed for, and are used only for those very objects.
 
-The result equals `dragon_dsl.check` on the same statements (a differential test holds
+The result equals `dragon_dsl.language.check` on the same statements (a differential test holds
 them equal on random edits).
 """
 
@@ -24,9 +24,9 @@ import operator
 from dataclasses import dataclass, field
 from typing import Optional
 
-from dragon_dsl.check import BoundInst, Checker
-from dragon_dsl.hints import NameIndex
-from dragon_dsl.syntax import ast
+from dragon_dsl.language.check import BoundInst, Checker
+from dragon_dsl.language.hints import NameIndex
+from dragon_dsl.language.syntax import ast
 
 from dragon_lsp.incremental import shift_diagnostic
 
@@ -173,7 +173,7 @@ class Memo:
 
 
 class IncrementalChecker(Checker):
-    """`dragon_dsl.check.Checker`, replaying an instruction's (or a segment's) check when nothing it
+    """`dragon_dsl.language.check.Checker`, replaying an instruction's (or a segment's) check when nothing it
     reads changed."""
 
     def __init__(self, memo: Memo, stmts: list, origin: Optional[dict] = None):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from dragon_dsl import paused_gc
-from dragon_dsl.diagnostics import Span
+from dragon_dsl.language.diagnostics import Span
 
 from dragon_lsp import __version__
 from dragon_lsp.analysis import Analysis, EarlierAnalysis
@@ -266,7 +266,7 @@ def _same_definitions(prev: Analysis, lines: list[str], first: int) -> bool:
     if len(edited) > _MAX_EDITED:
         return False
     from dragon_dsl import Severity, parse
-    from dragon_dsl.syntax import ast
+    from dragon_dsl.language.syntax import ast
 
     for i in edited:
         was = prev.statement_at(i + 1)

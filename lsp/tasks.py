@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from dragon_dsl import check_text
-from dragon_dsl.diagnostics import has_errors
+from dragon_dsl.language.diagnostics import has_errors
 from dragon_dsl.levels import LEVELS, check_text_at_level, resolve_workload
 
 from dragon_lsp.features.data import ReplayFacts

@@ -664,7 +664,7 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
 
 def statement_lines(body: str) -> list[str]:
     """The statements of a generated body, one per line (section headers belong to the next)."""
-    from dragon_dsl.table import SECTIONS
+    from dragon_dsl.language.table import SECTIONS
 
     headers = {f"{name}:" for name in SECTIONS}
     lines, pending = [], ""

@@ -200,8 +200,8 @@ def _script_literals(body: str) -> tuple:
     """(categorical lists, split factors, [(annotation key, kind, value)], constant split shapes,
     most repeats in a row of one query) one script writes."""
     from dragon_dsl import check_text
-    from dragon_dsl.table import INST
-    from dragon_dsl.values import Ref
+    from dragon_dsl.language.table import INST
+    from dragon_dsl.language.values import Ref
 
     from collections import Counter
 

@@ -51,8 +51,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from dragon_dsl import table
-from dragon_dsl.table import INST
+from dragon_dsl.language import table
+from dragon_dsl.language.table import INST
 from dragon_dsl.tvm.target import GPU_KINDS as _GPU_KINDS
 
 GPU_KINDS = frozenset(_GPU_KINDS)   # targets whose schedules bind threads, not CPU loops (the engine's list)

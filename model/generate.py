@@ -511,7 +511,7 @@ class Reach:
 def _query(stmt: str) -> Optional[str]:
     """The call text of a statement that only asks (a pure instruction without a decision: get_loops,
     get_sblock, get_producers...), or None for one that samples or changes the schedule."""
-    from dragon_dsl import table
+    from dragon_dsl.language import table
 
     called = CALL.search(stmt)
     inst = table.BY_NAME.get(called.group(1)) if called else None

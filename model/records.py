@@ -104,7 +104,7 @@ def write_batch(records: list, path, max_flops: Optional[float] = None, min_flop
     workload (the baselines always: dlight's script; on a CPU the program as written,
     `label_candidates`). With FAMILIES, only the records of those families. Candidates whose id is
     in SKIP (measured before) are left out."""
-    from dragon_dsl.files import write_text
+    from dragon_dsl.language.files import write_text
     from dragon_dsl.tvm.workload import estimate_flops, load_workload, param_bytes
 
     path = Path(path)
@@ -307,7 +307,7 @@ def _work(args) -> tuple:
 
 
 def write_rows(folder: Path, rows: Iterable[dict]) -> int:
-    from dragon_dsl.files import write_text
+    from dragon_dsl.language.files import write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     rows = list(rows)

@@ -22,8 +22,8 @@ import copy
 from collections import OrderedDict
 from typing import Optional
 
-from dragon_dsl.table import INST
-from dragon_dsl.table.trace_json import trace_row
+from dragon_dsl.language.table import INST
+from dragon_dsl.language.table.trace_json import trace_row
 from dragon_dsl.tvm import inspect
 from dragon_dsl.tvm.blocks import block_names
 
@@ -42,7 +42,7 @@ def replay_prefix(body: str, workload, target_kind: str, *,
     LAST_IS_NEW: every statement but the last was accepted before (the decoder's prefix), so a
     refusal can only be the last one's, and the search for the statement TVM rejects starts there."""
     from dragon_dsl import check_text
-    from dragon_dsl.diagnostics import Severity
+    from dragon_dsl.language.diagnostics import Severity
     from dragon_dsl.tvm.replay import replay
 
     program, diags = check_text(body)

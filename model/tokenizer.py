@@ -21,7 +21,7 @@ import re
 import string
 from pathlib import Path
 
-from dragon_dsl import table
+from dragon_dsl.language import table
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 # Prompt structure: <s> <workload> rendering <script> script </s>; improvement prompts put the

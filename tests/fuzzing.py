@@ -202,7 +202,7 @@ def check(text: str):
     a path check_text has just run; they are called where they go further.
     """
     import dragon_dsl
-    from dragon_dsl.diagnostics import has_errors
+    from dragon_dsl.language.diagnostics import has_errors
 
     try:
         _, diags = dragon_dsl.check_text(text)

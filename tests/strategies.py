@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from dragon_dsl.canonical import canonical_call
-from dragon_dsl.codec import index_map as imap
-from dragon_dsl.codec.encode import PREFIX
-from dragon_dsl.syntax import ast, printer
-from dragon_dsl.table import DTYPES, INSTRUCTIONS, STORAGE_SCOPES, THREAD_AXES
-from dragon_dsl.values import Buffer, Ref
+from dragon_dsl.language.canonical import canonical_call
+from dragon_dsl.language.codec import index_map as imap
+from dragon_dsl.language.codec.encode import PREFIX
+from dragon_dsl.language.syntax import ast, printer
+from dragon_dsl.language.table import DTYPES, INSTRUCTIONS, STORAGE_SCOPES, THREAD_AXES
+from dragon_dsl.language.values import Buffer, Ref
 
 floats = st.floats(allow_nan=True, allow_infinity=True)
 texts = st.text(max_size=12)

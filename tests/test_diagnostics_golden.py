@@ -13,8 +13,8 @@ import pytest
 from conftest import DATA, GOLDEN, UPDATE_GOLDEN
 
 import dragon_dsl
-from dragon_dsl.codec.decode import decode
-from dragon_dsl.diagnostics import CODES
+from dragon_dsl.language.codec.decode import decode
+from dragon_dsl.language.diagnostics import CODES
 
 PATH = GOLDEN / "diagnostics.txt"
 _HEADER = re.compile(r"^=== (\S+) (.*?) (script|trace|replay(?: \S+)?)$")

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import mutate, scripts
 
-from dragon_dsl.syntax import ast
-from dragon_dsl.syntax.fastparse import fast_parse
-from dragon_dsl.syntax.parser import _parser
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.syntax.fastparse import fast_parse
+from dragon_dsl.language.syntax.parser import _parser
 
 IDENTITY = (DATA / "identity" / "identity.dragon").read_text(encoding="utf-8")
 

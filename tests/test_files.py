@@ -1,4 +1,4 @@
-"""dragon_dsl.files: the one atomic write (modes, newline, concurrent writers, crash leftovers)."""
+"""dragon_dsl.language.files: the one atomic write (modes, newline, concurrent writers, crash leftovers)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from dragon_dsl.files import create_text, stray_temporaries, write_bytes, write_json, write_text, writer_pid
+from dragon_dsl.language.files import create_text, stray_temporaries, write_bytes, write_json, write_text, writer_pid
 
 
 def _mode(path) -> int:
@@ -80,7 +80,7 @@ def test_concurrent_writers_of_one_path_each_leave_a_whole_file(tmp_path):
     target = tmp_path / "shared.json"
     script = textwrap.dedent(f"""
         import json, sys
-        from dragon_dsl.files import write_json
+        from dragon_dsl.language.files import write_json
         me = int(sys.argv[1])
         for i in range(200):
             write_json({str(target)!r}, {{"writer": me, "i": i, "pad": "x" * 20000}})

@@ -16,7 +16,7 @@ import pytest
 import dragon_dsl
 from dragon_dsl import DragonError
 from dragon_dsl.cli.render import SourceLines, render_diagnostic, snippet
-from dragon_dsl.limits import MAX_INT_DIGITS, MAX_NESTING, MAX_SCRIPT_CHARS, MAX_SNIPPET_CHARS
+from dragon_dsl.language.limits import MAX_INT_DIGITS, MAX_NESTING, MAX_SCRIPT_CHARS, MAX_SNIPPET_CHARS
 
 HEAD = 'b0 = get_sblock("C")\n'
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from conftest import DATA, script_lines
 
 import dragon_dsl
-from dragon_dsl.diagnostics import Severity
-from dragon_dsl.table import BY_NAME
+from dragon_dsl.language.diagnostics import Severity
+from dragon_dsl.language.table import BY_NAME
 
 IDENTITY = (DATA / "identity" / "identity.dragon").read_text(encoding="utf-8")
 

@@ -1,4 +1,4 @@
-"""The lexical rules have one home (dragon_dsl/syntax/lexical.py): the Lark grammar spells the
+"""The lexical rules have one home (dragon_dsl/language/syntax/lexical.py): the Lark grammar spells the
 same patterns, Lark and the fast parser are built from lexical.py's forms, and the fast forms
 accept exactly the languages of the portable ones."""
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from lark import Lark
 
 from dragon_dsl import parse
-from dragon_dsl.syntax import lexical
-from dragon_dsl.syntax.parser import _parser, grammar_text
+from dragon_dsl.language.syntax import lexical
+from dragon_dsl.language.syntax.parser import _parser, grammar_text
 
 try:
     import re._parser as sre_parse  # Python 3.11+

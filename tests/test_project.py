@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import dragon_dsl
-from dragon_dsl.diagnostics import Severity
+from dragon_dsl.language.diagnostics import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_language_core_imports_neither_tvm_nor_torch():
-    code = ("import sys, dragon_dsl, dragon_dsl.format, dragon_dsl.docs, dragon_dsl.canonical; "
+    code = ("import sys, dragon_dsl, dragon_dsl.language.format, dragon_dsl.language.docs, dragon_dsl.language.canonical; "
             "import dragon_dsl.tvm, dragon_dsl.tvm.replay; "
             "bad = [m for m in ('tvm', 'torch', 'lsprotocol', 'pygls') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")

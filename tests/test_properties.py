@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from strategies import mutate, scripts
 
 import dragon_dsl
-from dragon_dsl.diagnostics import Severity
+from dragon_dsl.language.diagnostics import Severity
 
 IDENTITY = (DATA / "identity" / "identity.dragon").read_text(encoding="utf-8")
 

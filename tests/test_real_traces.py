@@ -18,7 +18,7 @@ from tracetools import (database_module, ensure_tensor_intrin, fixture_lines, gr
                         tvm_graphs_equal, workload_module)
 
 import dragon_dsl
-from dragon_dsl.table import BY_KIND
+from dragon_dsl.language.table import BY_KIND
 
 LINES = fixture_lines()
 TUNED = tuning_records()

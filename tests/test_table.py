@@ -7,8 +7,8 @@ import re
 import pytest
 from pathlib import Path
 
-from dragon_dsl import docs
-from dragon_dsl.table import BY_KIND, BY_NAME, INSTRUCTIONS, REQUIRED
+from dragon_dsl.language import docs
+from dragon_dsl.language.table import BY_KIND, BY_NAME, INSTRUCTIONS, REQUIRED
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTES = ROOT.parent / "shared" / "notes" / "TVM-0.27-INSTRUCTIONS.md"
@@ -63,11 +63,11 @@ def test_slots_are_dense_and_defaults_sane():
 
 def test_generated_reference_is_fresh():
     committed = (ROOT / "docs" / "INSTRUCTIONS.md").read_text(encoding="utf-8")
-    assert committed == docs.render(), "run: python -m dragon_dsl.docs > docs/INSTRUCTIONS.md"
+    assert committed == docs.render(), "run: python -m dragon_dsl.language.docs > docs/INSTRUCTIONS.md"
 
 
 def test_every_instruction_is_in_one_family_and_groups_name_instructions():
-    from dragon_dsl.table import BY_NAME, FAMILIES, FAMILY_OF, GROUPS, INST, in_group
+    from dragon_dsl.language.table import BY_NAME, FAMILIES, FAMILY_OF, GROUPS, INST, in_group
 
     listed = [n for names in FAMILIES.values() for n in names]
     assert sorted(listed) == sorted(BY_NAME), "each instruction in exactly one family"
@@ -83,7 +83,7 @@ def test_every_instruction_is_in_one_family_and_groups_name_instructions():
 def test_annotation_keys_are_metaschedules_and_read_by_tokenizer_and_decoder():
     """One list of MetaSchedule's annotation keys: the tokenizer's one-token keys and the decoder's
     keys are views of it (they once disagreed, 13 keys against 15)."""
-    from dragon_dsl.table import ANNOTATION, ANNOTATION_KEYS, FAMILIES, annotation_keys
+    from dragon_dsl.language.table import ANNOTATION, ANNOTATION_KEYS, FAMILIES, annotation_keys
 
     keys = [a.key for a in ANNOTATION_KEYS]
     assert len(keys) == len(set(keys)) == len(ANNOTATION)
@@ -101,7 +101,7 @@ def test_annotation_keys_cover_metaschedules_traces():
     and the decoder may write each of them."""
     import json
 
-    from dragon_dsl.table import ANNOTATION, ANNOTATION_KEYS, INST, trace_row
+    from dragon_dsl.language.table import ANNOTATION, ANNOTATION_KEYS, INST, trace_row
 
     seen = set()
     for name in ("design_spaces.jsonl", "sampled.jsonl"):  # MetaSchedule's (handwritten.jsonl: any key)
@@ -117,7 +117,7 @@ def test_annotation_keys_cover_metaschedules_traces():
 
 
 def test_trace_row_reads_parameters_by_their_slots():
-    from dragon_dsl.table import INST, trace_row
+    from dragon_dsl.language.table import INST, trace_row
 
     row = trace_row(["Split", ["l1", None, "v2"], [True, False], ["l3", "l4"]])
     assert row.entry is INST.split and row.arg("loop") == "l1" and row.arg("factors") == [None, "v2"]

@@ -1,4 +1,4 @@
-"""dragon_dsl.target_names: the table of TVM targets the core checks against, kept fresh."""
+"""dragon_dsl.language.target_names: the table of TVM targets the core checks against, kept fresh."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dragon_dsl import target_names
-from dragon_dsl.target_names import target_problem
+from dragon_dsl.language import target_names
+from dragon_dsl.language.target_names import target_problem
 
 MARK = "# --- generated from TVM by tests/test_target_names.py: do not edit"
 

@@ -1,7 +1,7 @@
 """The VS Code extension's generated files are fresh, and what they say matches the table.
 
 `vscode-extension/scripts/generate.py` writes the TextMate grammar, the snippets and the
-highlighting test of every instruction from `dragon_dsl/table/`. When this test fails, run
+highlighting test of every instruction from `dragon_dsl/language/table/`. When this test fails, run
 `.venv/bin/python vscode-extension/scripts/generate.py` and commit the result.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from dragon_dsl import parse
-from dragon_dsl.table import EXPLAIN_KINDS, INSTRUCTIONS
+from dragon_dsl.language.table import EXPLAIN_KINDS, INSTRUCTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "vscode-extension" / "scripts" / "generate.py"

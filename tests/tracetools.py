@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import DATA, read_jsonl
 
-from dragon_dsl.codec.equal import is_graph, traces_equal  # noqa: F401  (the tests' names for them)
+from dragon_dsl.language.codec.equal import is_graph, traces_equal  # noqa: F401  (the tests' names for them)
 
 
 def tvm_graphs_equal(a: str, b: str) -> bool:

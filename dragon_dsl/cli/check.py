@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from dragon_dsl.cli.files import FileProblem, expand, read_source
 from dragon_dsl.cli.output import to_json, to_sarif, to_text
-from dragon_dsl.diagnostics import Severity
+from dragon_dsl.language.diagnostics import Severity
 from dragon_dsl.levels import LEVELS, Report, check_text_at_level
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -29,7 +29,7 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO:
 
 def parse_target(text):
     """`--target`: a kind or tag string, or a JSON object; one TVM would refuse is a usage error (exit 2)."""
-    from dragon_dsl.target_names import target_problem
+    from dragon_dsl.language.target_names import target_problem
 
     if text is None:
         return None

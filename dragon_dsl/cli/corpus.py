@@ -33,7 +33,7 @@ def _plain(err: Console, line: str) -> None:
 
 
 def _write_json(out: Console, data, path) -> None:
-    from dragon_dsl.files import write_text
+    from dragon_dsl.language.files import write_text
 
     text = json.dumps(data, indent=1) + "\n"
     if path and path != "-":

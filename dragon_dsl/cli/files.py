@@ -1,6 +1,6 @@
 """Reading the command line's input files: UTF-8, folders expanded, clear errors.
 
-Writing goes through `dragon_dsl.files` (the one atomic write)."""
+Writing goes through `dragon_dsl.language.files` (the one atomic write)."""
 
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ import sys
 from rich.console import Console
 
 from dragon_dsl.cli.files import FileProblem, expand, read_source
-from dragon_dsl.files import write_text
+from dragon_dsl.language.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
-from dragon_dsl.diagnostics import DragonError
-from dragon_dsl.format import format_text
+from dragon_dsl.language.diagnostics import DragonError
+from dragon_dsl.language.format import format_text
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -28,10 +28,10 @@ from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
 from dragon_dsl.cli.check import parse_target
 from dragon_dsl.cli.files import FileProblem, json_position, read_source
 from dragon_dsl.cli.output import print_workload_error
-from dragon_dsl.files import write_text
+from dragon_dsl.language.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
-from dragon_dsl.diagnostics import Severity, Span
-from dragon_dsl.diagnostics import make as make_diagnostic
+from dragon_dsl.language.diagnostics import Severity, Span
+from dragon_dsl.language.diagnostics import make as make_diagnostic
 
 EXAMPLE_TRACE = "matmul_256.llvm.trace.json"
 EXAMPLE_WORKLOAD = "matmul_256.tvmscript"

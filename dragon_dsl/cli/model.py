@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dragon_dsl.cli.check import parse_target
 from dragon_dsl.cli.files import read_source
-from dragon_dsl.files import write_text
+from dragon_dsl.language.files import write_text
 
 EXAMPLE_WORKLOAD = Path(__file__).resolve().parent.parent / "examples" / "matmul_256.tvmscript"
 

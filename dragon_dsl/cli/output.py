@@ -7,7 +7,7 @@ import json
 
 from dragon_dsl import __version__
 from dragon_dsl.cli.render import render_diagnostic
-from dragon_dsl.diagnostics import CODES, Severity
+from dragon_dsl.language.diagnostics import CODES, Severity
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Union
 
-from dragon_dsl.diagnostics import Diagnostic, Severity
-from dragon_dsl.limits import MAX_SNIPPET_CHARS
+from dragon_dsl.language.diagnostics import Diagnostic, Severity
+from dragon_dsl.language.limits import MAX_SNIPPET_CHARS
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _CUT = "..."

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Optional
 
 from dragon_dsl.corpus.search_run import RunConfigError, read_folder_json, read_records
-from dragon_dsl.files import write_json
+from dragon_dsl.language.files import write_json
 
 SPLITS = ("train", "valid", "test_family", "test_shape")
 TASKS = ("construction", "improvement")
@@ -149,7 +149,7 @@ def make_script(trace, workload_file: str, target, workload_path: Optional[str] 
     trace, up to what the codec drops on purpose (index maps' source spans: codec/equal.py); the
     returned trace is the exact encoding, so that a stored row's script and trace agree exactly."""
     from dragon_dsl import from_trace_json, to_trace_json
-    from dragon_dsl.codec.equal import traces_equal
+    from dragon_dsl.language.codec.equal import traces_equal
 
     text = from_trace_json(trace, workload=workload_file, target=target)
     encoded = to_trace_json(text)

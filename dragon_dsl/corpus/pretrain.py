@@ -28,7 +28,7 @@ from typing import Optional
 from dragon_dsl.corpus.families import ALL_FAMILIES, HELD_OUT_OPERATORS
 from dragon_dsl.corpus.generator import WorkloadSpec, generate
 from dragon_dsl.corpus.search_run import RunConfigError, shard_of
-from dragon_dsl.files import write_json
+from dragon_dsl.language.files import write_json
 
 FORMAT = 1
 

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from dragon_dsl.files import create_text, stray_temporaries, write_json
+from dragon_dsl.language.files import create_text, stray_temporaries, write_json
 from dragon_dsl.tvm.tuning import tvm_version
 
 RUN_FORMAT = 1

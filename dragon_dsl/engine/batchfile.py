@@ -200,7 +200,7 @@ def _candidate(raw: str, number: int, name: str, base: Path) -> Candidate:
 def _script_trace(script: str, where: str, base: Path) -> tuple:
     """(trace JSON, (header workload, its folder) or None, problem) of a 'script' field."""
     from dragon_dsl import DragonError, to_program
-    from dragon_dsl.codec.encode import encode
+    from dragon_dsl.language.codec.encode import encode
 
     if "\n" not in script and script.strip().endswith(".dragon"):
         path = base / script.strip()
@@ -249,7 +249,7 @@ def read_results(path) -> tuple:
             continue
         rows.append(row)
     if bad:
-        from dragon_dsl.files import write_text
+        from dragon_dsl.language.files import write_text
 
         write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     return rows, bad

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Optional
 
 from dragon_dsl.engine.result import Result, Status, Task, level_rank
-from dragon_dsl.files import cache_root
+from dragon_dsl.language.files import cache_root
 from dragon_dsl.tvm.compile import CHECKS_VERSION
 
 _SCHEMA = """

@@ -122,7 +122,7 @@ def script_candidate(text: str):
     The check is the check-level ladder's (`dragon_dsl.levels`): the level that found the first
     error names the failure (syntax: "parse_error", types: "type_error")."""
     from dragon_dsl import DragonError, to_trace_json
-    from dragon_dsl.diagnostics import Severity
+    from dragon_dsl.language.diagnostics import Severity
     from dragon_dsl.levels import check_text_at_level
 
     if not isinstance(text, str):

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from dragon_dsl.eval import methods as m
-from dragon_dsl.files import write_json
+from dragon_dsl.language.files import write_json
 from dragon_dsl.eval.discover import discover
 from dragon_dsl.eval.metrics import roofline_bound_us, summarize
 

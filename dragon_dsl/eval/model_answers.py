@@ -15,7 +15,7 @@ from typing import Optional
 
 from dragon_dsl.eval.candidates import Context, digest, measure_scripts, new_row
 from dragon_dsl.eval.host import host
-from dragon_dsl.files import write_json
+from dragon_dsl.language.files import write_json
 
 
 def model_suggest():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dragon_dsl.files import write_json
+from dragon_dsl.language.files import write_json
 
 
 def update_json(path: Path, updates: dict) -> dict:

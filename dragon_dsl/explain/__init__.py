@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Union
 
 from dragon_dsl import DragonError, check_text, paused_gc
-from dragon_dsl.diagnostics import Severity
-from dragon_dsl.syntax.parser import parse
+from dragon_dsl.language.diagnostics import Severity
+from dragon_dsl.language.syntax.parser import parse
 
 __all__ = ["explain", "explain_entries"]
 

@@ -7,9 +7,9 @@ appended, printed by the language's own printer so `dragon-fmt` leaves it as it 
 
 from __future__ import annotations
 
-from dragon_dsl.diagnostics import Span
+from dragon_dsl.language.diagnostics import Span
 from dragon_dsl.explain.graph import Entry
-from dragon_dsl.syntax import ast, printer
+from dragon_dsl.language.syntax import ast, printer
 
 _NOWHERE = Span(1, 1, 1, 1)
 _PREFIX = {"fact": "f", "rationale": "r", "effect": "e"}

@@ -70,7 +70,7 @@ def schedule(mod, source: dict, target):
 
 def _check_trace(trace) -> None:
     """Reject what TVM would mishandle (out-of-range decisions etc.) before replaying it."""
-    from dragon_dsl.codec.decode import decode
+    from dragon_dsl.language.codec.decode import decode
 
     try:
         script, diags = decode(trace)

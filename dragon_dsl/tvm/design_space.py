@@ -27,7 +27,7 @@ TENSOR_CORE_DTYPES = ("float16", "bfloat16", "int8")
 def tensorizes(trace) -> bool:
     """Whether a trace JSON maps blocks onto tensor-core intrinsics (it writes one of the
     annotation keys the table files under the `tensorize` family)."""
-    from dragon_dsl.table import annotation_keys
+    from dragon_dsl.language.table import annotation_keys
 
     text = json.dumps(trace)
     return any(f'"{key}"' in text for key in annotation_keys("tensorize"))

@@ -13,7 +13,7 @@ import json
 from functools import lru_cache
 from typing import Optional
 
-from dragon_dsl.check import Program
+from dragon_dsl.language.check import Program
 from dragon_dsl.tvm.blocks import children, walk
 from dragon_dsl.tvm.facts import (
     Access, Axis, BlockInfo, BufferInfo, Kernel, LoopState, ScheduleInfo, TargetInfo, WorkloadInfo,
@@ -401,7 +401,7 @@ def gemm_layouts(sch, block_rv) -> Optional[dict]:
     from tvm import ir
     from tvm.s_tir.dlight.gpu.matmul import get_index_map
 
-    from dragon_dsl.codec import index_map as imap
+    from dragon_dsl.language.codec import index_map as imap
 
     try:
         maps = get_index_map(_get(sch, block_rv))

@@ -28,9 +28,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Optional
 
-from dragon_dsl.files import cache_root, write_json, write_text
-from dragon_dsl.table import INST
-from dragon_dsl.table.trace_json import trace_row
+from dragon_dsl.language.files import cache_root, write_json, write_text
+from dragon_dsl.language.table import INST
+from dragon_dsl.language.table.trace_json import trace_row
 
 __all__ = ["cache_folder", "register_tensor_intrinsics", "tensor_intrin_names"]
 

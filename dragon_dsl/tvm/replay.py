@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from dragon_dsl import diagnostics as dg
-from dragon_dsl.check import Program
-from dragon_dsl.codec.encode import encode
-from dragon_dsl.diagnostics import Diagnostic, Span
+from dragon_dsl.language import diagnostics as dg
+from dragon_dsl.language.check import Program
+from dragon_dsl.language.codec.encode import encode
+from dragon_dsl.language.diagnostics import Diagnostic, Span
 from dragon_dsl.tvm.errors import tvm_message
 from dragon_dsl.tvm.trace import UnsafeInstruction, apply, named_objects, own_module, prefix
 from dragon_dsl.tvm.workload import WorkloadError, load_workload

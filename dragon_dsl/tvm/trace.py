@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from dragon_dsl.table import INST
-from dragon_dsl.table.trace_json import trace_row
+from dragon_dsl.language.table import INST
+from dragon_dsl.language.table.trace_json import trace_row
 
 
 def plain(obj):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Iterable, Optional
 
-from dragon_dsl.codec.encode import PREFIX
-from dragon_dsl.diagnostics import Diagnostic, Span
-from dragon_dsl.syntax import ast
+from dragon_dsl.language.codec.encode import PREFIX
+from dragon_dsl.language.diagnostics import Diagnostic, Span
+from dragon_dsl.language.syntax import ast
 
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.data import Action, Edit

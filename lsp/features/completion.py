@@ -1,7 +1,7 @@
 """Completion: instructions with snippets, keyword arguments, variables of the right kind,
 block names from the workload, thread axes, storage scopes, data types, directives and sections.
 
-Everything offered comes from the instruction table (`dragon_dsl.table`); the
+Everything offered comes from the instruction table (`dragon_dsl.language.table`); the
 workload's block names come from the session (a worker reads them with TVM).
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Optional, Sequence
 
-from dragon_dsl.diagnostics import Span
-from dragon_dsl.table import (
+from dragon_dsl.language.diagnostics import Span
+from dragon_dsl.language.table import (
     BUFFER_KINDS, DIRECTIVES, DTYPES, EXPLAIN_KINDS, INSTRUCTIONS, REF_KINDS, SECTIONS, STORAGE_SCOPES, THREAD_AXES,
     INST, Instruction, Param, literal_text,
 )

@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from dragon_dsl.diagnostics import Span
-from dragon_dsl.syntax import lexical
-from dragon_dsl.table import BY_NAME, EXPLAIN_KINDS, Instruction, Param
+from dragon_dsl.language.diagnostics import Span
+from dragon_dsl.language.syntax import lexical
+from dragon_dsl.language.table import BY_NAME, EXPLAIN_KINDS, Instruction, Param
 
-#: The language's own lexical rules (`dragon_dsl.syntax.lexical`); a string may be unterminated here.
+#: The language's own lexical rules (`dragon_dsl.language.syntax.lexical`); a string may be unterminated here.
 LEX = re.compile(
     r"""
     (?P<STR>""" + lexical.STRING_OPEN_RE + r""")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from dragon_dsl.diagnostics import Diagnostic, Span
+from dragon_dsl.language.diagnostics import Diagnostic, Span
 
 
 @dataclass(frozen=True)

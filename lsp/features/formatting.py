@@ -10,7 +10,7 @@ import re
 from typing import Optional
 
 from dragon_dsl import format_text
-from dragon_dsl.diagnostics import DragonError, Span
+from dragon_dsl.language.diagnostics import DragonError, Span
 
 from dragon_lsp.features.data import Edit
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from dragon_dsl.table import BY_NAME, DIRECTIVES, EXPLAIN_KINDS, SECTIONS, Instruction, Param, literal_text
+from dragon_dsl.language.table import BY_NAME, DIRECTIVES, EXPLAIN_KINDS, SECTIONS, Instruction, Param, literal_text
 
 from dragon_lsp.analysis import CONSTANTS, Analysis
 from dragon_lsp.features.context import LEX, Tok, context_at, entry_of

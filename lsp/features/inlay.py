@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Optional
 
-from dragon_dsl.syntax import ast
-from dragon_dsl.table import INST
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.table import INST
 
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.data import Hint, ReplayFacts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from dragon_dsl.diagnostics import Span
+from dragon_dsl.language.diagnostics import Span
 
 from dragon_lsp.analysis import Analysis, Occurrence, is_reserved
 from dragon_lsp.features.data import Edit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from dragon_dsl.table import Instruction
+from dragon_dsl.language.table import Instruction
 
 from dragon_lsp.features.context import context_at, entry_of, param_for
 from dragon_lsp.features.data import SignatureInfo

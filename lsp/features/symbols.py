@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dragon_dsl.diagnostics import Span
-from dragon_dsl.syntax import ast
+from dragon_dsl.language.diagnostics import Span
+from dragon_dsl.language.syntax import ast
 
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.data import Symbol

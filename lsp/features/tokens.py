@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from dragon_dsl.table import BY_NAME, DIRECTIVES, DTYPES, EXPLAIN_KINDS, SECTIONS
+from dragon_dsl.language.table import BY_NAME, DIRECTIVES, DTYPES, EXPLAIN_KINDS, SECTIONS
 
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.context import LEX

@@ -185,7 +185,7 @@ def test_scripts_of_traces_whose_index_maps_carry_source_spans():
     from pathlib import Path
 
     from dragon_dsl import to_trace_json
-    from dragon_dsl.codec.equal import traces_equal
+    from dragon_dsl.language.codec.equal import traces_equal
     from dragon_dsl.corpus.build import make_script
 
     trace = json.loads((Path(__file__).parents[1] / "data/traces/index_map_with_spans.json").read_text())

@@ -87,7 +87,7 @@ BODY = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
 
 def test_first_answers_written_beforehand_are_measured_in_one_call(tmp_path, monkeypatch):
     from dragon_dsl.eval import model_answers
-    from dragon_dsl.files import write_json
+    from dragon_dsl.language.files import write_json
 
     monkeypatch.setattr(model_answers, "model_suggest", lambda: (lambda **kw: [BODY], ""))
     engine = StubRunEngine()

@@ -16,7 +16,7 @@ import pytest
 from conftest import UPDATE_GOLDEN
 
 import dragon_dsl
-from dragon_dsl.diagnostics import Severity
+from dragon_dsl.language.diagnostics import Severity
 from dragon_dsl.explain import explain, explain_entries
 
 HERE = Path(__file__).parent

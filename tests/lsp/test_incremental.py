@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import random
 
-from dragon_dsl import check, parse
+from dragon_dsl.language import check, parse
 from dragon_lsp.analysis import Analysis, EarlierAnalysis
 from dragon_lsp.incremental import changed_region, recut
-from dragon_dsl.syntax.parser import logical_lines
+from dragon_dsl.language.syntax.parser import logical_lines
 from tests.lsp.helpers import SCRIPT
 
 PIECES = ["(", ")", "[", "]", ",", "=", ":", '"', "\n", " ", "#", "split", "l1", "b0", "v4", "_", "x", "\\\n", "-",

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from lsprotocol import types as lsp
 
 from dragon_dsl import parse
-from dragon_dsl.check import check
-from dragon_dsl.diagnostics import Span
+from dragon_dsl.language.check import check
+from dragon_dsl.language.diagnostics import Span
 from dragon_lsp import convert
 from dragon_lsp.analysis import Analysis, parse_document
 from dragon_lsp.commands import Request
@@ -170,7 +170,7 @@ def test_the_server_never_evaluates_text_and_imports_no_tvm():
 
 
 def test_the_cursor_context_lexes_with_the_languages_rules():
-    from dragon_dsl.syntax import lexical
+    from dragon_dsl.language.syntax import lexical
     from dragon_lsp.features.context import LEX
 
     def kinds(text):

@@ -30,7 +30,7 @@ def random_generator():
 @given(seed=st.integers(0, 10_000), workload=st.sampled_from(WORKLOADS), temperature=st.sampled_from([0.0, 1.0, 2.0]))
 def test_decoding_never_emits_rejected_text(random_generator, seed, workload, temperature):
     from dragon_dsl import check_text
-    from dragon_dsl.diagnostics import Severity
+    from dragon_dsl.language.diagnostics import Severity
     from dragon_dsl.tvm.replay import replay
 
     path = DATA / "workloads" / f"{workload}.tvmscript"

@@ -90,7 +90,7 @@ def test_reward_stages_and_no_cache():
 def test_suggest_returns_checked_replaying_scripts(toy_model):
     import dragon_model
     from dragon_dsl import check_text
-    from dragon_dsl.diagnostics import Severity
+    from dragon_dsl.language.diagnostics import Severity
     from dragon_dsl.tvm.replay import replay
 
     wl = DATA / "workloads" / "matmul_64.tvmscript"

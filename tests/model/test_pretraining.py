@@ -55,7 +55,7 @@ def test_records_hold_checked_scripts_and_resume(records):
 
 def test_dlight_script_round_trips_and_compiles_for_cuda():
     from dragon_dsl import from_trace_json, to_trace_json
-    from dragon_dsl.codec.equal import traces_equal
+    from dragon_dsl.language.codec.equal import traces_equal
     from dragon_dsl.tvm.compile import compile_checked
     from dragon_dsl.tvm.dlight import dlight_trace
     from dragon_dsl.tvm.target import tvm_target

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dragon_dsl import from_trace_json
-from dragon_dsl.table import INSTRUCTIONS
+from dragon_dsl.language.table import INSTRUCTIONS
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -6,7 +6,7 @@ estimate), from the script (tile decisions, sampled values, annotations) or
 from the replayed schedule (loop extents, thread extents, compacted buffers).
 
 One module per family of instructions (the families and the annotation keys are
-the instruction table's, `dragon_dsl.table.FAMILIES` and `ANNOTATION_KEYS`):
+the instruction table's, `dragon_dsl.language.table.FAMILIES` and `ANNOTATION_KEYS`):
 multi-level tiling, thread binding, staging a buffer through a cache
 (shared/local), fusion by compute-at or inlining, rfactor and reduction
 decomposition, unrolling, vectorization and parallelization, layout and
@@ -19,7 +19,7 @@ earlier family explained (`Explainer.claimed`) is not explained again.
 
 from __future__ import annotations
 
-from dragon_dsl.check import Program
+from dragon_dsl.language.check import Program
 from dragon_dsl.explain.graph import Entry
 from dragon_dsl.explain.rules import binding, caches, facts, fusion, layout, loop_kinds, reductions, tiling
 from dragon_dsl.explain.rules.base import Explainer

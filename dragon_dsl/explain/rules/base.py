@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from dragon_dsl.check import BoundInst, Program
+from dragon_dsl.language.check import BoundInst, Program
 from dragon_dsl.explain.graph import Entry, number
 from dragon_dsl.explain.info import LoopState, ScheduleInfo, TargetInfo, WorkloadInfo
-from dragon_dsl.table import INST, in_group
-from dragon_dsl.values import Ref
+from dragon_dsl.language.table import INST, in_group
+from dragon_dsl.language.values import Ref
 
 
 def refs(value) -> list[str]:

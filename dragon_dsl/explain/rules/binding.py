@@ -6,7 +6,7 @@ import math
 
 from dragon_dsl.explain.graph import fmt
 from dragon_dsl.explain.rules.base import Explainer, refs
-from dragon_dsl.table import INST, annotation_keys
+from dragon_dsl.language.table import INST, annotation_keys
 
 _THREAD_EXTENT_KEYS = annotation_keys("thread_binding", "thread_extent")  # MultiLevelTiling's bounds
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 from dragon_dsl.explain.graph import dims, fmt
 from dragon_dsl.explain.rules.base import Explainer, refs
-from dragon_dsl.table import INST, in_group
+from dragon_dsl.language.table import INST, in_group
 
 
 def find_caches(x: Explainer):

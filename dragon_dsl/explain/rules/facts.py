@@ -6,7 +6,7 @@ import math
 
 from dragon_dsl.explain.graph import dims, fmt
 from dragon_dsl.explain.rules.base import Explainer
-from dragon_dsl.table import INST
+from dragon_dsl.language.table import INST
 
 
 def workload_facts(x: Explainer):

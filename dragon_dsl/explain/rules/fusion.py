@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dragon_dsl.explain.graph import dims
 from dragon_dsl.explain.rules.base import Explainer, refs
-from dragon_dsl.table import INST, in_group
+from dragon_dsl.language.table import INST, in_group
 
 
 def fusion(x: Explainer):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dragon_dsl.explain.rules.base import Explainer
-from dragon_dsl.table import INST, in_group
+from dragon_dsl.language.table import INST, in_group
 
 
 def layout(x: Explainer):

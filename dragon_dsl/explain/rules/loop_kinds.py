@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dragon_dsl.check import BoundInst
+from dragon_dsl.language.check import BoundInst
 from dragon_dsl.explain.graph import fmt
 from dragon_dsl.explain.info import dtype_bytes
 from dragon_dsl.explain.rules.base import Explainer, refs
-from dragon_dsl.table import ANNOTATION, INST, in_group
-from dragon_dsl.values import Ref
+from dragon_dsl.language.table import ANNOTATION, INST, in_group
+from dragon_dsl.language.values import Ref
 
 
 def loop_annotations(x: Explainer):

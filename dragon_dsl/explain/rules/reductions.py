@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from dragon_dsl.explain.rules.base import Explainer, refs
-from dragon_dsl.table import INST
+from dragon_dsl.language.table import INST
 
 
 def reductions(x: Explainer):

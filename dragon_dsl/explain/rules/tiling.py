@@ -7,7 +7,7 @@ import math
 from dragon_dsl.explain.graph import dims
 from dragon_dsl.explain.info import dtype_bytes
 from dragon_dsl.explain.rules.base import Explainer, refs
-from dragon_dsl.table import INST, annotation_keys, in_group
+from dragon_dsl.language.table import INST, annotation_keys, in_group
 
 _STRUCTURE_KEYS = annotation_keys("tiling", "structure")  # the tiling structure MultiLevelTiling chose
 

@@ -12,22 +12,22 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from dragon_dsl import diagnostics as dg
-from dragon_dsl._gc import paused_gc
-from dragon_dsl.check_explain import ExplanationChecks
-from dragon_dsl.check_words import _ARTICLE, _CONSTANTS, _Bad, _closest, _describe, _did_you_mean, in_domain  # noqa: F401
-from dragon_dsl.codec import index_map as imap
-from dragon_dsl.diagnostics import Diagnostic, Related, Span
-from dragon_dsl.hints import NameIndex
-from dragon_dsl.limits import MAX_NESTING
-from dragon_dsl.syntax import ast
-from dragon_dsl.target_names import closest_target, target_problem
-from dragon_dsl.table import (
+from dragon_dsl.language import diagnostics as dg
+from dragon_dsl.language._gc import paused_gc
+from dragon_dsl.language.check_explain import ExplanationChecks
+from dragon_dsl.language.check_words import _ARTICLE, _CONSTANTS, _Bad, _closest, _describe, _did_you_mean, in_domain  # noqa: F401
+from dragon_dsl.language.codec import index_map as imap
+from dragon_dsl.language.diagnostics import Diagnostic, Related, Span
+from dragon_dsl.language.hints import NameIndex
+from dragon_dsl.language.limits import MAX_NESTING
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.target_names import closest_target, target_problem
+from dragon_dsl.language.table import (
     BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, REF_KINDS, RESERVED, SECTIONS, STORAGE_SCOPES,
     Instruction, Param, in_group,
 )
-from dragon_dsl.program import DISCARD, BoundInst, ExplainEntry, Program  # noqa: F401  (importers use dragon_dsl.check)
-from dragon_dsl.values import Buffer, Ref
+from dragon_dsl.language.program import DISCARD, BoundInst, ExplainEntry, Program  # noqa: F401  (importers use dragon_dsl.language.check)
+from dragon_dsl.language.values import Buffer, Ref
 
 
 
@@ -526,6 +526,6 @@ class Checker(ExplanationChecks):
 def check(script: ast.Script, extents: Optional[dict[str, int]] = None) -> tuple[Program, list[Diagnostic]]:
     """Type-check a parsed script. `extents` maps loop variables to known extents (after a replay)."""
     c = Checker(extents)
-    with paused_gc():  # the program is acyclic: reference counting frees it (see dragon_dsl/_gc.py)
+    with paused_gc():  # the program is acyclic: reference counting frees it (see dragon_dsl/language/_gc.py)
         program = c.run(script)
     return program, sorted(c.diags, key=lambda d: (d.span.line, d.span.column))

@@ -9,8 +9,8 @@ import re
 from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from dragon_dsl import diagnostics as dg
-from dragon_dsl.diagnostics import Diagnostic, Span
+from dragon_dsl.language import diagnostics as dg
+from dragon_dsl.language.diagnostics import Diagnostic, Span
 
 
 def _tspan(tok: Token) -> Span:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from dragon_dsl import diagnostics as dg
-from dragon_dsl import hints
-from dragon_dsl.diagnostics import Span
-from dragon_dsl.hints import NameIndex
-from dragon_dsl.syntax import ast
-from dragon_dsl.table import DOMAINS, SCOPE_PREFIXES, STORAGE_SCOPES
+from dragon_dsl.language import diagnostics as dg
+from dragon_dsl.language import hints
+from dragon_dsl.language.diagnostics import Span
+from dragon_dsl.language.hints import NameIndex
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.table import DOMAINS, SCOPE_PREFIXES, STORAGE_SCOPES
 
 _CONSTANTS = {"None": None, "True": True, "False": False, "inf": math.inf, "nan": math.nan}
 

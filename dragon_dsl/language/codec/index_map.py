@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from dragon_dsl.syntax.lexical import float_text
-from dragon_dsl.table import TVM_VERSION
+from dragon_dsl.language.syntax.lexical import float_text
+from dragon_dsl.language.table import TVM_VERSION
 
 INDEX_DTYPE = "int32"
 FLOAT_DTYPE = "float32"
@@ -329,9 +329,9 @@ def render_expr(e, prec: int = 0) -> str:
 
 # ---- lambda syntax -> IR -------------------------------------------------------------------
 
-from dragon_dsl import diagnostics as dg  # noqa: E402
-from dragon_dsl.syntax import ast  # noqa: E402
-from dragon_dsl.table import DTYPES  # noqa: E402
+from dragon_dsl.language import diagnostics as dg  # noqa: E402
+from dragon_dsl.language.syntax import ast  # noqa: E402
+from dragon_dsl.language.table import DTYPES  # noqa: E402
 
 _CONSTS = {"True": IntImm(1, "bool"), "False": IntImm(0, "bool")}
 _FLOAT_NAMES = {"inf": math.inf, "nan": math.nan}

@@ -1,17 +1,17 @@
 """The checker's part for the explanation graph: entries (`fact`, `rationale`, `effect`) after
 `explain:`, their fields, and links to instructions or to entries of a kind. A mixin of
-`dragon_dsl.check.Checker`, which owns the state it reads (`program`, `kinds`, `def_span`,
+`dragon_dsl.language.check.Checker`, which owns the state it reads (`program`, `kinds`, `def_span`,
 `used`, `_explain_names`, `_pending_links`) and `report`/`literal`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from dragon_dsl.check_words import _Bad, _closest, _describe, _did_you_mean
-from dragon_dsl.diagnostics import Related
-from dragon_dsl.program import ExplainEntry
-from dragon_dsl.syntax import ast
-from dragon_dsl.table import EXPLAIN_KINDS
+from dragon_dsl.language.check_words import _Bad, _closest, _describe, _did_you_mean
+from dragon_dsl.language.diagnostics import Related
+from dragon_dsl.language.program import ExplainEntry
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.table import EXPLAIN_KINDS
 
 
 class ExplanationChecks:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from dragon_dsl.diagnostics import Span
-from dragon_dsl.table import Instruction, Param
+from dragon_dsl.language.diagnostics import Span
+from dragon_dsl.language.table import Instruction, Param
 
 DISCARD = "_"
 

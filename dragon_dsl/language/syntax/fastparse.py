@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple, Optional, Union
 
-from dragon_dsl.diagnostics import Span
-from dragon_dsl.limits import MAX_INT_DIGITS, MAX_NESTING
-from dragon_dsl.syntax import ast, lexical
+from dragon_dsl.language.diagnostics import Span
+from dragon_dsl.language.limits import MAX_INT_DIGITS, MAX_NESTING
+from dragon_dsl.language.syntax import ast, lexical
 
 _TOKEN = re.compile(
     r"""

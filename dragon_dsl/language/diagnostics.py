@@ -78,7 +78,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "DRG002": (Severity.ERROR, "unexpected token"),
     "DRG003": (Severity.ERROR, "unexpected end of input"),
     "DRG004": (Severity.ERROR, "invalid string literal"),
-    "DRG005": (Severity.ERROR, "limit exceeded"),  # dragon_dsl/limits.py: nesting, script size, integer digits
+    "DRG005": (Severity.ERROR, "limit exceeded"),  # dragon_dsl/language/limits.py: nesting, script size, integer digits
     # 1xx: names and definitions
     "DRG101": (Severity.ERROR, "undefined variable"),
     "DRG102": (Severity.ERROR, "argument of the wrong kind"),

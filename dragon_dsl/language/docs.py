@@ -1,6 +1,6 @@
 """Generates docs/INSTRUCTIONS.md from the instruction table and the diagnostic catalogue.
 
-    python -m dragon_dsl.docs > docs/INSTRUCTIONS.md
+    python -m dragon_dsl.language.docs > docs/INSTRUCTIONS.md
 
 The file is committed; tests/test_table.py fails when it is stale.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from dragon_dsl.diagnostics import CODES
-from dragon_dsl.table import ANNOTATION_KEYS, EXPLAIN_KINDS, FAMILIES, INSTRUCTIONS, TRACE_SCHEMA, literal_text
+from dragon_dsl.language.diagnostics import CODES
+from dragon_dsl.language.table import ANNOTATION_KEYS, EXPLAIN_KINDS, FAMILIES, INSTRUCTIONS, TRACE_SCHEMA, literal_text
 
 
 def _slot(p) -> str:
@@ -26,7 +26,7 @@ def render() -> str:
     out = [
         "# Dragon instruction reference",
         "",
-        f"Generated from `dragon_dsl/table/` (trace schema `{TRACE_SCHEMA}`) by `python -m dragon_dsl.docs`.",
+        f"Generated from `dragon_dsl/language/table/` (trace schema `{TRACE_SCHEMA}`) by `python -m dragon_dsl.language.docs`.",
         "Do not edit by hand: `tests/test_table.py` fails when this file is stale.",
         "",
         "Columns: the parameter, its type in the Dragon type language (docs/LANGUAGE.md), its default",

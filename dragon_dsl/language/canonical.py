@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 
-from dragon_dsl.codec import index_map as imap
-from dragon_dsl.diagnostics import NOWHERE
-from dragon_dsl.syntax import ast
-from dragon_dsl.table import Instruction, Param
-from dragon_dsl.values import Buffer, Ref
+from dragon_dsl.language.codec import index_map as imap
+from dragon_dsl.language.diagnostics import NOWHERE
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.table import Instruction, Param
+from dragon_dsl.language.values import Buffer, Ref
 
 
 def same_value(a, b) -> bool:

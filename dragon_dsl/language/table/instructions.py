@@ -4,7 +4,7 @@ with the families and groups that readers ask instead of naming instructions.
 
 from __future__ import annotations
 
-from dragon_dsl.table.schema import DECISION, At, In, Instruction, Param, Results
+from dragon_dsl.language.table.schema import DECISION, At, In, Instruction, Param, Results
 
 # ---- the table -------------------------------------------------------------
 

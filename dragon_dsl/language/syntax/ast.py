@@ -2,7 +2,7 @@
 
 The tree records what was written, not what it means: a `Call` may name an
 unknown instruction and an argument may have the wrong kind. The checker
-(`dragon_dsl.check`) gives the tree its meaning by reading the instruction
+(`dragon_dsl.language.check`) gives the tree its meaning by reading the instruction
 table.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from dragon_dsl.diagnostics import Span
+from dragon_dsl.language.diagnostics import Span
 
 
 # ---- expressions ---------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from dragon_dsl.codec import index_map as imap
+from dragon_dsl.language.codec import index_map as imap
 
 
 def is_graph(x) -> bool:

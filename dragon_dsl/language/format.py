@@ -7,11 +7,11 @@ written, so formatting never hides or changes a problem.
 
 from __future__ import annotations
 
-from dragon_dsl.canonical import canonical_call, value_ast
-from dragon_dsl.check import check
-from dragon_dsl.diagnostics import DragonError, Severity
-from dragon_dsl.syntax import ast, printer
-from dragon_dsl.syntax.parser import parse
+from dragon_dsl.language.canonical import canonical_call, value_ast
+from dragon_dsl.language.check import check
+from dragon_dsl.language.diagnostics import DragonError, Severity
+from dragon_dsl.language.syntax import ast, printer
+from dragon_dsl.language.syntax.parser import parse
 
 
 def format_script(script: ast.Script) -> str:

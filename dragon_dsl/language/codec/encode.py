@@ -8,10 +8,10 @@ The explanation graph is not read here: it never changes the trace.
 
 from __future__ import annotations
 
-from dragon_dsl.check import DISCARD, Program
-from dragon_dsl.codec import index_map as imap
-from dragon_dsl.table import RESULT_PREFIX, Instruction, Param
-from dragon_dsl.values import Ref
+from dragon_dsl.language.check import DISCARD, Program
+from dragon_dsl.language.codec import index_map as imap
+from dragon_dsl.language.table import RESULT_PREFIX, Instruction, Param
+from dragon_dsl.language.values import Ref
 
 PREFIX = RESULT_PREFIX
 

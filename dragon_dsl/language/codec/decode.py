@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from dragon_dsl import diagnostics as dg
-from dragon_dsl.canonical import canonical_call, value_ast
-from dragon_dsl.check import in_domain
-from dragon_dsl.codec import index_map as imap
-from dragon_dsl.codec.encode import PREFIX
-from dragon_dsl.diagnostics import NOWHERE, Diagnostic
-from dragon_dsl.limits import MAX_NESTING
-from dragon_dsl.syntax import ast
-from dragon_dsl.table import BY_KIND, REF_KINDS, Instruction, Param
-from dragon_dsl.values import Buffer, Ref
+from dragon_dsl.language import diagnostics as dg
+from dragon_dsl.language.canonical import canonical_call, value_ast
+from dragon_dsl.language.check import in_domain
+from dragon_dsl.language.codec import index_map as imap
+from dragon_dsl.language.codec.encode import PREFIX
+from dragon_dsl.language.diagnostics import NOWHERE, Diagnostic
+from dragon_dsl.language.limits import MAX_NESTING
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.table import BY_KIND, REF_KINDS, Instruction, Param
+from dragon_dsl.language.values import Buffer, Ref
 
 
 class _Reject(Exception):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from dragon_dsl.table.instructions import BY_KIND
-from dragon_dsl.table.schema import Instruction
+from dragon_dsl.language.table.instructions import BY_KIND
+from dragon_dsl.language.table.schema import Instruction
 
 #: One instruction of trace JSON: [ /* 0 */ kind, /* 1 */ inputs, /* 2 */ attrs, /* 3 */ outputs ].
 JSON_KIND, JSON_INPUTS, JSON_ATTRS, JSON_OUTPUTS = 0, 1, 2, 3

@@ -1,13 +1,13 @@
 """Printing: syntax tree -> text, one statement per line.
 
 The printer spells what the tree holds; canonical choices (which arguments to
-write, how bools read) are made before, by `dragon_dsl.canonical`.
+write, how bools read) are made before, by `dragon_dsl.language.canonical`.
 """
 
 from __future__ import annotations
 
-from dragon_dsl.syntax import ast
-from dragon_dsl.syntax.lexical import float_text, string_text
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.syntax.lexical import float_text, string_text
 
 #: The canonical spelling of a string (kept under this name for callers of the printer).
 quote = string_text

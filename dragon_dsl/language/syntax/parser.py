@@ -18,13 +18,13 @@ from importlib import resources
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, VisitError
 
-from dragon_dsl import diagnostics as dg
-from dragon_dsl._gc import paused_gc
-from dragon_dsl.diagnostics import Diagnostic, Span
-from dragon_dsl.limits import MAX_INT_DIGITS, MAX_NESTING, MAX_SCRIPT_CHARS
-from dragon_dsl.syntax import ast, lexical
-from dragon_dsl.syntax.errors import _error_diag, _tspan
-from dragon_dsl.syntax.fastparse import TooDeep, fast_parse_or_too_deep
+from dragon_dsl.language import diagnostics as dg
+from dragon_dsl.language._gc import paused_gc
+from dragon_dsl.language.diagnostics import Diagnostic, Span
+from dragon_dsl.language.limits import MAX_INT_DIGITS, MAX_NESTING, MAX_SCRIPT_CHARS
+from dragon_dsl.language.syntax import ast, lexical
+from dragon_dsl.language.syntax.errors import _error_diag, _tspan
+from dragon_dsl.language.syntax.fastparse import TooDeep, fast_parse_or_too_deep
 
 _OPEN = {"LPAR", "LSQB", "LBRACE"}
 _CLOSE = {"RPAR", "RSQB", "RBRACE"}
@@ -68,7 +68,7 @@ def _nodes(children):
 
 
 class _LimitExceeded(Exception):
-    """Raised by the tree builder past a limit of dragon_dsl/limits.py; becomes DRG005."""
+    """Raised by the tree builder past a limit of dragon_dsl/language/limits.py; becomes DRG005."""
 
     def __init__(self, span: Span, message: str):
         self.span, self.message = span, message
@@ -407,7 +407,7 @@ def parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
                                         f"the script has {len(text):,} characters; the limit is "
                                         f"{MAX_SCRIPT_CHARS:,} (16 MiB)")]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    with paused_gc():  # a tree is acyclic: reference counting frees it (see dragon_dsl/_gc.py)
+    with paused_gc():  # a tree is acyclic: reference counting frees it (see dragon_dsl/language/_gc.py)
         return _parse(text)
 
 

@@ -19,18 +19,18 @@ directives, reserved names), trace_json (positions in trace JSON). Import from h
 
 from __future__ import annotations
 
-from dragon_dsl.table.annotations import ANNOTATION, ANNOTATION_KEYS, AnnotationKey, annotation_keys
-from dragon_dsl.table.instructions import (
+from dragon_dsl.language.table.annotations import ANNOTATION, ANNOTATION_KEYS, AnnotationKey, annotation_keys
+from dragon_dsl.language.table.instructions import (
     BY_KIND, BY_NAME, FAMILIES, FAMILY_OF, GROUPS, INST, INSTRUCTIONS, SECTIONS, in_group,
 )
-from dragon_dsl.table.language import (
+from dragon_dsl.language.table.language import (
     BUFFER_KINDS, DIRECTIVES, DOMAINS, DTYPES, EXPLAIN_KINDS, REF_KINDS, RESERVED, RESULT_PREFIX, SCOPE_PREFIXES,
     STORAGE_SCOPES, THREAD_AXES, ExplainKind,
 )
-from dragon_dsl.table.schema import (
+from dragon_dsl.language.table.schema import (
     DECISION, REQUIRED, TRACE_SCHEMA, TVM_VERSION, At, In, Instruction, Param, Results, Slot, literal_text,
 )
-from dragon_dsl.table.trace_json import JSON_ATTRS, JSON_INPUTS, JSON_KIND, JSON_OUTPUTS, TraceRow, trace_row
+from dragon_dsl.language.table.trace_json import JSON_ATTRS, JSON_INPUTS, JSON_KIND, JSON_OUTPUTS, TraceRow, trace_row
 
 __all__ = [
     "ANNOTATION", "ANNOTATION_KEYS", "AnnotationKey", "annotation_keys",
