@@ -58,7 +58,7 @@ def measure(target, cands: dict, group: int, workers: int, level: str) -> tuple:
 
     engine = Engine(target, workers=workers, cache=False, build_group=group)
     try:
-        engine.measure(next(iter(cands)), [[[], []]], level="build")   # the workers are up
+        engine.measure(next(iter(cands)), [[[], []]], level="build")  # the workers are up
         tasks = [Task(w, t, level=level, use_cache=False) for w, traces in cands.items() for t in traces]
         t0 = time.perf_counter()
         results = engine.run(tasks)
@@ -85,9 +85,13 @@ def main(argv=None) -> int:
     alone_s, alone, alone_jobs = measure(target, cands, 1, args.workers, args.level)
     group_s, grouped, group_jobs = measure(target, cands, args.group, args.workers, args.level)
     same = [(a.status, a.level) == (g.status, g.level) for a, g in zip(alone, grouped)]
-    print(f"one build per candidate: {alone_s:7.1f} s  {alone_jobs:4d} build jobs  {60 * n / alone_s:7.1f} candidates/min")
-    print(f"groups of {args.group:<2d}           : {group_s:7.1f} s  {group_jobs:4d} build jobs  "
-          f"{60 * n / group_s:7.1f} candidates/min")
+    print(
+        f"one build per candidate: {alone_s:7.1f} s  {alone_jobs:4d} build jobs  {60 * n / alone_s:7.1f} candidates/min"
+    )
+    print(
+        f"groups of {args.group:<2d}           : {group_s:7.1f} s  {group_jobs:4d} build jobs  "
+        f"{60 * n / group_s:7.1f} candidates/min"
+    )
     print(f"ratio: {alone_s / group_s:.2f}x less wall time grouped; results agree for {sum(same)}/{n} candidates")
     print("statuses:", dict(Counter(r.status.value for r in grouped)))
     for a, g, ok in zip(alone, grouped, same):

@@ -64,11 +64,17 @@ def main() -> int:
         base, _ = timed(lambda: [p.read_text(encoding="utf-8") for p in paths])
         t_fmt, rc_fmt = timed(lambda: fmt_cli.main(["--check", "-q", str(folder)]))
         t_types, rc_types = timed(lambda: check_cli.main([str(folder), "--level", "types", "--format", "json"]))
-        t_types2, _ = timed(lambda: check_cli.main([str(folder), "--level", "types", "--format", "json", "--workers", "2"]))
+        t_types2, _ = timed(
+            lambda: check_cli.main([str(folder), "--level", "types", "--format", "json", "--workers", "2"])
+        )
         print(f"{n} files, {size / 1e6:.1f} MB (real MetaSchedule traces, avg {size / n / 1e3:.1f} kB)")
         print(f"  baseline: read the files      {n / base:9.0f} files/s")
-        print(f"  dragon-fmt --check            {n / t_fmt:9.0f} files/s  ({t_fmt / base:.0f}x the read; exit {rc_fmt})")
-        print(f"  dragon-check --level types    {n / t_types:9.0f} files/s  ({t_types / base:.0f}x the read; exit {rc_types})")
+        print(
+            f"  dragon-fmt --check            {n / t_fmt:9.0f} files/s  ({t_fmt / base:.0f}x the read; exit {rc_fmt})"
+        )
+        print(
+            f"  dragon-check --level types    {n / t_types:9.0f} files/s  ({t_types / base:.0f}x the read; exit {rc_types})"
+        )
         print(f"  dragon-check types --workers 2 {n / t_types2:9.0f} files/s")
         # warm replay latency: TVM imported and the workloads parsed once before timing
         samples = paths[: args.replays]
@@ -81,8 +87,10 @@ def main() -> int:
             lat.append(time.perf_counter() - t0)
             assert rep.errors == 0, rep.diagnostics
         lat.sort()
-        print(f"  --level replay, warm, per script: median {statistics.median(lat) * 1e3:.1f} ms, "
-              f"p90 {lat[int(0.9 * (len(lat) - 1))] * 1e3:.1f} ms over {len(lat)} scripts")
+        print(
+            f"  --level replay, warm, per script: median {statistics.median(lat) * 1e3:.1f} ms, "
+            f"p90 {lat[int(0.9 * (len(lat) - 1))] * 1e3:.1f} ms over {len(lat)} scripts"
+        )
     return 0
 
 

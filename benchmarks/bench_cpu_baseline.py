@@ -40,27 +40,35 @@ def main() -> None:
     texts = [spec.build().script() for spec in specs]
     rows = []
     with tempfile.TemporaryDirectory() as cache, Engine("llvm", cache=str(Path(cache) / "results.sqlite")) as engine:
-        engine.prepare(texts)          # the references, outside the comparison
-        engine.measure(texts[0], [[[], []]], level="build")   # the workers started (the device's at first use)
+        engine.prepare(texts)  # the references, outside the comparison
+        engine.measure(texts[0], [[[], []]], level="build")  # the workers started (the device's at first use)
         engine.baseline(texts[0], kind="unscheduled", level="time")
         for i, (spec, text) in enumerate(zip(specs, texts)):
             timed = {}
-            for way in (("verified", "decided") if i % 2 == 0 else ("decided", "verified")):
+            for way in ("verified", "decided") if i % 2 == 0 else ("decided", "verified"):
                 t0 = time.perf_counter()
                 if way == "verified":
                     (r,) = engine.measure(text, [[[], []]], level="time", use_cache=False)
                 else:
                     r = engine.baseline(text, kind="unscheduled", level="time", use_cache=False)
                 timed[way] = (time.perf_counter() - t0, r.status.value, r.n_checked)
-            rows.append({"workload": spec.name, **{k: {"seconds": v[0], "status": v[1], "checked": v[2]}
-                                                   for k, v in timed.items()}})
+            rows.append(
+                {
+                    "workload": spec.name,
+                    **{k: {"seconds": v[0], "status": v[1], "checked": v[2]} for k, v in timed.items()},
+                }
+            )
             v, d = timed["verified"][0], timed["decided"][0]
-            print(f"{spec.name[:60]:60s} verified {v:6.2f} s  decided {d:6.2f} s  ratio {d / v:5.2f}x "
-                  f"({timed['verified'][1]}, {timed['decided'][1]})")
+            print(
+                f"{spec.name[:60]:60s} verified {v:6.2f} s  decided {d:6.2f} s  ratio {d / v:5.2f}x "
+                f"({timed['verified'][1]}, {timed['decided'][1]})"
+            )
     ratios = [r["decided"]["seconds"] / r["verified"]["seconds"] for r in rows]
     saved = [r["verified"]["seconds"] - r["decided"]["seconds"] for r in rows]
-    print(f"median time, decided over verified: {statistics.median(ratios):.2f}x; "
-          f"median saved {statistics.median(saved):.2f} s over {len(rows)} workloads")
+    print(
+        f"median time, decided over verified: {statistics.median(ratios):.2f}x; "
+        f"median saved {statistics.median(saved):.2f} s over {len(rows)} workloads"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

@@ -34,28 +34,31 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def elf_sections(blob: bytes) -> dict:
     """{name: (type, bytes or size)} of a 64-bit little-endian ELF file (a cubin); NOBITS
     sections (shared memory) by their size only."""
-    shoff, = struct.unpack_from("<Q", blob, 0x28)
+    (shoff,) = struct.unpack_from("<Q", blob, 0x28)
     entsize, count, names_at = struct.unpack_from("<HHH", blob, 0x3A)
     headers = [struct.unpack_from("<IIQQQQ", blob, shoff + i * entsize) for i in range(count)]
     names_off, names_size = headers[names_at][4], headers[names_at][5]
-    names = blob[names_off:names_off + names_size]
+    names = blob[names_off : names_off + names_size]
     out = {}
     for name_at, kind, _flags, _addr, offset, size in headers:
-        name = names[name_at:names.index(b"\0", name_at)].decode()
-        out[name] = (kind, size if kind == 8 else blob[offset:offset + size])
+        name = names[name_at : names.index(b"\0", name_at)].decode()
+        out[name] = (kind, size if kind == 8 else blob[offset : offset + size])
     return out
 
 
 def kernels(cubin: bytes) -> dict:
     """The kernels' machine code and shared memory: what decides a verdict and a timing."""
-    return {name: body for name, body in elf_sections(cubin).items()
-            if name.startswith(".text.") or name.startswith(".nv.shared.")}
+    return {
+        name: body
+        for name, body in elf_sections(cubin).items()
+        if name.startswith(".text.") or name.startswith(".nv.shared.")
+    }
 
 
 def sources(n: int, seed: int) -> list:
+    import bench_measure
     import tvm
 
-    import bench_measure
     from dragon_dsl.tvm.compile import checked_schedule, compile_scheduled
     from dragon_dsl.tvm.workload import load_workload
 
@@ -70,7 +73,7 @@ def sources(n: int, seed: int) -> list:
         try:
             scheduled = checked_schedule(mod, {"trace": cand["trace"]}, target, phases)
             executable = compile_scheduled(scheduled, target, phases["lowered"])
-        except Exception:  # noqa: BLE001 - candidates the checks reject have no source
+        except Exception:
             continue
         code = next(m for m in executable.mod.imports if m.kind == "cuda").inspect_source()
         found.setdefault(hashlib.sha256(code.encode()).hexdigest(), (cand["id"], code))
@@ -93,11 +96,14 @@ def both_ways(item) -> dict:
             t0 = time.perf_counter()
             try:
                 cubin = bytes(nvcc.compile_cuda(text, target_format="cubin", arch="sm_90a", compiler="nvrtc"))
-            except Exception as exc:  # noqa: BLE001 - NVRTC's error, kept
+            except Exception as exc:
                 out[way] = {"error": str(exc).strip().splitlines()[-1][:300]}
                 continue
-            out[way] = {"seconds": time.perf_counter() - t0, "bytes": len(cubin),
-                        "kernels": hashlib.sha256(repr(sorted(kernels(cubin).items())).encode()).hexdigest()}
+            out[way] = {
+                "seconds": time.perf_counter() - t0,
+                "bytes": len(cubin),
+                "kernels": hashlib.sha256(repr(sorted(kernels(cubin).items())).encode()).hexdigest(),
+            }
     full, trim = out["full"], out["trimmed"]
     out["same_kernels"] = "kernels" in full and full.get("kernels") == trim.get("kernels")
     return out
@@ -118,19 +124,29 @@ def main(argv=None) -> int:
     ok = [r for r in rows if "seconds" in r["full"] and "seconds" in r["trimmed"]]
     full_s = sum(r["full"]["seconds"] for r in ok)
     trim_s = sum(r["trimmed"]["seconds"] for r in ok)
-    summary = {"sources": len(rows), "was_trimmed": sum(r["was_trimmed"] for r in rows), "compiled_both": len(ok),
-               "errors": [r for r in rows if r not in ok], "same_kernels": sum(r["same_kernels"] for r in rows),
-               "full_s": round(full_s, 2), "trimmed_s": round(trim_s, 2),
-               "speedup": round(full_s / trim_s, 2) if trim_s else None,
-               "median_full_s": round(statistics.median(r["full"]["seconds"] for r in ok), 3) if ok else None,
-               "median_trimmed_s": round(statistics.median(r["trimmed"]["seconds"] for r in ok), 3) if ok else None,
-               "jobs": args.jobs}
+    summary = {
+        "sources": len(rows),
+        "was_trimmed": sum(r["was_trimmed"] for r in rows),
+        "compiled_both": len(ok),
+        "errors": [r for r in rows if r not in ok],
+        "same_kernels": sum(r["same_kernels"] for r in rows),
+        "full_s": round(full_s, 2),
+        "trimmed_s": round(trim_s, 2),
+        "speedup": round(full_s / trim_s, 2) if trim_s else None,
+        "median_full_s": round(statistics.median(r["full"]["seconds"] for r in ok), 3) if ok else None,
+        "median_trimmed_s": round(statistics.median(r["trimmed"]["seconds"] for r in ok), 3) if ok else None,
+        "jobs": args.jobs,
+    }
     (out / "bench_cuda_preamble.json").write_text(json.dumps({**summary, "rows": rows}, indent=1))
     print(f"{summary['sources']} distinct CUDA sources ({summary['was_trimmed']} trimmed), {args.jobs} processes")
-    print(f"NVRTC seconds summed: as TVM writes them {summary['full_s']}, trimmed {summary['trimmed_s']} "
-          f"({summary['speedup']}x); median {summary['median_full_s']} vs {summary['median_trimmed_s']}")
-    print(f"identical kernels (machine code and shared memory): {summary['same_kernels']} of {len(rows)}; "
-          f"errors: {len(summary['errors'])}")
+    print(
+        f"NVRTC seconds summed: as TVM writes them {summary['full_s']}, trimmed {summary['trimmed_s']} "
+        f"({summary['speedup']}x); median {summary['median_full_s']} vs {summary['median_trimmed_s']}"
+    )
+    print(
+        f"identical kernels (machine code and shared memory): {summary['same_kernels']} of {len(rows)}; "
+        f"errors: {len(summary['errors'])}"
+    )
     return 0 if summary["same_kernels"] == len(rows) else 1
 
 

@@ -42,8 +42,17 @@ def main(argv=None) -> int:
     from dragon_model.generate import Generator
 
     gen = Generator.from_path(args.model, cpu_threads=args.threads)
-    table = Table("workload", "statements", "tokens", "passes v17 / v18", "v17 s", "phases s", "v18 s",
-                  "v18 / v17", "same script (phases, v18)")
+    table = Table(
+        "workload",
+        "statements",
+        "tokens",
+        "passes v17 / v18",
+        "v17 s",
+        "phases s",
+        "v18 s",
+        "v18 / v17",
+        "same script (phases, v18)",
+    )
     rows = []
     for wl in args.workloads:
         out = {}
@@ -51,26 +60,56 @@ def main(argv=None) -> int:
             gen.phases, gen.jump_forward = phases, jump
             t0 = time.perf_counter()
             g = gen.generate(wl, args.target)
-            out[name] = {"seconds": time.perf_counter() - t0, "tokens": g.tokens, "passes": g.forward_passes,
-                         "statements": g.statements, "rejected": g.rejected, "stop": g.stop, "body": g.body}
+            out[name] = {
+                "seconds": time.perf_counter() - t0,
+                "tokens": g.tokens,
+                "passes": g.forward_passes,
+                "statements": g.statements,
+                "rejected": g.rejected,
+                "stop": g.stop,
+                "body": g.body,
+            }
         same = (out["phases"]["body"] == out["v17"]["body"], out["v18"]["body"] == out["v17"]["body"])
         ratio = out["v18"]["seconds"] / out["v17"]["seconds"]
-        rows.append({"workload": Path(wl).stem, **{k: {kk: vv for kk, vv in v.items() if kk != "body"} for k, v in out.items()},
-                     "same_phases": same[0], "same_v18": same[1], "ratio": ratio})
-        table.add_row(Path(wl).stem[:48], str(out["v17"]["statements"]), str(out["v17"]["tokens"]),
-                      f"{out['v17']['passes']} / {out['v18']['passes']}",
-                      *(f"{out[n]['seconds']:.1f}" for n, _, _ in WAYS), f"{ratio:.2f}x", f"{same[0]}, {same[1]}")
+        rows.append(
+            {
+                "workload": Path(wl).stem,
+                **{k: {kk: vv for kk, vv in v.items() if kk != "body"} for k, v in out.items()},
+                "same_phases": same[0],
+                "same_v18": same[1],
+                "ratio": ratio,
+            }
+        )
+        table.add_row(
+            Path(wl).stem[:48],
+            str(out["v17"]["statements"]),
+            str(out["v17"]["tokens"]),
+            f"{out['v17']['passes']} / {out['v18']['passes']}",
+            *(f"{out[n]['seconds']:.1f}" for n, _, _ in WAYS),
+            f"{ratio:.2f}x",
+            f"{same[0]}, {same[1]}",
+        )
     console = Console()
     console.print(table)
     for name, _, _ in WAYS[1:]:
         r = [row[name]["seconds"] / row["v17"]["seconds"] for row in rows]
-        console.print(f"{name} / v17 seconds: median {statistics.median(r):.2f}, geomean "
-                      f"{statistics.geometric_mean(r):.2f}")
-    console.print("median seconds a statement: " + ", ".join(
-        f"{n} {statistics.median(row[n]['seconds'] / max(1, row[n]['statements']) for row in rows):.3f}" for n, _, _ in WAYS))
+        console.print(
+            f"{name} / v17 seconds: median {statistics.median(r):.2f}, geomean {statistics.geometric_mean(r):.2f}"
+        )
+    console.print(
+        "median seconds a statement: "
+        + ", ".join(
+            f"{n} {statistics.median(row[n]['seconds'] / max(1, row[n]['statements']) for row in rows):.3f}"
+            for n, _, _ in WAYS
+        )
+    )
     if args.json:
-        Path(args.json).write_text(json.dumps({"model": str(args.model), "target": args.target, "threads": args.threads,
-                                               "rows": rows}, indent=1), encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps(
+                {"model": str(args.model), "target": args.target, "threads": args.threads, "rows": rows}, indent=1
+            ),
+            encoding="utf-8",
+        )
     return 0
 
 

@@ -25,8 +25,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SMALL = ("matmul_64", "softmax_64", "transpose_64x32", "ew_add_relu_128x64", "row_sum_64x256",
-         "mean_center_64x128", "matmul_relu_64", "bmm_4x32", "matmul_bias_32", "gather_64", "matmul_31x31x17")
+SMALL = (
+    "matmul_64",
+    "softmax_64",
+    "transpose_64x32",
+    "ew_add_relu_128x64",
+    "row_sum_64x256",
+    "mean_center_64x128",
+    "matmul_relu_64",
+    "bmm_4x32",
+    "matmul_bias_32",
+    "gather_64",
+    "matmul_31x31x17",
+)
 TARGET = {"kind": "llvm", "num-cores": 2}
 
 
@@ -83,8 +94,11 @@ def stock(cands) -> dict:
     builder = LocalBuilder(timeout_sec=180)
     runner = LocalRunner(timeout_sec=60)
     built = builder.build([BuilderInput(m, target) for m in mods])
-    inputs = [RunnerInput(b.artifact_path, "cpu", ArgInfo.from_prim_func(m["main"]))
-              for b, m in zip(built, mods, strict=True) if b.error_msg is None]
+    inputs = [
+        RunnerInput(b.artifact_path, "cpu", ArgInfo.from_prim_func(m["main"]))
+        for b, m in zip(built, mods, strict=True)
+        if b.error_msg is None
+    ]
     results = [f.result() for f in runner.run(inputs)]
     seconds = time.perf_counter() - t0
     ok = sum(r.error_msg is None for r in results)
@@ -103,16 +117,20 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None)
     args = ap.parse_args()
     cands = candidates(args.candidates)
-    rows = {"warm pool": warm(cands, args.workers),
-            "cold (fresh Engine per candidate)": cold(cands[:args.cold], args.workers),
-            "MetaSchedule LocalBuilder+LocalRunner (no verify)": stock(cands[:args.stock or len(cands)])}
+    rows = {
+        "warm pool": warm(cands, args.workers),
+        "cold (fresh Engine per candidate)": cold(cands[: args.cold], args.workers),
+        "MetaSchedule LocalBuilder+LocalRunner (no verify)": stock(cands[: args.stock or len(cands)]),
+    }
     base = per_minute(rows["warm pool"])
     print(f"llvm {json.dumps(TARGET)}, small kernels from tests/data/traces/sampled.jsonl; build + verify + time\n")
     print("| way | candidates | seconds | candidates/min | warm is x faster | statuses |")
     print("|---|---|---|---|---|---|")
     for name, r in rows.items():
-        print(f"| {name} | {r['n']} | {r['seconds']:.1f} | {per_minute(r):.0f} | {base / per_minute(r):.1f} | "
-              f"{json.dumps(r['statuses'])} |")
+        print(
+            f"| {name} | {r['n']} | {r['seconds']:.1f} | {per_minute(r):.0f} | {base / per_minute(r):.1f} | "
+            f"{json.dumps(r['statuses'])} |"
+        )
     print(f"\nwarm pool start-up (not in its rate): {rows['warm pool']['startup_s']:.1f} s")
 
 

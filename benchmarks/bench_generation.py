@@ -43,15 +43,39 @@ def main(argv=None) -> int:
     baseline_threads = args.threads or torch.get_num_threads()
     folder = Path(args.workloads) if args.workloads else Path(tempfile.mkdtemp(prefix="bench-gen-"))
     if not args.workloads:
-        subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "workloads", "--count", str(args.count),
-                        "--seed", "2027", "--max-flops", "2e9", "--max-bytes", "6.4e7", "-o", str(folder)],
-                       check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dragon_dsl.cli.main",
+                "workloads",
+                "--count",
+                str(args.count),
+                "--seed",
+                "2027",
+                "--max-flops",
+                "2e9",
+                "--max-bytes",
+                "6.4e7",
+                "-o",
+                str(folder),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            cwd=ROOT,
+        )
     files = sorted(folder.glob("*.tvmscript"))[: args.count]
     if not files:
         p.error(f"no .tvmscript files in {folder}")
     one = Generator.from_path(args.model, cpu_threads=1)
-    many = Generator(one.model, one.tokenizer, max_statements=one.max_statements, allowed=one.allowed,
-                     literals=one.literals, cpu_threads=baseline_threads)
+    many = Generator(
+        one.model,
+        one.tokenizer,
+        max_statements=one.max_statements,
+        allowed=one.allowed,
+        literals=one.literals,
+        cpu_threads=baseline_threads,
+    )
     one.generate(files[0], target=args.target)  # warm-up: TVM's import, the grammar compiler's first use
 
     table = Table(title=f"greedy generation, {args.model}")
@@ -66,11 +90,20 @@ def main(argv=None) -> int:
             runs.append((time.perf_counter() - t0, out))
         (t1, a), (tn, b) = runs
         ratios.append(tn / t1)
-        table.add_row(f.stem[:48], str(a.statements), str(a.tokens), f"{t1:.1f}", f"{tn:.1f}", f"{tn / t1:.2f}x",
-                      "yes" if a.body == b.body else "NO")
+        table.add_row(
+            f.stem[:48],
+            str(a.statements),
+            str(a.tokens),
+            f"{t1:.1f}",
+            f"{tn:.1f}",
+            f"{tn / t1:.2f}x",
+            "yes" if a.body == b.body else "NO",
+        )
     Console().print(table)
-    print(f"median ratio ({baseline_threads} threads / 1 thread): {statistics.median(ratios):.2f}x "
-          f"over {len(files)} workload(s); {a.tokens / t1:.0f} tokens/s on one thread for the last one")
+    print(
+        f"median ratio ({baseline_threads} threads / 1 thread): {statistics.median(ratios):.2f}x "
+        f"over {len(files)} workload(s); {a.tokens / t1:.0f} tokens/s on one thread for the last one"
+    )
     return 0
 
 

@@ -67,13 +67,16 @@ def main(argv=None) -> int:
     built = {}
     for n in sizes:
         lib = tvm.compile(kernel(n), target=target)
-        lib = getattr(lib, "mod", lib)          # the runtime module (time_evaluator is its method)
+        lib = getattr(lib, "mod", lib)  # the runtime module (time_evaluator is its method)
         tensors = [tvm.runtime.tensor(np.random.rand(n).astype("float32"), dev) for _ in range(3)]
         built[n] = (lib, tensors)
     t0 = time.perf_counter()
     gpu_timer.timer_for(dev)
-    print(f"blocked timer ready in {time.perf_counter() - t0:.2f} s; spin {gpu_timer.timer_for(dev).per_us:.0f} "
-          f"iterations/us", flush=True)
+    print(
+        f"blocked timer ready in {time.perf_counter() - t0:.2f} s; spin {gpu_timer.timer_for(dev).per_us:.0f} "
+        f"iterations/us",
+        flush=True,
+    )
     settings = dict(repeat=5, number=None, min_repeat_ms=5.0, flush_bytes=0)
     timers = {
         "evaluator": lambda lib, t: time_kernel(lib, dev, t, entry="main", **settings),
@@ -104,16 +107,30 @@ def main(argv=None) -> int:
         for name in timers:
             idle, busy = got[n][name]["idle"], got[n][name]["loaded"]
             both = idle + busy
-            row = {"idle_us": statistics.median(idle), "loaded_us": statistics.median(busy),
-                   "loaded_over_idle": statistics.median(busy) / statistics.median(idle),
-                   "spread": max(both) / min(both), "rounds": {"idle": idle, "loaded": busy}}
+            row = {
+                "idle_us": statistics.median(idle),
+                "loaded_us": statistics.median(busy),
+                "loaded_over_idle": statistics.median(busy) / statistics.median(idle),
+                "spread": max(both) / min(both),
+                "rounds": {"idle": idle, "loaded": busy},
+            }
             report.setdefault(str(n), {})[name] = row
-            print(f"{n:>10} {name:>10} {row['idle_us']:>10.2f} {row['loaded_us']:>10.2f} "
-                  f"{row['loaded_over_idle']:>12.3f} {row['spread']:>8.3f}")
+            print(
+                f"{n:>10} {name:>10} {row['idle_us']:>10.2f} {row['loaded_us']:>10.2f} "
+                f"{row['loaded_over_idle']:>12.3f} {row['spread']:>8.3f}"
+            )
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({"command": "python3 benchmarks/bench_gpu_timer.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                       "device": str(dev), "kernels": report}, fh, indent=1)
+            json.dump(
+                {
+                    "command": "python3 benchmarks/bench_gpu_timer.py "
+                    + " ".join(sys.argv[1:] if argv is None else argv),
+                    "device": str(dev),
+                    "kernels": report,
+                },
+                fh,
+                indent=1,
+            )
     return 0
 
 

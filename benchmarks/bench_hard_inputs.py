@@ -105,8 +105,9 @@ def measure(code_root: Path, shim: Path, path: Path, fmt: str, cap: float) -> di
     cmd = [sys.executable, "-c", RUNNER, result_path, "--level", "types", "--format", fmt, str(path)]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=cap,
-                              cwd=tempfile.gettempdir())
+        proc = subprocess.run(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=cap, cwd=tempfile.gettempdir()
+        )
     except subprocess.TimeoutExpired:
         return {"timeout": True, "wall_s": cap}
     wall = time.perf_counter() - start
@@ -141,16 +142,24 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", default="4772f13")
     ap.add_argument("--cap", type=float, default=120.0, help="seconds before a run is killed (default 120)")
-    ap.add_argument("--baseline-root", type=Path, help="a tree of the baseline's dragon_dsl/ and grammar/ "
-                    "(e.g. from `git archive COMMIT dragon_dsl grammar`) instead of a git worktree")
-    ap.add_argument("--parallel", type=int, default=1,
-                    help="measurements at a time (only on a machine with that many idle cores)")
+    ap.add_argument(
+        "--baseline-root",
+        type=Path,
+        help="a tree of the baseline's dragon_dsl/ and grammar/ "
+        "(e.g. from `git archive COMMIT dragon_dsl grammar`) instead of a git worktree",
+    )
+    ap.add_argument(
+        "--parallel", type=int, default=1, help="measurements at a time (only on a machine with that many idle cores)"
+    )
     args = ap.parse_args(argv)
 
     base_root = args.baseline_root or Path(tempfile.gettempdir()) / f"dragon-baseline-{args.baseline}"
     if not base_root.exists():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base_root), args.baseline],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base_root), args.baseline],
+            check=True,
+            capture_output=True,
+        )
     shims = {"now": Path(tempfile.mkdtemp(prefix="dragon-now-")), "base": Path(tempfile.mkdtemp(prefix="dragon-base-"))}
     roots = {"now": ROOT, "base": base_root}
 
@@ -170,13 +179,27 @@ def main(argv=None) -> int:
         p = work / (name.replace(" ", "_") + ".dragon")
         p.write_text(text, encoding="utf-8")
         paths[name] = p
-    plan = [("valid 1 MB", "text"), ("valid 1 MB", "json"), ("valid 5 MB", "text"), ("valid 5 MB", "json"),
-            ("random 1 MB", "text"), ("random 1 MB", "json"), ("random 5 MB", "text"), ("random 5 MB", "json"),
-            ("slips 1 MB", "text"), ("slips 1 MB", "json"), ("slips 5 MB", "text"), ("slips 5 MB", "json"),
-            ("string 2 MB", "text"), ("empty", "text")]
-    print(f"# dragon-check --level types: this checkout vs {args.baseline} (cap {args.cap:.0f} s), "
-          f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}; times are dragon-check's own (after imports)")
-    print(f"# files: " + ", ".join(f"{n} = {len(files[n].encode()):,} bytes" for n in files))
+    plan = [
+        ("valid 1 MB", "text"),
+        ("valid 1 MB", "json"),
+        ("valid 5 MB", "text"),
+        ("valid 5 MB", "json"),
+        ("random 1 MB", "text"),
+        ("random 1 MB", "json"),
+        ("random 5 MB", "text"),
+        ("random 5 MB", "json"),
+        ("slips 1 MB", "text"),
+        ("slips 1 MB", "json"),
+        ("slips 5 MB", "text"),
+        ("slips 5 MB", "json"),
+        ("string 2 MB", "text"),
+        ("empty", "text"),
+    ]
+    print(
+        f"# dragon-check --level types: this checkout vs {args.baseline} (cap {args.cap:.0f} s), "
+        f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}; times are dragon-check's own (after imports)"
+    )
+    print("# files: " + ", ".join(f"{n} = {len(files[n].encode()):,} bytes" for n in files))
     results: dict = {}
     jobs = [(name, fmt, who) for name, fmt in plan for who in ("base", "now")]
     if args.parallel > 1:  # one process per measurement, on idle cores: the runs do not share a core
@@ -201,8 +224,10 @@ def main(argv=None) -> int:
         elif "check_s" in n and (b.get("timeout") or b.get("skipped")):
             ratio = f"> {args.cap / max(n['check_s'], 1e-6):.0f}x faster"
         rss = f"RSS {b.get('rss_mb', float('nan')):.0f} -> {n.get('rss_mb', float('nan')):.0f} MB"
-        print(f"{name:<12} {fmt:<5} baseline {fmt_time(b, args.cap):>14}   now {fmt_time(n, args.cap):>10}   "
-              f"{ratio:<16} {rss}")
+        print(
+            f"{name:<12} {fmt:<5} baseline {fmt_time(b, args.cap):>14}   now {fmt_time(n, args.cap):>10}   "
+            f"{ratio:<16} {rss}"
+        )
         for who, r in (("baseline", b), ("now", n)):
             if r.get("failed") or r.get("traceback"):
                 print(f"  {who}: {r.get('error') or r.get('traceback')}")
@@ -221,12 +246,16 @@ def main(argv=None) -> int:
     r5 = [results[(k, f, "now")] for k in ("random 5 MB", "slips 5 MB") for f in ("text", "json")]
     worst_t = max(r.get("wall_s", float("inf")) for r in r5)
     worst_m = max(r.get("rss_mb", float("inf")) for r in r5)
-    print(f"# goal: random (and slips) 5 MB under 10 s and 500 MB, worst of text and json: {worst_t:.1f} s wall (with start-up), {worst_m:.0f} MB peak "
-          f"-> {'met' if worst_t < 10 and worst_m < 500 else 'NOT met'}")
+    print(
+        f"# goal: random (and slips) 5 MB under 10 s and 500 MB, worst of text and json: {worst_t:.1f} s wall (with start-up), {worst_m:.0f} MB peak "
+        f"-> {'met' if worst_t < 10 and worst_m < 500 else 'NOT met'}"
+    )
     s_now, s_base = results[("string 2 MB", "text", "now")], results[("string 2 MB", "text", "base")]
     e_now = results[("empty", "text", "now")]
-    print(f"# 2 MB string literal: peak RSS {s_base.get('rss_mb', float('nan')):.0f} MB -> "
-          f"{s_now.get('rss_mb', float('nan')):.0f} MB (an empty file: {e_now.get('rss_mb', float('nan')):.0f} MB)")
+    print(
+        f"# 2 MB string literal: peak RSS {s_base.get('rss_mb', float('nan')):.0f} MB -> "
+        f"{s_now.get('rss_mb', float('nan')):.0f} MB (an empty file: {e_now.get('rss_mb', float('nan')):.0f} MB)"
+    )
     tracebacks = [k for k, r in results.items() if r.get("traceback") and k[2] == "now"]
     print(f"# tracebacks now: {len(tracebacks)}")
     return 0

@@ -53,8 +53,14 @@ def main(argv=None) -> int:
         same = bodies["concat"].body == bodies["append"].body
         same_all &= same
         ratios.append(c / a)
-        table.add_row(Path(wl).stem[:48], str(bodies["append"].statements), f"{c:.1f}", f"{a:.1f}", f"{c / a:.2f}x",
-                      "yes" if same else "NO")
+        table.add_row(
+            Path(wl).stem[:48],
+            str(bodies["append"].statements),
+            f"{c:.1f}",
+            f"{a:.1f}",
+            f"{c / a:.2f}x",
+            "yes" if same else "NO",
+        )
     Console().print(table)
     print(f"median ratio {statistics.median(ratios):.2f}x over {len(ratios)} workload(s); same scripts: {same_all}")
     return 0 if same_all else 1

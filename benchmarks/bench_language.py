@@ -50,7 +50,7 @@ def synthetic_script(n_instructions: int = 1000) -> str:
             f"u{k} = sample_categorical([0, 16, 64, 512], [0.25, 0.25, 0.25, 0.25], decision=2)",
             f'annotate({b}, "meta_schedule.unroll_explicit", u{k})',
             f"vectorize(ji{k})",
-            f'transform_layout({b}, read(0), lambda a, c: (a // 16, c // 16, a % 16, c % 16))',
+            f"transform_layout({b}, read(0), lambda a, c: (a // 16, c // 16, a % 16, c % 16))",
         ]
         k += 1
     return "\n".join(lines[: n_instructions + 3]) + "\n"
@@ -88,8 +88,10 @@ def main() -> int:
     print(f"  parse   best {p_best * 1e3:7.2f} ms  median {p_med * 1e3:7.2f} ms")
     print(f"  check   best {c_best * 1e3:7.2f} ms  median {c_med * 1e3:7.2f} ms")
     print(f"  encode  best {e_best * 1e3:7.2f} ms  median {e_med * 1e3:7.2f} ms")
-    print(f"  total   best {t_best * 1e3:7.2f} ms  median {t_med * 1e3:7.2f} ms  "
-          f"(goal 50 ms: {t_med / 0.050:.2f}x of the goal)")
+    print(
+        f"  total   best {t_best * 1e3:7.2f} ms  median {t_med * 1e3:7.2f} ms  "
+        f"(goal 50 ms: {t_med / 0.050:.2f}x of the goal)"
+    )
 
     traces = load_traces()
     if not traces:
@@ -109,7 +111,9 @@ def main() -> int:
     b_best, b_med = best_of(baseline, repeat=3)
     print(f"real traces: {len(traces)} traces, {n_inst:,} instructions")
     print(f"  decode + encode      {len(traces) / d_med:8.1f} traces/s  ({n_inst / d_med:,.0f} instructions/s)")
-    print(f"  baseline json round  {len(traces) / b_med:8.1f} traces/s  (codec is {d_med / b_med:.1f}x the cost of json alone)")
+    print(
+        f"  baseline json round  {len(traces) / b_med:8.1f} traces/s  (codec is {d_med / b_med:.1f}x the cost of json alone)"
+    )
     return 0
 
 

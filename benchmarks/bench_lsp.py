@@ -34,10 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_language import synthetic_script  # noqa: E402
 from lsprotocol import types as lsp  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
-
-from bench_language import synthetic_script  # noqa: E402
 
 DEBOUNCE_MS = 30
 
@@ -75,10 +74,18 @@ async def measure(size: int, n: int, env=None, cwd=None) -> dict:
             fut.set_result((time.perf_counter(), len(params.diagnostics)))
 
     await client.start_io(sys.executable, "-m", "dragon_lsp", env=env, cwd=cwd)
-    caps = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(
-        completion=lsp.CompletionClientCapabilities(completion_item=lsp.ClientCompletionItemOptions(snippet_support=True))))
-    await client.initialize_async(lsp.InitializeParams(capabilities=caps, initialization_options={
-        "dragon": {"debounceMs": DEBOUNCE_MS, "checkOnSave": "off"}}))
+    caps = lsp.ClientCapabilities(
+        text_document=lsp.TextDocumentClientCapabilities(
+            completion=lsp.CompletionClientCapabilities(
+                completion_item=lsp.ClientCompletionItemOptions(snippet_support=True)
+            )
+        )
+    )
+    await client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=caps, initialization_options={"dragon": {"debounceMs": DEBOUNCE_MS, "checkOnSave": "off"}}
+        )
+    )
     client.initialized(lsp.InitializedParams())
     uri = (Path(tempfile.mkdtemp()) / "bench.dragon").as_uri()
     ident = lsp.TextDocumentIdentifier(uri)
@@ -93,10 +100,16 @@ async def measure(size: int, n: int, env=None, cwd=None) -> dict:
         version += 1
         versions[version] = loop.create_future()
         t0 = time.perf_counter()
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(line, start), lsp.Position(line, end)),
-                                                  text=new)]))
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                [
+                    lsp.TextDocumentContentChangePartial(
+                        range=lsp.Range(lsp.Position(line, start), lsp.Position(line, end)), text=new
+                    )
+                ],
+            )
+        )
         return t0
 
     async def diag_after(t0):
@@ -150,10 +163,12 @@ async def measure(size: int, n: int, env=None, cwd=None) -> dict:
     return out
 
 
-ROWS = (("valid", "diagnostics after a keystroke (valid edit)"),
-        ("broken", "diagnostics after a keystroke (break/repair)"),
-        ("completion", "completion right after a keystroke"),
-        ("hover", "hover right after a keystroke"))
+ROWS = (
+    ("valid", "diagnostics after a keystroke (valid edit)"),
+    ("broken", "diagnostics after a keystroke (break/repair)"),
+    ("completion", "completion right after a keystroke"),
+    ("hover", "hover right after a keystroke"),
+)
 
 
 def report(size: int, now: dict, base) -> dict:
@@ -176,8 +191,10 @@ async def main(a):
     baseline = Path(a.baseline).resolve() if a.baseline else None
     print(f"dragon-lsp over stdio; this version: {ROOT}" + (f"; baseline: {baseline}" if baseline else ""))
     print(f"samples: {a.n} per row (this version), {a.baseline_n} (baseline); break/repair rows: twice half as many")
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start "
-          "(both versions run in the same conditions; absolute figures scale with the load)")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start "
+        "(both versions run in the same conditions; absolute figures scale with the load)"
+    )
     goals = []
     for size in a.sizes:
         now = await measure(size, a.n)

@@ -55,15 +55,26 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from typing import Optional
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PHASES = ("parse", "replay", "checks", "codegen", "compile", "upload", "wait", "verify", "time", "idle", "build_span",
-          "main")
+PHASES = (
+    "parse",
+    "replay",
+    "checks",
+    "codegen",
+    "compile",
+    "upload",
+    "wait",
+    "verify",
+    "time",
+    "idle",
+    "build_span",
+    "main",
+)
 BUILD_PHASES = ("parse", "replay", "checks", "codegen", "compile")
 RPC_KEY = "dragon-bench"
 
@@ -144,7 +155,7 @@ def make_batch(kind: str, n_candidates: int, n_workloads: int, out: Path, seed: 
             if trace_hash(t) not in seen:
                 seen.add(trace_hash(t))
                 mine.append(t)
-        for attempt in range(per * 40):     # up to 3x its share: workloads with few decisions fall short
+        for _attempt in range(per * 40):  # up to 3x its share: workloads with few decisions fall short
             if len(mine) >= 3 * per:
                 break
             v = variant(rng.choice(traces), rng)
@@ -159,15 +170,22 @@ def make_batch(kind: str, n_candidates: int, n_workloads: int, out: Path, seed: 
         for name in pools:
             if taken[name] < len(pools[name][1]) and sum(taken.values()) < n_candidates:
                 taken[name] += 1
-    lines = [{"id": f"{name}/{i}", "workload": str(path), "trace": t}
-             for name, (path, mine) in pools.items() for i, t in enumerate(mine[:taken[name]])]
-    rng.shuffle(lines)          # a labelling batch mixes workloads
+    lines = [
+        {"id": f"{name}/{i}", "workload": str(path), "trace": t}
+        for name, (path, mine) in pools.items()
+        for i, t in enumerate(mine[: taken[name]])
+    ]
+    rng.shuffle(lines)  # a labelling batch mixes workloads
     lines = lines[:n_candidates]
     (out / "batch.jsonl").write_text("".join(json.dumps(ln) + "\n" for ln in lines), encoding="utf-8")
     all_families = sorted({r["family"] for r in rows})
-    return {"candidates": len(lines), "workloads": len({ln["workload"] for ln in lines}),
-            "families": sorted(families), "corpus_families": all_families,
-            "every_family": sorted(families) == all_families}
+    return {
+        "candidates": len(lines),
+        "workloads": len({ln["workload"] for ln in lines}),
+        "families": sorted(families),
+        "corpus_families": all_families,
+        "every_family": sorted(families) == all_families,
+    }
 
 
 # --- the modes ----------------------------------------------------------------------------------
@@ -196,8 +214,10 @@ def run_baseline(target, batch: Path, level: str, workers, timing: dict) -> dict
         profile = engine.profile()
         stats = engine.stats()
         workers = engine.workers
-    rows = {c.id: {"status": r.status.value, "n_checked": r.n_checked, "latency_us": r.latency_us, "timer": r.timer}
-            for c, r in zip(cands, results)}
+    rows = {
+        c.id: {"status": r.status.value, "n_checked": r.n_checked, "latency_us": r.latency_us, "timer": r.timer}
+        for c, r in zip(cands, results)
+    }
     return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "workers": workers}
 
 
@@ -205,9 +225,19 @@ class _TimeUp(Exception):
     """A mode's time limit passed: its rows so far are compared, the rest is left out."""
 
 
-def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dict, device: str = "local",
-                build_group: Optional[int] = None, seconds: float = 0.0, build_order: Optional[str] = None,
-                gpu_timer: str = "blocked") -> dict:
+def run_measure(
+    target,
+    batch: Path,
+    out: Path,
+    level: str,
+    workers,
+    timing: dict,
+    device: str = "local",
+    build_group: int | None = None,
+    seconds: float = 0.0,
+    build_order: str | None = None,
+    gpu_timer: str = "blocked",
+) -> dict:
     """One mode through `measure_batch`; with SECONDS, it stops after that long (rows written so
     far are kept: `complete` says whether every candidate has one)."""
     from dragon_dsl.engine import Engine
@@ -232,7 +262,7 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
         warm(engine, first.workload, level)
         engine.timeline = []
         t0 = time.perf_counter()
-        deadline = time.monotonic() + seconds if seconds else None   # the clock starts once warm, as wall's
+        deadline = time.monotonic() + seconds if seconds else None  # the clock starts once warm, as wall's
         try:
             wall = measure_batch(batch, out, engine, level, on_row=on_row, **timing).wall_s
         except _TimeUp:
@@ -243,12 +273,25 @@ def run_measure(target, batch: Path, out: Path, level: str, workers, timing: dic
     rows = {}
     for line in out.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
-        rows[r["id"]] = {"status": r["status"], "n_checked": r.get("n_checked"), "latency_us": r.get("latency_us"),
-                         "duplicate_of": r.get("duplicate_of") or "", "message": (r.get("message") or "")[:300],
-                         "timer": r.get("timer") or ""}
+        rows[r["id"]] = {
+            "status": r["status"],
+            "n_checked": r.get("n_checked"),
+            "latency_us": r.get("latency_us"),
+            "duplicate_of": r.get("duplicate_of") or "",
+            "message": (r.get("message") or "")[:300],
+            "timer": r.get("timer") or "",
+        }
     duplicates = sum(1 for r in rows.values() if r["duplicate_of"])
-    return {"wall_s": wall, "rows": rows, "profile": profile, "stats": stats, "duplicates": duplicates,
-            "complete": complete, "workers": workers, "timeline": timeline}
+    return {
+        "wall_s": wall,
+        "rows": rows,
+        "profile": profile,
+        "stats": stats,
+        "duplicates": duplicates,
+        "complete": complete,
+        "workers": workers,
+        "timeline": timeline,
+    }
 
 
 def build_timeline(jobs: list, t0: float, workers: int) -> dict:
@@ -256,29 +299,40 @@ def build_timeline(jobs: list, t0: float, workers: int) -> dict:
     seconds busy before the last build was sent and after it (the tail), the busy workers in each
     second (worker-seconds), the longest build jobs (a reference for the verifier is one too), and
     each workload's build seconds and jobs, the largest first."""
-    builds = sorted((sent - t0, done - t0, wkey, status) for pool, _, sent, done, wkey, status in jobs if pool == "build")
+    builds = sorted(
+        (sent - t0, done - t0, wkey, status) for pool, _, sent, done, wkey, status in jobs if pool == "build"
+    )
     if not builds:
         return {}
     last_sent = max(b[0] for b in builds)
     end = max(b[1] for b in builds)
     busy_before = sum(min(done, last_sent) - sent for sent, done, _, _ in builds if sent < last_sent)
     busy_after = sum(done - max(sent, last_sent) for sent, done, _, _ in builds if done > last_sent)
-    per_second = [round(sum(max(0.0, min(done, s + 1) - max(sent, s)) for sent, done, _, _ in builds), 1)
-                  for s in range(int(end) + 1)]
+    per_second = [
+        round(sum(max(0.0, min(done, s + 1) - max(sent, s)) for sent, done, _, _ in builds), 1)
+        for s in range(int(end) + 1)
+    ]
     longest = sorted(builds, key=lambda b: b[0] - b[1])[:10]
-    by_workload: dict = {}      # build seconds and jobs per workload: which workloads' builds differ between modes
+    by_workload: dict = {}  # build seconds and jobs per workload: which workloads' builds differ between modes
     for sent, done, wkey, _ in builds:
         entry = by_workload.setdefault(wkey or "", [0.0, 0])
         entry[0] += done - sent
         entry[1] += 1
-    return {"jobs": len(builds), "last_sent_s": round(last_sent, 2), "last_reply_s": round(end, 2),
-            "build_seconds_by_workload": {k: [round(v[0], 2), v[1]] for k, v in
-                                          sorted(by_workload.items(), key=lambda kv: -kv[1][0])},
-            "busy_until_last_sent": round(busy_before / (workers * last_sent), 3) if last_sent else None,
-            "busy_in_tail": round(busy_after / (workers * (end - last_sent)), 3) if end > last_sent else None,
-            "busy_workers_per_second": per_second,
-            "longest": [{"seconds": round(done - sent, 2), "sent_s": round(sent, 2), "workload": wkey, "status": status}
-                        for sent, done, wkey, status in longest]}
+    return {
+        "jobs": len(builds),
+        "last_sent_s": round(last_sent, 2),
+        "last_reply_s": round(end, 2),
+        "build_seconds_by_workload": {
+            k: [round(v[0], 2), v[1]] for k, v in sorted(by_workload.items(), key=lambda kv: -kv[1][0])
+        },
+        "busy_until_last_sent": round(busy_before / (workers * last_sent), 3) if last_sent else None,
+        "busy_in_tail": round(busy_after / (workers * (end - last_sent)), 3) if end > last_sent else None,
+        "busy_workers_per_second": per_second,
+        "longest": [
+            {"seconds": round(done - sent, 2), "sent_s": round(sent, 2), "workload": wkey, "status": status}
+            for sent, done, wkey, status in longest
+        ],
+    }
 
 
 # --- RPC on loopback ------------------------------------------------------------------------------
@@ -297,14 +351,29 @@ def start_rpc(n_servers: int, env_for, log_dir: Path, no_fork: bool = False) -> 
     port = _free_port()
     names = ["tracker"] + [f"server-{i}" for i in range(n_servers)]
     logs = [log_dir / f"rpc-{name}.log" for name in names]
-    def spawn(args: list, log: Path, env=None) -> subprocess.Popen:
-        with log.open("wb") as fh:   # the child has its own copy of the descriptor
-            return subprocess.Popen([sys.executable, "-m", *args], stdout=subprocess.DEVNULL, stderr=fh,
-                                    start_new_session=True, env=env)
 
-    procs = [spawn(["tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port), "--port-end", str(port + 1),
-                    "--silent"], logs[0])]
-    listening = time.monotonic() + 30   # servers that find no tracker retry only every 5 s
+    def spawn(args: list, log: Path, env=None) -> subprocess.Popen:
+        with log.open("wb") as fh:  # the child has its own copy of the descriptor
+            return subprocess.Popen(
+                [sys.executable, "-m", *args], stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True, env=env
+            )
+
+    procs = [
+        spawn(
+            [
+                "tvm.exec.rpc_tracker",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--port-end",
+                str(port + 1),
+                "--silent",
+            ],
+            logs[0],
+        )
+    ]
+    listening = time.monotonic() + 30  # servers that find no tracker retry only every 5 s
     while time.monotonic() < listening and procs[0].poll() is None:
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
@@ -312,15 +381,32 @@ def start_rpc(n_servers: int, env_for, log_dir: Path, no_fork: bool = False) -> 
         time.sleep(0.1)
     for i in range(n_servers):
         sp = _free_port()
-        procs.append(spawn(["dragon_dsl.engine.rpc_server", "--host", "127.0.0.1", "--port", str(sp), "--port-end",
-                            str(sp + 1), "--tracker", f"127.0.0.1:{port}", "--key", RPC_KEY]
-                           + (["--no-fork"] if no_fork else []), logs[i + 1], env={**os.environ, **env_for(i)}))
+        procs.append(
+            spawn(
+                [
+                    "dragon_dsl.engine.rpc_server",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(sp),
+                    "--port-end",
+                    str(sp + 1),
+                    "--tracker",
+                    f"127.0.0.1:{port}",
+                    "--key",
+                    RPC_KEY,
+                ]
+                + (["--no-fork"] if no_fork else []),
+                logs[i + 1],
+                env={**os.environ, **env_for(i)},
+            )
+        )
     deadline = time.monotonic() + 120
     while True:
         try:
             if count_servers("127.0.0.1", port, RPC_KEY) == n_servers:
                 break
-        except Exception:  # noqa: BLE001 - the tracker is not listening yet
+        except Exception:
             pass
         if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
             died = [(name, p.poll()) for name, p in zip(names, procs)]
@@ -328,8 +414,11 @@ def start_rpc(n_servers: int, env_for, log_dir: Path, no_fork: bool = False) -> 
             said = []
             for (name, code), log in zip(died, logs):
                 tail = log_tail(log, 3)
-                said.append(f"{name}: " + ("exited with code %s" % code if code is not None else "still running")
-                            + (" (" + " | ".join(tail) + ")" if tail else ""))
+                said.append(
+                    f"{name}: "
+                    + ("exited with code %s" % code if code is not None else "still running")
+                    + (" (" + " | ".join(tail) + ")" if tail else "")
+                )
             raise RpcUnavailable("the RPC tracker and servers did not come up within 120 s: " + "; ".join(said))
         time.sleep(0.3)
     return f"rpc://127.0.0.1:{port}/{RPC_KEY}", procs
@@ -358,24 +447,33 @@ def stop_rpc(procs) -> None:
 
 
 # --- comparing -----------------------------------------------------------------------------------
-def compare(a: dict, b: dict, partial: Optional[dict] = None) -> dict:
+def compare(a: dict, b: dict, partial: dict | None = None) -> dict:
     """Verdicts (status, input sets checked) of every candidate, and latencies of those both timed;
     with PARTIAL (the rows of a mode stopped by its time limit: a or b), only its candidates."""
     ids = sorted(set(a) | set(b)) if partial is None else sorted(set(partial))
-    differ = [i for i in ids if i not in a or i not in b
-              or (a[i]["status"], a[i]["n_checked"]) != (b[i]["status"], b[i]["n_checked"])]
-    ratios = [b[i]["latency_us"] / a[i]["latency_us"] for i in ids if i in a and i in b
-              and a[i]["status"] == b[i]["status"] == "ok" and a[i]["latency_us"] and b[i]["latency_us"]]
-    return {"candidates": len(ids), "verdicts_differ": len(differ), "first_differences":
-            [{"id": i, "a": a.get(i), "b": b.get(i)} for i in differ[:5]],
-            "timed_in_both": len(ratios),
-            "latency_ratio_median": statistics.median(ratios) if ratios else None,
-            "latency_ratio_geomean": statistics.geometric_mean(ratios) if ratios else None,
-            "within_5_percent": within_5_percent(ratios),
-            "distinct_by_latency": by_latency(a, b, ids)}
+    differ = [
+        i
+        for i in ids
+        if i not in a or i not in b or (a[i]["status"], a[i]["n_checked"]) != (b[i]["status"], b[i]["n_checked"])
+    ]
+    ratios = [
+        b[i]["latency_us"] / a[i]["latency_us"]
+        for i in ids
+        if i in a and i in b and a[i]["status"] == b[i]["status"] == "ok" and a[i]["latency_us"] and b[i]["latency_us"]
+    ]
+    return {
+        "candidates": len(ids),
+        "verdicts_differ": len(differ),
+        "first_differences": [{"id": i, "a": a.get(i), "b": b.get(i)} for i in differ[:5]],
+        "timed_in_both": len(ratios),
+        "latency_ratio_median": statistics.median(ratios) if ratios else None,
+        "latency_ratio_geomean": statistics.geometric_mean(ratios) if ratios else None,
+        "within_5_percent": within_5_percent(ratios),
+        "distinct_by_latency": by_latency(a, b, ids),
+    }
 
 
-def within_5_percent(ratios: list) -> Optional[float]:
+def within_5_percent(ratios: list) -> float | None:
     return sum(abs(r - 1) <= 0.05 for r in ratios) / len(ratios) if ratios else None
 
 
@@ -386,9 +484,17 @@ def by_latency(a: dict, b: dict, ids) -> dict:
     """Candidates measured themselves in both (no copies of another's result), by A's latency:
     how many were timed in both, and the share within 5%; and the timers each mode used."""
     out = {}
-    pairs = [(a[i], b[i]) for i in ids if i in a and i in b and a[i]["status"] == b[i]["status"] == "ok"
-             and a[i]["latency_us"] and b[i]["latency_us"] and not a[i].get("duplicate_of")
-             and not b[i].get("duplicate_of")]
+    pairs = [
+        (a[i], b[i])
+        for i in ids
+        if i in a
+        and i in b
+        and a[i]["status"] == b[i]["status"] == "ok"
+        and a[i]["latency_us"]
+        and b[i]["latency_us"]
+        and not a[i].get("duplicate_of")
+        and not b[i].get("duplicate_of")
+    ]
     for lo, hi in zip(LATENCY_BINS_US, LATENCY_BINS_US[1:]):
         ratios = [y["latency_us"] / x["latency_us"] for x, y in pairs if lo <= x["latency_us"] < hi]
         share = within_5_percent(ratios)
@@ -404,34 +510,53 @@ def figures(mode: dict) -> dict:
     ok = sum(r["status"] == "ok" for r in rows.values())
     profile = mode["profile"]
     span = profile.get("build_span")
-    busy = sum(profile.get(p, 0.0) for p in BUILD_PHASES) / (mode["workers"] * span) if span and mode.get("workers") else None
-    return {"timeline": mode.get("timeline", {}),
-            "build_busy": round(busy, 3) if busy is not None else None,
-            "device_tail_s": round(profile["wall"] - span, 2) if span and "wall" in profile else None,
-            "wall_s": round(mode["wall_s"], 2), "candidates": decided, "ok": ok,
-            "per_minute": round(decided / minutes, 1) if minutes else None,
-            "ok_per_minute": round(ok / minutes, 1) if minutes else None,
-            "duplicates": mode.get("duplicates", 0), "complete": mode.get("complete", True),
-            "profile": {k: round(v, 2) if isinstance(v, float) else v for k, v in mode["profile"].items()}}
+    busy = (
+        sum(profile.get(p, 0.0) for p in BUILD_PHASES) / (mode["workers"] * span)
+        if span and mode.get("workers")
+        else None
+    )
+    return {
+        "timeline": mode.get("timeline", {}),
+        "build_busy": round(busy, 3) if busy is not None else None,
+        "device_tail_s": round(profile["wall"] - span, 2) if span and "wall" in profile else None,
+        "wall_s": round(mode["wall_s"], 2),
+        "candidates": decided,
+        "ok": ok,
+        "per_minute": round(decided / minutes, 1) if minutes else None,
+        "ok_per_minute": round(ok / minutes, 1) if minutes else None,
+        "duplicates": mode.get("duplicates", 0),
+        "complete": mode.get("complete", True),
+        "profile": {k: round(v, 2) if isinstance(v, float) else v for k, v in mode["profile"].items()},
+    }
 
 
 def print_report(batch_info: dict, modes: dict, comparisons: dict) -> None:
-    print(f"batch: {batch_info['candidates']} candidates, {batch_info['workloads']} workloads, "
-          f"{len(batch_info['families'])} families (every corpus family: {batch_info['every_family']})")
+    print(
+        f"batch: {batch_info['candidates']} candidates, {batch_info['workloads']} workloads, "
+        f"{len(batch_info['families'])} families (every corpus family: {batch_info['every_family']})"
+    )
     names = list(modes)
     print(f"\n{'':28}" + "".join(f"{n:>14}" for n in names))
-    for label, key in (("wall (s)", "wall_s"), ("candidates", "candidates"), ("ok (verified, timed)", "ok"),
-                       ("candidates per minute", "per_minute"), ("ok per minute", "ok_per_minute"),
-                       ("copied (identical source)", "duplicates"),
-                       ("build workers busy (share)", "build_busy"), ("device after builds (s)", "device_tail_s")):
+    for label, key in (
+        ("wall (s)", "wall_s"),
+        ("candidates", "candidates"),
+        ("ok (verified, timed)", "ok"),
+        ("candidates per minute", "per_minute"),
+        ("ok per minute", "ok_per_minute"),
+        ("copied (identical source)", "duplicates"),
+        ("build workers busy (share)", "build_busy"),
+        ("device after builds (s)", "device_tail_s"),
+    ):
         print(f"{label:28}" + "".join(f"{str(modes[n][key]):>14}" for n in names))
     for n in names:
         t = modes[n].get("timeline") or {}
         if t:
-            print(f"{n}: the last of {t['jobs']} builds was sent at {t['last_sent_s']} s, the last reply came at "
-                  f"{t['last_reply_s']} s; build workers busy {t['busy_until_last_sent']:.0%} until then, "
-                  f"{t['busy_in_tail'] or 0:.0%} in the tail; longest builds (s): "
-                  + ", ".join(f"{j['seconds']}" for j in t["longest"][:6]))
+            print(
+                f"{n}: the last of {t['jobs']} builds was sent at {t['last_sent_s']} s, the last reply came at "
+                f"{t['last_reply_s']} s; build workers busy {t['busy_until_last_sent']:.0%} until then, "
+                f"{t['busy_in_tail'] or 0:.0%} in the tail; longest builds (s): "
+                + ", ".join(f"{j['seconds']}" for j in t["longest"][:6])
+            )
     for n in names:
         if not modes[n].get("complete", True):
             print(f"{n}: stopped by its time limit; compared on the {modes[n]['candidates']} candidates it measured")
@@ -439,18 +564,28 @@ def print_report(batch_info: dict, modes: dict, comparisons: dict) -> None:
     for phase in PHASES + ("wall", "devices"):
         print(f"  {phase:26}" + "".join(f"{str(modes[n]['profile'].get(phase, '-')):>14}" for n in names))
     if "baseline" in modes and "measure" in modes and modes["baseline"]["per_minute"]:
-        print(f"\nmeasure / baseline candidates per minute: "
-              f"{modes['measure']['per_minute'] / modes['baseline']['per_minute']:.2f}x")
+        print(
+            f"\nmeasure / baseline candidates per minute: "
+            f"{modes['measure']['per_minute'] / modes['baseline']['per_minute']:.2f}x"
+        )
     for name, c in comparisons.items():
         ratio = c["latency_ratio_median"]
         within = c["within_5_percent"]
-        print(f"{name}: {c['verdicts_differ']} of {c['candidates']} verdicts differ; latencies of {c['timed_in_both']} "
-              f"timed in both: median ratio {ratio if ratio is None else round(ratio, 3)}, "
-              f"within 5%: {within if within is None else f'{within:.0%}'}")
+        print(
+            f"{name}: {c['verdicts_differ']} of {c['candidates']} verdicts differ; latencies of {c['timed_in_both']} "
+            f"timed in both: median ratio {ratio if ratio is None else round(ratio, 3)}, "
+            f"within 5%: {within if within is None else f'{within:.0%}'}"
+        )
         bins = c.get("distinct_by_latency") or {}
-        print("    measured themselves in both, within 5% by latency: " + ", ".join(
-            f"{k} {v['within_5_percent']:.0%} of {v['timed']}" for k, v in bins.items()
-            if k != "timers" and v["timed"]) + f"; timers {bins.get('timers')}")
+        print(
+            "    measured themselves in both, within 5% by latency: "
+            + ", ".join(
+                f"{k} {v['within_5_percent']:.0%} of {v['timed']}"
+                for k, v in bins.items()
+                if k != "timers" and v["timed"]
+            )
+            + f"; timers {bins.get('timers')}"
+        )
         for d in c["first_differences"]:
             print(f"    {d['id']}: {d['a']} vs {d['b']}")
 
@@ -466,28 +601,52 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workload-dir", help="where the batch's .tvmscript files go (default: a temporary folder)")
     p.add_argument("--rpc", action="store_true", help="also measure through a TVM RPC tracker on loopback")
-    p.add_argument("--rpc-seconds", type=float, default=0.0,
-                   help="stop the RPC mode after this long and compare the candidates it measured (default: no limit)")
+    p.add_argument(
+        "--rpc-seconds",
+        type=float,
+        default=0.0,
+        help="stop the RPC mode after this long and compare the candidates it measured (default: no limit)",
+    )
     p.add_argument("--skip-baseline", action="store_true")
-    p.add_argument("--baseline-last", action="store_true",
-                   help="run the baseline after the measure modes, so that the measure mode runs first on a "
-                        "machine no mode has compiled on yet")
-    p.add_argument("--build-group", type=int,
-                   help="the measure path compiles up to N candidates of a workload as one library "
-                        "(default: dragon measure's, 1)")
-    p.add_argument("--also-build-group", type=int, action="append", default=[],
-                   help="also run the measure path with this build group (mode measure-gN, compared "
-                        "with measure); repeatable")
-    p.add_argument("--also-build-order", choices=("fifo", "longest-first"), action="append", default=[],
-                   help="also measure with the build workers taking jobs in this order (the engine's default "
-                        "is fifo)")
-    p.add_argument("--measure-again", action="store_true",
-                   help="run the measure mode once more after the other modes (modes run one after the other on "
-                        "one machine: this shows what running later changes by itself)")
+    p.add_argument(
+        "--baseline-last",
+        action="store_true",
+        help="run the baseline after the measure modes, so that the measure mode runs first on a "
+        "machine no mode has compiled on yet",
+    )
+    p.add_argument(
+        "--build-group",
+        type=int,
+        help="the measure path compiles up to N candidates of a workload as one library (default: dragon measure's, 1)",
+    )
+    p.add_argument(
+        "--also-build-group",
+        type=int,
+        action="append",
+        default=[],
+        help="also run the measure path with this build group (mode measure-gN, compared with measure); repeatable",
+    )
+    p.add_argument(
+        "--also-build-order",
+        choices=("fifo", "longest-first"),
+        action="append",
+        default=[],
+        help="also measure with the build workers taking jobs in this order (the engine's default is fifo)",
+    )
+    p.add_argument(
+        "--measure-again",
+        action="store_true",
+        help="run the measure mode once more after the other modes (modes run one after the other on "
+        "one machine: this shows what running later changes by itself)",
+    )
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--min-repeat-ms", type=float, default=5.0)
-    p.add_argument("--gpu-timer", choices=("blocked", "evaluator"), default="blocked",
-                   help="how the measure modes time CUDA kernels (the baseline: TVM's time_evaluator)")
+    p.add_argument(
+        "--gpu-timer",
+        choices=("blocked", "evaluator"),
+        default="blocked",
+        help="how the measure modes time CUDA kernels (the baseline: TVM's time_evaluator)",
+    )
     args = p.parse_args(argv)
 
     from dragon_dsl.engine.targets import local_gpus, resolve_target
@@ -507,35 +666,54 @@ def main(argv=None) -> int:
 
     modes_raw: dict = {}
     rpc_error = None
+
     def baseline() -> None:
         modes_raw["baseline"] = run_baseline(spec, batch, args.level, args.workers, timing)
         print(f"baseline: {modes_raw['baseline']['wall_s']:.1f} s", flush=True)
 
     if not args.skip_baseline and not args.baseline_last:
         baseline()
-    modes_raw["measure"] = run_measure(spec, batch, out / "results-measure.jsonl", args.level, args.workers, timing,
-                                       build_group=args.build_group, gpu_timer=args.gpu_timer)
+    modes_raw["measure"] = run_measure(
+        spec,
+        batch,
+        out / "results-measure.jsonl",
+        args.level,
+        args.workers,
+        timing,
+        build_group=args.build_group,
+        gpu_timer=args.gpu_timer,
+    )
     print(f"measure: {modes_raw['measure']['wall_s']:.1f} s", flush=True)
     for order in args.also_build_order:
-        modes_raw[f"measure-{order}"] = run_measure(spec, batch, out / f"results-measure-{order}.jsonl", args.level,
-                                                    args.workers, timing, build_order=order)
+        modes_raw[f"measure-{order}"] = run_measure(
+            spec, batch, out / f"results-measure-{order}.jsonl", args.level, args.workers, timing, build_order=order
+        )
         print(f"measure-{order}: {modes_raw[f'measure-{order}']['wall_s']:.1f} s", flush=True)
     for g in args.also_build_group:
-        modes_raw[f"measure-g{g}"] = run_measure(spec, batch, out / f"results-measure-g{g}.jsonl", args.level,
-                                                 args.workers, timing, build_group=g)
+        modes_raw[f"measure-g{g}"] = run_measure(
+            spec, batch, out / f"results-measure-g{g}.jsonl", args.level, args.workers, timing, build_group=g
+        )
         print(f"measure-g{g}: {modes_raw[f'measure-g{g}']['wall_s']:.1f} s", flush=True)
     if not args.skip_baseline and args.baseline_last:
         baseline()
-    if args.measure_again:      # the same mode after the others: what running later alone changes
-        modes_raw["measure-again"] = run_measure(spec, batch, out / "results-measure-again.jsonl", args.level,
-                                                 args.workers, timing, build_group=args.build_group,
-                                                 gpu_timer=args.gpu_timer)
+    if args.measure_again:  # the same mode after the others: what running later alone changes
+        modes_raw["measure-again"] = run_measure(
+            spec,
+            batch,
+            out / "results-measure-again.jsonl",
+            args.level,
+            args.workers,
+            timing,
+            build_group=args.build_group,
+            gpu_timer=args.gpu_timer,
+        )
         print(f"measure-again: {modes_raw['measure-again']['wall_s']:.1f} s", flush=True)
     if args.rpc:
         if spec.is_gpu:
             n = max(1, len(local_gpus()))
-            gpus = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()] \
-                or [str(i) for i in range(n)]
+            gpus = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()] or [
+                str(i) for i in range(n)
+            ]
             # a library built without a GPU holds CUDA source, which the server compiles when it loads
             # it: with nvcc (on its PATH), as the local path's builders do, for the same binary
             from dragon_dsl.engine.nvcc import ensure_on_path
@@ -548,14 +726,23 @@ def main(argv=None) -> int:
             env_for = lambda i: {"TVM_NUM_THREADS": threads}  # noqa: E731 - as the local CPU device worker
         try:
             device, procs = start_rpc(n, env_for, out, no_fork=spec.is_gpu)
-        except RpcUnavailable as exc:   # the local figures are still reported and written
+        except RpcUnavailable as exc:  # the local figures are still reported and written
             rpc_error = str(exc)
             print(f"rpc: not measured: {rpc_error}", flush=True)
         else:
             try:
-                modes_raw["rpc"] = run_measure(spec, batch, out / "results-rpc.jsonl", args.level, args.workers,
-                                               timing, device=device, build_group=args.build_group,
-                                               seconds=args.rpc_seconds, gpu_timer=args.gpu_timer)
+                modes_raw["rpc"] = run_measure(
+                    spec,
+                    batch,
+                    out / "results-rpc.jsonl",
+                    args.level,
+                    args.workers,
+                    timing,
+                    device=device,
+                    build_group=args.build_group,
+                    seconds=args.rpc_seconds,
+                    gpu_timer=args.gpu_timer,
+                )
             finally:
                 stop_rpc(procs)
             print(f"rpc: {modes_raw['rpc']['wall_s']:.1f} s", flush=True)
@@ -565,23 +752,37 @@ def main(argv=None) -> int:
     if "baseline" in modes_raw:
         comparisons["measure vs baseline"] = compare(modes_raw["baseline"]["rows"], modes_raw["measure"]["rows"])
     for order in args.also_build_order:
-        comparisons[f"measure-{order} vs measure"] = compare(modes_raw["measure"]["rows"],
-                                                             modes_raw[f"measure-{order}"]["rows"])
+        comparisons[f"measure-{order} vs measure"] = compare(
+            modes_raw["measure"]["rows"], modes_raw[f"measure-{order}"]["rows"]
+        )
     if args.measure_again:
-        comparisons["measure-again vs measure"] = compare(modes_raw["measure"]["rows"], modes_raw["measure-again"]["rows"])
+        comparisons["measure-again vs measure"] = compare(
+            modes_raw["measure"]["rows"], modes_raw["measure-again"]["rows"]
+        )
     for g in args.also_build_group:
-        comparisons[f"measure-g{g} vs measure"] = compare(modes_raw["measure"]["rows"], modes_raw[f"measure-g{g}"]["rows"])
+        comparisons[f"measure-g{g} vs measure"] = compare(
+            modes_raw["measure"]["rows"], modes_raw[f"measure-g{g}"]["rows"]
+        )
     if "rpc" in modes_raw:
         rpc = modes_raw["rpc"]
-        comparisons["rpc vs measure (local)"] = compare(modes_raw["measure"]["rows"], rpc["rows"],
-                                                        None if rpc["complete"] else rpc["rows"])
+        comparisons["rpc vs measure (local)"] = compare(
+            modes_raw["measure"]["rows"], rpc["rows"], None if rpc["complete"] else rpc["rows"]
+        )
     print_report(batch_info, modes, comparisons)
     if comparisons.get("rpc vs measure (local)", {}).get("verdicts_differ"):
         for log in sorted(out.glob("rpc-*.log")):
             print(f"\n{log.name} (last lines):\n  " + "\n  ".join(log_tail(log, 8)))
-    report = {"target": spec.spec, "level": args.level, "batch": batch_info, "modes": modes,
-              "comparisons": comparisons, "stats": {n: m["stats"] for n, m in modes_raw.items()},
-              "gpus": list(local_gpus()), "cpu_count": os.cpu_count(), "rpc_error": rpc_error}
+    report = {
+        "target": spec.spec,
+        "level": args.level,
+        "batch": batch_info,
+        "modes": modes,
+        "comparisons": comparisons,
+        "stats": {n: m["stats"] for n, m in modes_raw.items()},
+        "gpus": list(local_gpus()),
+        "cpu_count": os.cpu_count(),
+        "rpc_error": rpc_error,
+    }
     (out / "bench_measure.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(f"\nwritten: {out / 'bench_measure.json'}")
     if any(c["verdicts_differ"] for c in comparisons.values()):

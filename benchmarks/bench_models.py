@@ -38,8 +38,12 @@ LLVM_HELD_OUT = "conv2d_dilated,rms_norm,softmax"
 
 def workloads(args_list: list, count: int) -> list:
     folder = Path(tempfile.mkdtemp(prefix="bench-models-"))
-    subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "workloads", *args_list, "-o", str(folder)],
-                   check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "dragon_dsl.cli.main", "workloads", *args_list, "-o", str(folder)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
     return sorted(folder.glob("*.tvmscript"))[:count]
 
 
@@ -63,7 +67,7 @@ def generation_times(models: dict, files: list, warm, target: str) -> dict:
         _decoding(gen, name).generate(warm, target=target)
     out: dict = {name: [] for name in gens}
     for i, f in enumerate(files):
-        for name in (list(gens) if i % 2 == 0 else list(gens)[::-1]):
+        for name in list(gens) if i % 2 == 0 else list(gens)[::-1]:
             t0 = time.perf_counter()
             g = _decoding(gens[name], name).generate(f, target=target)
             out[name].append((time.perf_counter() - t0, g.statements, g.tokens, g.stop))
@@ -77,8 +81,8 @@ def suggest_times(models: dict, files: list) -> dict:
 
     out: dict = {name: [] for name in models}
     for i, f in enumerate(files):
-        for name in (list(models) if i % 2 == 0 else list(models)[::-1]):
-            _decoding(generator(models[name], "llvm"), name)   # the generator recommend takes (one per model folder)
+        for name in list(models) if i % 2 == 0 else list(models)[::-1]:
+            _decoding(generator(models[name], "llvm"), name)  # the generator recommend takes (one per model folder)
             t0 = time.perf_counter()
             rec = recommend(str(f), target="llvm", k=4, model_path=models[name])
             out[name].append((time.perf_counter() - t0, rec.source, rec.verified, rec.speedup_vs_baseline))
@@ -97,10 +101,17 @@ def main(argv=None) -> int:
     p.add_argument("--llvm-new", help="the new llvm model folder")
     p.add_argument("--llvm-current", default=str(ROOT / "model" / "weights" / "llvm"))
     p.add_argument("--count", type=int, default=5, help="workloads per side for generation (default 5)")
-    p.add_argument("--suggest-count", type=int, default=5, help="llvm workloads for dragon suggest (default 5; 0: none)")
+    p.add_argument(
+        "--suggest-count", type=int, default=5, help="llvm workloads for dragon suggest (default 5; 0: none)"
+    )
     p.add_argument("--cuda-target", default="nvidia/nvidia-h100")
-    p.add_argument("--current-decoder", type=int, choices=(17, 18), default=18,
-                   help="17: the current side decodes as version 17 (default: this code's version 18)")
+    p.add_argument(
+        "--current-decoder",
+        type=int,
+        choices=(17, 18),
+        default=18,
+        help="17: the current side decodes as version 17 (default: this code's version 18)",
+    )
     p.add_argument("--out", help="also write every figure here as JSON")
     args = p.parse_args(argv)
     if args.current_decoder == 17:
@@ -116,13 +127,26 @@ def main(argv=None) -> int:
     sides = []
     # one workload more than timed: the warm-up's
     if args.cuda_new:
-        sides.append(("cuda", args.cuda_target, args.cuda_current, args.cuda_new,
-                      workloads(["--held-out-operators"], args.count + 1)))
+        sides.append(
+            (
+                "cuda",
+                args.cuda_target,
+                args.cuda_current,
+                args.cuda_new,
+                workloads(["--held-out-operators"], args.count + 1),
+            )
+        )
     if args.llvm_new:
         n = max(args.count, args.suggest_count) + 1
-        sides.append(("llvm", "llvm", args.llvm_current, args.llvm_new,
-                      workloads(["--families", LLVM_HELD_OUT, "--count", str(n), "--seed", "2027",
-                                 "--max-flops", "2e8"], n)))
+        sides.append(
+            (
+                "llvm",
+                "llvm",
+                args.llvm_current,
+                args.llvm_new,
+                workloads(["--families", LLVM_HELD_OUT, "--count", str(n), "--seed", "2027", "--max-flops", "2e8"], n),
+            )
+        )
     for side, target, current, new, found in sides:
         warm, files = found[-1], found[:-1]
         models = {"current": current, "new": new}
@@ -134,23 +158,28 @@ def main(argv=None) -> int:
             table.add_row(f.stem[:48], f"{a[0]:.1f}", f"{b[0]:.1f}", f"{b[0] / a[0]:.2f}x", str(a[1]), str(b[1]), b[3])
         console.print(table)
         medians = {k: _median([r[0] for r in v]) for k, v in gen.items()}
-        print(f"{side}: median first answer {medians['current']:.1f} s (current) -> {medians['new']:.1f} s (new): "
-              f"{medians['new'] / medians['current']:.2f}x")
-        report[side] = {"workloads": [f.stem for f in files[: args.count]],
-                        "generation": {k: [list(r) for r in v] for k, v in gen.items()},
-                        "generation_median_s": medians}
+        print(
+            f"{side}: median first answer {medians['current']:.1f} s (current) -> {medians['new']:.1f} s (new): "
+            f"{medians['new'] / medians['current']:.2f}x"
+        )
+        report[side] = {
+            "workloads": [f.stem for f in files[: args.count]],
+            "generation": {k: [list(r) for r in v] for k, v in gen.items()},
+            "generation_median_s": medians,
+        }
         if side == "llvm" and args.suggest_count:
             sug = suggest_times(models, files[: args.suggest_count])
             table = Table(title="llvm: dragon suggest, request to answer (seconds)")
             for col in ("workload", "current s", "new s", "current source", "new source", "new speed-up"):
                 table.add_column(col, justify="left" if col == "workload" else "right")
             for f, a, b in zip(files, sug["current"], sug["new"]):
-                table.add_row(f.stem[:48], f"{a[0]:.1f}", f"{b[0]:.1f}", a[1], b[1],
-                              f"{b[3]:.2f}x" if b[3] else "-")
+                table.add_row(f.stem[:48], f"{a[0]:.1f}", f"{b[0]:.1f}", a[1], b[1], f"{b[3]:.2f}x" if b[3] else "-")
             console.print(table)
             sm = {k: _median([r[0] for r in v]) for k, v in sug.items()}
-            print(f"llvm: dragon suggest median {sm['current']:.1f} s (current) -> {sm['new']:.1f} s (new): "
-                  f"{sm['new'] / sm['current']:.2f}x (goal: <= 15 s)")
+            print(
+                f"llvm: dragon suggest median {sm['current']:.1f} s (current) -> {sm['new']:.1f} s (new): "
+                f"{sm['new'] / sm['current']:.2f}x (goal: <= 15 s)"
+            )
             report["llvm"]["suggest"] = {k: [list(r) for r in v] for k, v in sug.items()}
             report["llvm"]["suggest_median_s"] = sm
     if args.out:

@@ -37,8 +37,9 @@ def cuda_source(path: str, target) -> str:
 
     mod = load_workload(path)
     with target:
-        mod = dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.Reduction(), dl.gpu.GeneralReduction(),
-                                      dl.gpu.Fallback())(mod)
+        mod = dl.ApplyDefaultSchedule(
+            dl.gpu.Matmul(), dl.gpu.Reduction(), dl.gpu.GeneralReduction(), dl.gpu.Fallback()
+        )(mod)
     executable = tvm.compile(mod, target)
     return next(m for m in executable.mod.imports if m.kind == "cuda").inspect_source()
 
@@ -70,7 +71,7 @@ def main(argv=None) -> int:
         return 2
     target = tvm.target.Target("nvidia/nvidia-h100")
     source = cuda_source(args.workload, target)
-    names = sorted(set(re.findall(r'__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(', source)))
+    names = sorted(set(re.findall(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", source)))
     preamble, kernels = split(source)
 
     def renamed(text: str, tag: str) -> str:
@@ -78,7 +79,7 @@ def main(argv=None) -> int:
             text = re.sub(rf"\b{name}\b", f"{name}_{tag}", text)
         return text
 
-    compile_cubin(source, target)   # warm: the first call pays nvcc's own start-up on a cold disk
+    compile_cubin(source, target)  # warm: the first call pays nvcc's own start-up on a cold disk
     print(f"{Path(args.workload).name}: {len(source.splitlines())} lines of CUDA, kernels {', '.join(names)}")
     print(f"{'kernels':>7}  {'N calls (s)':>11}  {'per kernel':>10}  {'1 call (s)':>10}  {'per kernel':>10}  ratio")
     for n in counts:
@@ -90,8 +91,11 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         compile_cubin(merged, target)
         together = time.perf_counter() - t0
-        print(f"{n:7d}  {separate:11.2f}  {separate / n:10.2f}  {together:10.2f}  {together / n:10.2f}  "
-              f"{separate / together:.1f}x", flush=True)
+        print(
+            f"{n:7d}  {separate:11.2f}  {separate / n:10.2f}  {together:10.2f}  {together / n:10.2f}  "
+            f"{separate / together:.1f}x",
+            flush=True,
+        )
     return 0
 
 

@@ -36,19 +36,19 @@ def main() -> None:
     args = ap.parse_args()
 
     from dragon_dsl.corpus.families import ALL_FAMILIES
-    from dragon_dsl.tvm.workload import module_of
     from dragon_dsl.engine import Engine, keys, reference
     from dragon_dsl.engine.cache import ResultsCache
     from dragon_dsl.engine.reference import config_key
+    from dragon_dsl.tvm.workload import module_of
 
     text = module_of(ALL_FAMILIES["rms_norm"].build(m=args.m, n=args.n, rms=1)).script()
     wl = keys.load(text)
     config = config_key(3)
 
-    def merged_store(cache, workload, conf, folder):       # the way before
+    def merged_store(cache, workload, conf, folder):  # the way before
         return cache.put_reference(workload, conf, reference.to_bytes(reference.load(folder)))
 
-    def merged_find(engine):                               # the way before: bytes into the work folder
+    def merged_find(engine):  # the way before: bytes into the work folder
         data = engine.cache.get_reference(wl.hash, config)
         path = engine._workdir / f"ref-{wl.hash}-3.npz"
         path.write_bytes(data)
@@ -57,14 +57,18 @@ def main() -> None:
     timings = {"merged": {"store": [], "find": []}, "parts": {"store": [], "find": []}}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
-            for way in (("merged", "parts") if r % 2 == 0 else ("parts", "merged")):
+            for way in ("merged", "parts") if r % 2 == 0 else ("parts", "merged"):
                 cache_path = Path(tmp) / f"{way}-{r}" / "results.sqlite"
                 stored = []
                 original = ResultsCache.put_reference_parts
 
                 def timed_store(cache, workload, conf, folder, way=way):
                     t0 = time.perf_counter()
-                    ok = merged_store(cache, workload, conf, folder) if way == "merged" else original(cache, workload, conf, folder)
+                    ok = (
+                        merged_store(cache, workload, conf, folder)
+                        if way == "merged"
+                        else original(cache, workload, conf, folder)
+                    )
                     stored.append(time.perf_counter() - t0)
                     return ok
 

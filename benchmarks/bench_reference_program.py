@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def workloads(max_flops: float) -> list:
     """(name, module) of the measure benchmark's workloads and the held-out real operators."""
     import bench_measure
+
     from dragon_dsl.corpus.families import HELD_OUT_OPERATORS
     from dragon_dsl.corpus.generator import WorkloadSpec
     from dragon_dsl.tvm.workload import estimate_flops, load_workload
@@ -49,7 +50,7 @@ def one_set(mod, target: dict):
     from dragon_dsl.engine.signature import signature
 
     args = signature(mod["main"])
-    (_, inputs), = input_sets(args, 11, 3, only=[0])
+    ((_, inputs),) = input_sets(args, 11, 3, only=[0])
     t0 = time.perf_counter()
     func = tvm.compile(mod, tvm.target.Target(target)).mod["main"]
     tensors = make_tensors(tvm.cpu(0), args, inputs)
@@ -74,21 +75,41 @@ def main(argv=None) -> int:
         written_s, want = one_set(mod, {"kind": "llvm"})
         fast_s, got = one_set(reference_order(mod), target)
         same = set(got) == set(want) and all(
-            np.ascontiguousarray(got[k]).view(np.uint8).tobytes() == np.ascontiguousarray(want[k]).view(np.uint8).tobytes()
-            for k in want)
-        rows.append({"workload": name, "as_written_s": round(written_s, 3), "reference_s": round(fast_s, 3),
-                     "ratio": round(written_s / fast_s, 2), "identical": same})
-        print(f"{name[:70]:70s} {written_s:8.2f} s {fast_s:8.2f} s {written_s / fast_s:7.1f}x "
-              f"{'identical' if same else 'DIFFERENT'}", flush=True)
+            np.ascontiguousarray(got[k]).view(np.uint8).tobytes()
+            == np.ascontiguousarray(want[k]).view(np.uint8).tobytes()
+            for k in want
+        )
+        rows.append(
+            {
+                "workload": name,
+                "as_written_s": round(written_s, 3),
+                "reference_s": round(fast_s, 3),
+                "ratio": round(written_s / fast_s, 2),
+                "identical": same,
+            }
+        )
+        print(
+            f"{name[:70]:70s} {written_s:8.2f} s {fast_s:8.2f} s {written_s / fast_s:7.1f}x "
+            f"{'identical' if same else 'DIFFERENT'}",
+            flush=True,
+        )
     written = sum(r["as_written_s"] for r in rows)
     fast = sum(r["reference_s"] for r in rows)
-    summary = {"workloads": len(rows), "target": target, "as_written_s": round(written, 2),
-               "reference_s": round(fast, 2), "ratio": round(written / fast, 2) if fast else None,
-               "identical": sum(r["identical"] for r in rows), "max_flops": args.max_flops}
+    summary = {
+        "workloads": len(rows),
+        "target": target,
+        "as_written_s": round(written, 2),
+        "reference_s": round(fast, 2),
+        "ratio": round(written / fast, 2) if fast else None,
+        "identical": sum(r["identical"] for r in rows),
+        "max_flops": args.max_flops,
+    }
     (out / "bench_reference_program.json").write_text(json.dumps({**summary, "rows": rows}, indent=1))
-    print(f"{len(rows)} workloads, one input set each (compile included): as written {written:.1f} s, "
-          f"the reference program {fast:.1f} s ({summary['ratio']}x); identical outputs: "
-          f"{summary['identical']} of {len(rows)}")
+    print(
+        f"{len(rows)} workloads, one input set each (compile included): as written {written:.1f} s, "
+        f"the reference program {fast:.1f} s ({summary['ratio']}x); identical outputs: "
+        f"{summary['identical']} of {len(rows)}"
+    )
     return 0 if summary["identical"] == len(rows) else 1
 
 

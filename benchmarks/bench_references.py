@@ -42,7 +42,7 @@ def run(texts: list, workers: int, split: bool) -> tuple:
     engine_module.SMALL_REFERENCE_FLOPS = 0.0 if split else saved
     try:
         with Engine("llvm", workers=workers, cache=False) as engine:
-            engine.prepare(texts[:1])                       # workers started and warm
+            engine.prepare(texts[:1])  # workers started and warm
             t0 = time.perf_counter()
             engine.prepare(texts[1:])
             wall = time.perf_counter() - t0
@@ -57,8 +57,11 @@ def same(a, b) -> bool:
 
     if [s[0] for s in a.sets] != [s[0] for s in b.sets]:
         return False
-    return all(set(x) == set(y) and all(np.array_equal(x[k], y[k], equal_nan=True) for k in x)
-               for (_, xi, xo), (_, yi, yo) in zip(a.sets, b.sets) for x, y in ((xi, yi), (xo, yo)))
+    return all(
+        set(x) == set(y) and all(np.array_equal(x[k], y[k], equal_nan=True) for k in x)
+        for (_, xi, xo), (_, yi, yo) in zip(a.sets, b.sets)
+        for x, y in ((xi, yi), (xo, yo))
+    )
 
 
 def main(argv=None) -> int:

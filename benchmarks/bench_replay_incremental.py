@@ -69,14 +69,18 @@ def run_round(jobs_file: Path, tree: Path, forget: bool) -> dict:
     with tempfile.TemporaryDirectory() as links:
         os.symlink(tree / "model", Path(links) / "dragon_model")
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([links, str(tree)])}
-        args = [sys.executable, str(Path(__file__).resolve()), "--worker", str(jobs_file)] + (["--forget"] if forget else [])
+        args = [sys.executable, str(Path(__file__).resolve()), "--worker", str(jobs_file)] + (
+            ["--forget"] if forget else []
+        )
         out = subprocess.run(args, env=env, cwd=tree, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--base", default="dd9e673", help="the revision of the old way (default: before incremental replay)")
+    ap.add_argument(
+        "--base", default="dd9e673", help="the revision of the old way (default: before incremental replay)"
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--forget", action="store_true", help=argparse.SUPPRESS)
@@ -87,15 +91,20 @@ def main(argv=None) -> int:
     answers = [json.loads(line) for line in ANSWERS.read_text().splitlines()]
     with tempfile.TemporaryDirectory() as tmp:
         jobs_file, base = Path(tmp) / "jobs.json", Path(tmp) / "base"
-        jobs_file.write_text(json.dumps([(str(ANSWERS.parent / a["workload"]), a["target"], candidates(a)) for a in answers]))
+        jobs_file.write_text(
+            json.dumps([(str(ANSWERS.parent / a["workload"]), a["target"], candidates(a)) for a in answers])
+        )
         base.mkdir()
         archive = subprocess.run(["git", "archive", a.base], cwd=ROOT, check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
-        ways = {f"base {a.base}": (base, False), "this tree, nothing remembered": (ROOT, True),
-                "this tree (decoder)": (ROOT, False)}
+        ways = {
+            f"base {a.base}": (base, False),
+            "this tree, nothing remembered": (ROOT, True),
+            "this tree (decoder)": (ROOT, False),
+        }
         best: dict = {}
         for r in range(a.rounds):
-            for name in (list(ways) if r % 2 == 0 else list(reversed(ways))):
+            for name in list(ways) if r % 2 == 0 else list(reversed(ways)):
                 got = run_round(jobs_file, *ways[name])
                 best[name] = min(best.get(name, got), got, key=lambda x: x["seconds"])
     count = next(iter(best.values()))["prefixes"]

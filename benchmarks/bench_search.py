@@ -58,8 +58,8 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
 
-    from dragon_dsl.corpus.search_run import SearchConfig, SearchRun
     from dragon_dsl.corpus.generator import generate, write
+    from dragon_dsl.corpus.search_run import SearchConfig, SearchRun
     from dragon_dsl.engine import Engine
     from dragon_dsl.engine.targets import resolve_target
 
@@ -68,11 +68,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         wdir = Path(args.workloads) if args.workloads else Path(tmp) / "workloads"
         if not args.workloads:
-            specs = small_specs(args.count, args.seed, families) if args.small else \
-                generate(args.count, seed=args.seed, families=families)
+            specs = (
+                small_specs(args.count, args.seed, families)
+                if args.small
+                else generate(args.count, seed=args.seed, families=families)
+            )
             write(specs, wdir)
-        cfg = SearchConfig(target=target, budget=args.budget, seed=args.seed, cost_model=args.cost_model,
-                           num_trials_per_iter=args.per_iter or min(args.budget, 64), cache=False)
+        cfg = SearchConfig(
+            target=target,
+            budget=args.budget,
+            seed=args.seed,
+            cost_model=args.cost_model,
+            num_trials_per_iter=args.per_iter or min(args.budget, 64),
+            cache=False,
+        )
         t0 = time.perf_counter()
         engine = Engine(target, timeout_s=cfg.timeout_s, cache=False)
         run = SearchRun(Path(tmp) / "run", wdir, cfg)
@@ -85,21 +94,37 @@ def main() -> None:
         records = [json.loads(p.read_text()) for p in sorted((run.records_dir).glob("*.json"))]
     per = summary.per_workload_s
     mean = statistics.mean(per)
-    report = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "target": target,
-                          "load_average": os.getloadavg()},
-              "budget": args.budget, "workloads": len(per), "engine_startup_s": startup,
-              "s_per_workload_median": statistics.median(per), "s_per_workload_mean": mean,
-              "workloads_per_hour": 3600 / mean, "trials": summary.trials,
-              "failed_workloads": summary.failed, "failed_candidates": summary.failed_candidates,
-              "per_workload": {r["workload"]: {"s": round(r["wall_s"], 2), "trials": r["trials"],
-                                               "status": r["status"]} for r in records}}
+    report = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "target": target,
+            "load_average": os.getloadavg(),
+        },
+        "budget": args.budget,
+        "workloads": len(per),
+        "engine_startup_s": startup,
+        "s_per_workload_median": statistics.median(per),
+        "s_per_workload_mean": mean,
+        "workloads_per_hour": 3600 / mean,
+        "trials": summary.trials,
+        "failed_workloads": summary.failed,
+        "failed_candidates": summary.failed_candidates,
+        "per_workload": {
+            r["workload"]: {"s": round(r["wall_s"], 2), "trials": r["trials"], "status": r["status"]} for r in records
+        },
+    }
     unit = "GPU" if resolve_target(target).is_gpu else "CPU"
     print(f"| target | budget | workloads | start-up s | s/workload (median / mean) | workloads per {unit}-hour |")
     print("|---|---|---|---|---|---|")
-    print(f"| {json.dumps(target)} | {args.budget} | {len(per)} | {startup:.1f} | "
-          f"{report['s_per_workload_median']:.1f} / {mean:.1f} | {report['workloads_per_hour']:.0f} |")
-    print(f"\n{summary.trials} trials, {summary.failed} failed workloads, {summary.failed_candidates} failed "
-          f"candidates; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"| {json.dumps(target)} | {args.budget} | {len(per)} | {startup:.1f} | "
+        f"{report['s_per_workload_median']:.1f} / {mean:.1f} | {report['workloads_per_hour']:.0f} |"
+    )
+    print(
+        f"\n{summary.trials} trials, {summary.failed} failed workloads, {summary.failed_candidates} failed "
+        f"candidates; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     for name, r in report["per_workload"].items():
         print(f"  {name}: {r['s']} s, {r['trials']} trials, {r['status']}")
     if args.json:

@@ -87,7 +87,11 @@ def main() -> None:
         fast_before = best_of(lambda: before.compare(got), args.repeat)
         assert before.compare(got)[0] == prepared.compare(got).max_abs
 
-        a = [Arg("A", (n,), "float32", "input"), Arg("B", (n,), "float32", "input"), Arg("C", (n,), "float32", "output")]
+        a = [
+            Arg("A", (n,), "float32", "input"),
+            Arg("B", (n,), "float32", "input"),
+            Arg("C", (n,), "float32", "output"),
+        ]
         sets = [(name, values, {"C": values["A"]}) for name, values in input_sets(a, 1, 3)]
         ref = Reference(a, sets)
         dev = tvm.cpu(0)
@@ -98,22 +102,32 @@ def main() -> None:
         rows.append((m, exact, fast, prep, fresh, reuse))
         prepared_rows.append((m, fast_before, fast, prep_before, prep, before.kept_bytes()))
 
-    print("| M values | exact compare ms | fast compare ms | ratio | prepare once ms | fresh tensors ms "
-          "| staged tensors ms | ratio |")
+    print(
+        "| M values | exact compare ms | fast compare ms | ratio | prepare once ms | fresh tensors ms "
+        "| staged tensors ms | ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for m, exact, fast, prep, fresh, reuse in rows:
-        print(f"| {m} | {exact * 1e3:.1f} | {fast * 1e3:.1f} | {exact / fast:.1f}x | {prep * 1e3:.1f} "
-              f"| {fresh * 1e3:.1f} | {reuse * 1e3:.1f} | {fresh / reuse:.1f}x |")
+        print(
+            f"| {m} | {exact * 1e3:.1f} | {fast * 1e3:.1f} | {exact / fast:.1f}x | {prep * 1e3:.1f} "
+            f"| {fresh * 1e3:.1f} | {reuse * 1e3:.1f} | {fresh / reuse:.1f}x |"
+        )
     print("\nThe fast path as it was until 2026-12-05 against today's, same outputs:\n")
-    print("| M values | compare ms, before | today | ratio | prepare once ms, before | today | ratio "
-          "| MB kept per output, before | today |")
+    print(
+        "| M values | compare ms, before | today | ratio | prepare once ms, before | today | ratio "
+        "| MB kept per output, before | today |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for m, fb, f, pb, p, kept in prepared_rows:
-        print(f"| {m} | {fb * 1e3:.1f} | {f * 1e3:.1f} | {fb / f:.1f}x | {pb * 1e3:.1f} | {p * 1e3:.1f} "
-              f"| {pb / p:.1f}x | {kept / 2**20:.0f} | 0 |")
+        print(
+            f"| {m} | {fb * 1e3:.1f} | {f * 1e3:.1f} | {fb / f:.1f}x | {pb * 1e3:.1f} | {p * 1e3:.1f} "
+            f"| {pb / p:.1f}x | {kept / 2**20:.0f} | 0 |"
+        )
     m, exact, fast, prep, fresh, reuse = rows[-1]
-    print(f"\nper candidate at {m}M values (5 input sets): {5 * (exact + fresh) * 1e3:.0f} ms before, "
-          f"{5 * (fast + reuse) * 1e3:.0f} ms now (+ {prep * 5e3:.0f} ms once per workload)")
+    print(
+        f"\nper candidate at {m}M values (5 input sets): {5 * (exact + fresh) * 1e3:.0f} ms before, "
+        f"{5 * (fast + reuse) * 1e3:.0f} ms now (+ {prep * 5e3:.0f} ms once per workload)"
+    )
 
 
 if __name__ == "__main__":

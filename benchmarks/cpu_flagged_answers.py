@@ -127,35 +127,80 @@ def main(argv=None) -> int:
         before = scheduled(body_of_text(old), text)
         theirs = scheduled(body_of_text(reference), text) if reference else None
         equal = mine is not None and theirs is not None and bool(tvm_ffi.structural_equal(mine, theirs))
-        rows.append({"workload": entry["name"], "task": task, "old_us": old_us, "dlight_us": dlight_us,
-                     "seconds": round(seconds, 1), "answered": bool(new_body), "replays": env is not None,
-                     "why": why, "flagged": bool(new) and is_flagged(new[0], text, args.finding),
-                     "compile_problem": compile_problem(new[0], text, target.spec) if new else None,
-                     "dlights_script": bool(reference) and new_body == body_of_text(reference),
-                     "dlights_module": equal, "kernels": kernels(mine) if mine is not None else None,
-                     "dlight_kernels": kernels(theirs) if theirs is not None else None,
-                     "old_kernels": kernels(before) if before is not None else None,
-                     "statements": len(new_body.splitlines()), "old_statements": len(body_of_text(old).splitlines())})
+        rows.append(
+            {
+                "workload": entry["name"],
+                "task": task,
+                "old_us": old_us,
+                "dlight_us": dlight_us,
+                "seconds": round(seconds, 1),
+                "answered": bool(new_body),
+                "replays": env is not None,
+                "why": why,
+                "flagged": bool(new) and is_flagged(new[0], text, args.finding),
+                "compile_problem": compile_problem(new[0], text, target.spec) if new else None,
+                "dlights_script": bool(reference) and new_body == body_of_text(reference),
+                "dlights_module": equal,
+                "kernels": kernels(mine) if mine is not None else None,
+                "dlight_kernels": kernels(theirs) if theirs is not None else None,
+                "old_kernels": kernels(before) if before is not None else None,
+                "statements": len(new_body.splitlines()),
+                "old_statements": len(body_of_text(old).splitlines()),
+            }
+        )
 
     table = Table(title=f"first answers with {args.finding}, written again (decoder {GENERATION_VERSION})")
-    for col in ("workload", "task", "old us", "dlight us", "new: replays", "compiles", args.finding, "dlight's script",
-                "dlight's module", "kernels old -> new (dlight)", "statements old -> new", "s"):
+    for col in (
+        "workload",
+        "task",
+        "old us",
+        "dlight us",
+        "new: replays",
+        "compiles",
+        args.finding,
+        "dlight's script",
+        "dlight's module",
+        "kernels old -> new (dlight)",
+        "statements old -> new",
+        "s",
+    ):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["workload"][:40], r["task"][:5], f"{r['old_us']:.0f}" if r["old_us"] else "-",
-                      f"{r['dlight_us']:.0f}" if r["dlight_us"] else "-", str(r["replays"]),
-                      str(r["answered"] and r["compile_problem"] is None), str(r["flagged"]),
-                      str(r["dlights_script"]), str(r["dlights_module"]), f"{r['old_kernels']} -> {r['kernels']} ({r['dlight_kernels']})",
-                      f"{r['old_statements']} -> {r['statements']}", str(r["seconds"]))
+        table.add_row(
+            r["workload"][:40],
+            r["task"][:5],
+            f"{r['old_us']:.0f}" if r["old_us"] else "-",
+            f"{r['dlight_us']:.0f}" if r["dlight_us"] else "-",
+            str(r["replays"]),
+            str(r["answered"] and r["compile_problem"] is None),
+            str(r["flagged"]),
+            str(r["dlights_script"]),
+            str(r["dlights_module"]),
+            f"{r['old_kernels']} -> {r['kernels']} ({r['dlight_kernels']})",
+            f"{r['old_statements']} -> {r['statements']}",
+            str(r["seconds"]),
+        )
     Console(width=200).print(table)
     same = sum(r["dlights_script"] for r in rows)
-    print(f"{len(rows)} flagged answers: {sum(r['replays'] for r in rows)} new answers replay, "
-          f"{sum(r['answered'] and r['compile_problem'] is None for r in rows)} pass the compile check, "
-          f"{sum(r['flagged'] for r in rows)} still flagged, {same} are dlight's script, "
-          f"{sum(r['dlights_module'] for r in rows)} schedule the workload as dlight's does (structurally equal)")
+    print(
+        f"{len(rows)} flagged answers: {sum(r['replays'] for r in rows)} new answers replay, "
+        f"{sum(r['answered'] and r['compile_problem'] is None for r in rows)} pass the compile check, "
+        f"{sum(r['flagged'] for r in rows)} still flagged, {same} are dlight's script, "
+        f"{sum(r['dlights_module'] for r in rows)} schedule the workload as dlight's does (structurally equal)"
+    )
     if args.out:
-        Path(args.out).write_text(json.dumps({"report": args.report, "finding": args.finding, "model": model,
-                                              "generation_version": GENERATION_VERSION, "rows": rows}, indent=1))
+        Path(args.out).write_text(
+            json.dumps(
+                {
+                    "report": args.report,
+                    "finding": args.finding,
+                    "model": model,
+                    "generation_version": GENERATION_VERSION,
+                    "rows": rows,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

@@ -23,8 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-TAIL = re.compile(r'^(\w+(, \w+)* = )?(get_sblock\("root"\)|(get_child_blocks|get_loops|fuse|split|reorder|bind'
-                  r'|sample_categorical)\()')
+TAIL = re.compile(
+    r'^(\w+(, \w+)* = )?(get_sblock\("root"\)|(get_child_blocks|get_loops|fuse|split|reorder|bind'
+    r"|sample_categorical)\()"
+)
 
 
 def model_part(script: str):
@@ -34,7 +36,7 @@ def model_part(script: str):
     while k > 0 and TAIL.match(lines[k - 1]):
         k -= 1
     starts = [i for i in range(k, len(lines)) if lines[i].rstrip().endswith('get_sblock("root")')]
-    return "".join(lines[:starts[0]]) if starts else None
+    return "".join(lines[: starts[0]]) if starts else None
 
 
 def judge(prefix: str, workload_text: str, target: str) -> dict:
@@ -53,9 +55,11 @@ def judge(prefix: str, workload_text: str, target: str) -> dict:
         if done is None:
             out[name] = None
             continue
-        out[name] = {"kernels": len(kernel_shapes(apply(done, load_workload(workload_text)).mod)),
-                     "compile": compile_problem(done, workload_text, target),
-                     "launch": launch_problem(done, workload_text)}
+        out[name] = {
+            "kernels": len(kernel_shapes(apply(done, load_workload(workload_text)).mod)),
+            "compile": compile_problem(done, workload_text, target),
+            "launch": launch_problem(done, workload_text),
+        }
     return out
 
 
@@ -89,15 +93,28 @@ def main(argv=None) -> int:
                     text = rebuilt_workload(workloads[m["workload"]], Path(tmp)).read_text(encoding="utf-8")
                     verdict = judge(prefix, text, target)
                     if verdict:
-                        rows.append({"report": str(path), "workload": m["workload"], "task": m["task"],
-                                     "latency_us": c.get("latency_us"), **verdict})
+                        rows.append(
+                            {
+                                "report": str(path),
+                                "workload": m["workload"],
+                                "task": m["task"],
+                                "latency_us": c.get("latency_us"),
+                                **verdict,
+                            }
+                        )
     ok = [r for r in rows if r["bound"] and r["inlined"]]
     table = Table(title=f"AutoBind completions of {len(rows)} distinct shown answers, with and without AutoInline")
     for col in ("", "bound only", "inlined, then bound"):
         table.add_column(col)
-    table.add_row("kernels in all", str(sum(r["bound"]["kernels"] for r in ok)), str(sum(r["inlined"]["kernels"] for r in ok)))
-    table.add_row("answers with fewer kernels", "", str(sum(r["inlined"]["kernels"] < r["bound"]["kernels"] for r in ok)))
-    table.add_row("answers with more kernels", "", str(sum(r["inlined"]["kernels"] > r["bound"]["kernels"] for r in ok)))
+    table.add_row(
+        "kernels in all", str(sum(r["bound"]["kernels"] for r in ok)), str(sum(r["inlined"]["kernels"] for r in ok))
+    )
+    table.add_row(
+        "answers with fewer kernels", "", str(sum(r["inlined"]["kernels"] < r["bound"]["kernels"] for r in ok))
+    )
+    table.add_row(
+        "answers with more kernels", "", str(sum(r["inlined"]["kernels"] > r["bound"]["kernels"] for r in ok))
+    )
     for key, label in (("compile", "compile check fails"), ("launch", "launch check flags")):
         table.add_row(label, str(sum(bool(r["bound"][key]) for r in ok)), str(sum(bool(r["inlined"][key]) for r in ok)))
     Console().print(table)

@@ -43,10 +43,20 @@ def row_of(name: str, text: str, gen_s: float, wl_dir: Path, build: bool) -> dic
     from dragon_model.api import compile_problem, replay_problem
 
     wl = wl_dir / f"{name}.tvmscript"
-    family = json.loads(next(ln for ln in (wl_dir / "manifest.jsonl").read_text().splitlines()
-                             if json.loads(ln)["name"] == name))["family"]
-    row = {"workload": name, "family": family, "generation_s": gen_s, "statements": text.count("\n"),
-           "replays": False, "compiles": False, "builds": None, "dlight_kernel": False, "problem": ""}
+    family = json.loads(
+        next(ln for ln in (wl_dir / "manifest.jsonl").read_text().splitlines() if json.loads(ln)["name"] == name)
+    )["family"]
+    row = {
+        "workload": name,
+        "family": family,
+        "generation_s": gen_s,
+        "statements": text.count("\n"),
+        "replays": False,
+        "compiles": False,
+        "builds": None,
+        "dlight_kernel": False,
+        "problem": "",
+    }
     if not text:
         row["problem"] = "no answer"
         return row
@@ -63,9 +73,20 @@ def row_of(name: str, text: str, gen_s: float, wl_dir: Path, build: bool) -> dic
         with tempfile.TemporaryDirectory() as tmp:
             script = Path(tmp) / f"{name}.dragon"
             script.write_text(text, encoding="utf-8")
-            done = subprocess.run([str(Path(sys.executable).parent / "dragon-check"), "--level", "build",
-                                   "--workload", str(wl), "--target", "cuda", str(script)],
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                [
+                    str(Path(sys.executable).parent / "dragon-check"),
+                    "--level",
+                    "build",
+                    "--workload",
+                    str(wl),
+                    "--target",
+                    "cuda",
+                    str(script),
+                ],
+                capture_output=True,
+                text=True,
+            )
         row["builds"] = done.returncode == 0
         if not row["builds"]:
             row["problem"] = (done.stdout + done.stderr)[-300:]

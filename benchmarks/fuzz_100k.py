@@ -55,15 +55,17 @@ def _files(args):
 
     out, codes = [], collections.Counter()
     for p in paths:
-        for name, main, argv in (("dragon-fmt", fmt.main, ["--check", "-q", p]),
-                                 ("dragon-check", check.main, ["--level", "types", p])):
+        for name, main, argv in (
+            ("dragon-fmt", fmt.main, ["--check", "-q", p]),
+            ("dragon-check", check.main, ["--level", "types", p]),
+        ):
             buf_out, buf_err = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(buf_out), contextlib.redirect_stderr(buf_err):
                 try:
                     code = main(argv)
                 except SystemExit as exc:
                     code = exc.code
-                except Exception as exc:  # noqa: BLE001 - would be a traceback on the command line
+                except Exception as exc:
                     code = f"{type(exc).__name__}: {str(exc)[:120]}"
             codes[(name, code if code in (0, 1, 2) else "other")] += 1
             if code not in (0, 1, 2) or "Traceback" in buf_err.getvalue():
@@ -106,17 +108,23 @@ def main(argv=None) -> int:
                 paths.append(str(p))
         codes: collections.Counter = collections.Counter()
         chunk = max(1, len(paths) // (4 * args.jobs))
-        for c, bad in pool.map(_files, [paths[a:a + chunk] for a in range(0, len(paths), chunk)]):
+        for c, bad in pool.map(_files, [paths[a : a + chunk] for a in range(0, len(paths), chunk)]):
             codes.update(c)
             failures += [("file",) + b for b in bad]
         t3 = time.time()
     print(f"# fuzz run: {args.jobs} worker process(es), Python {sys.version.split()[0]}")
-    print(f"script mutants: {done['script mutants']:,} in {t1 - t0:.0f} s; escaped exceptions: "
-          f"{sum(1 for f in failures if f[0] == 'script')}")
-    print(f"trace mutants:  {done['trace mutants']:,} in {t2 - t1:.0f} s; escaped exceptions: "
-          f"{sum(1 for f in failures if f[0] == 'trace')}")
-    print(f"files through dragon-fmt --check and dragon-check --level types: {len(paths):,} in {t3 - t2:.0f} s; "
-          f"tracebacks or other exit codes: {sum(1 for f in failures if f[0] == 'file')}")
+    print(
+        f"script mutants: {done['script mutants']:,} in {t1 - t0:.0f} s; escaped exceptions: "
+        f"{sum(1 for f in failures if f[0] == 'script')}"
+    )
+    print(
+        f"trace mutants:  {done['trace mutants']:,} in {t2 - t1:.0f} s; escaped exceptions: "
+        f"{sum(1 for f in failures if f[0] == 'trace')}"
+    )
+    print(
+        f"files through dragon-fmt --check and dragon-check --level types: {len(paths):,} in {t3 - t2:.0f} s; "
+        f"tracebacks or other exit codes: {sum(1 for f in failures if f[0] == 'file')}"
+    )
     print("exit codes: " + ", ".join(f"{tool} {code}: {n}" for (tool, code), n in sorted(codes.items(), key=str)))
     kinds = collections.Counter((f[0], f[2]) for f in failures)
     for (where, kind), n in kinds.most_common():

@@ -31,7 +31,6 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -71,14 +70,17 @@ def throughput(rounds: int, sources: list, skip: set) -> dict:
     t0 = time.perf_counter()
     engine.prepare(list(by_workload))  # references are per workload, once: kept out of the rate
     references = time.perf_counter() - t0
-    log(f"throughput: {n} candidates x {rounds} rounds, start-up {startup:.1f} s, references of "
-        f"{len(by_workload)} workloads {references:.1f} s, {engine.workers} build workers")
+    log(
+        f"throughput: {n} candidates x {rounds} rounds, start-up {startup:.1f} s, references of "
+        f"{len(by_workload)} workloads {references:.1f} s, {engine.workers} build workers"
+    )
     statuses, per_round = Counter(), []
     latencies = {}
     # one batch per round, across workloads, as a search loop would send it: builds of later
     # workloads overlap the GPU runs of earlier ones
-    tasks = [Task(path, trace, level="time", use_cache=False) for path, traces in by_workload.items()
-             for trace in traces]
+    tasks = [
+        Task(path, trace, level="time", use_cache=False) for path, traces in by_workload.items() for trace in traces
+    ]
     for r in range(rounds):
         t1 = time.perf_counter()
         results = engine.run(tasks)
@@ -90,17 +92,28 @@ def throughput(rounds: int, sources: list, skip: set) -> dict:
             if result.ok:
                 latencies.setdefault(Path(task.workload).stem, []).append(result.latency_us)
         for name, rs in by_name.items():
-            log(f"    {name}: {dict(Counter(x.status.value for x in rs))} "
-                + "; ".join(sorted({x.message[:120] for x in rs if not x.ok}))[:300])
+            log(
+                f"    {name}: {dict(Counter(x.status.value for x in rs))} "
+                + "; ".join(sorted({x.message[:120] for x in rs if not x.ok}))[:300]
+            )
         log(f"  round {r}: {n} in {per_round[-1]:.1f} s = {60 * n / per_round[-1]:.0f}/min")
     stats = engine.stats()
     engine.close()
     seconds = sum(per_round)
-    return {"candidates": n * rounds, "rounds": rounds, "seconds": seconds, "per_minute": 60 * n * rounds / seconds,
-            "ok_per_minute": 60 * statuses.get("ok", 0) / seconds, "startup_s": startup,
-            "references_s": references, "skipped_workloads": sorted(skip),
-            "statuses": dict(statuses), "engine_stats": stats, "build_workers": os.cpu_count(),
-            "best_latency_us": {k: min(v) for k, v in sorted(latencies.items())}}
+    return {
+        "candidates": n * rounds,
+        "rounds": rounds,
+        "seconds": seconds,
+        "per_minute": 60 * n * rounds / seconds,
+        "ok_per_minute": 60 * statuses.get("ok", 0) / seconds,
+        "startup_s": startup,
+        "references_s": references,
+        "skipped_workloads": sorted(skip),
+        "statuses": dict(statuses),
+        "engine_stats": stats,
+        "build_workers": os.cpu_count(),
+        "best_latency_us": {k: min(v) for k, v in sorted(latencies.items())},
+    }
 
 
 # --- tuning -------------------------------------------------------------------------------------
@@ -120,8 +133,7 @@ def make_workload(name: str):
     return load_workload(load_workload(text).script())  # one print/parse cycle: stable names
 
 
-def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional[str] = None,
-             engine=None) -> dict:
+def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: str | None = None, engine=None) -> dict:
     """Tune one workload; `keep_dir` keeps MetaSchedule's database there (default: a temporary folder).
 
     In engine mode, `engine` is a warm Engine shared by several workloads (as the corpus search
@@ -136,7 +148,7 @@ def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional
 
     mod = make_workload(name)
     target = tvm.target.Target(TAG)
-    with (contextlib.nullcontext(keep_dir) if keep_dir else tempfile.TemporaryDirectory()) as work_dir:
+    with contextlib.nullcontext(keep_dir) if keep_dir else tempfile.TemporaryDirectory() as work_dir:
         shared = engine
         t0 = time.perf_counter()  # a fresh engine's start-up counts in its wall time
         if mode == "stock":
@@ -145,8 +157,16 @@ def tune_one(name: str, mode: str, trials: int, verify: bool, keep_dir: Optional
         else:
             engine = shared or Engine(TAG, cache=False, timeout_s=180.0)
             builder, runner = builder_and_runner(engine, workload=mod if verify else None)
-        database = ms.tune_tir(mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=64,
-                               builder=builder, runner=runner, seed=20260101)
+        database = ms.tune_tir(
+            mod,
+            target,
+            work_dir,
+            max_trials_global=trials,
+            num_trials_per_iter=64,
+            builder=builder,
+            runner=runner,
+            seed=20260101,
+        )
         wall = time.perf_counter() - t0
         records = database.get_all_tuning_records()
         valid = [r for r in records if r.run_secs and all(float(s) < 1e9 for s in r.run_secs)]
@@ -173,33 +193,47 @@ def markdown(report: dict) -> str:
     lines = []
     if "throughput" in report:
         t = report["throughput"]
-        lines += ["## Throughput (warm pool, build + verify + time)", "",
-                  "| candidates | seconds | per minute | ok per minute | start-up s | references s | statuses "
-                  "| engine |",
-                  "|---|---|---|---|---|---|---|---|",
-                  f"| {t['candidates']} | {t['seconds']:.1f} | {t['per_minute']:.0f} | {t['ok_per_minute']:.0f} | "
-                  f"{t['startup_s']:.1f} | {t['references_s']:.1f} | {json.dumps(t['statuses'])} | "
-                  f"{json.dumps(t['engine_stats'])} |", ""]
+        lines += [
+            "## Throughput (warm pool, build + verify + time)",
+            "",
+            "| candidates | seconds | per minute | ok per minute | start-up s | references s | statuses | engine |",
+            "|---|---|---|---|---|---|---|---|",
+            f"| {t['candidates']} | {t['seconds']:.1f} | {t['per_minute']:.0f} | {t['ok_per_minute']:.0f} | "
+            f"{t['startup_s']:.1f} | {t['references_s']:.1f} | {json.dumps(t['statuses'])} | "
+            f"{json.dumps(t['engine_stats'])} |",
+            "",
+        ]
     if report.get("tune"):
-        lines += ["## tune_tir: stock LocalBuilder/LocalRunner vs EngineBuilder/EngineRunner", "",
-                  "| workload | trials | stock wall s | engine wall s | wall ratio | stock best us (MS / engine) | "
-                  "engine best us (MS / engine) |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            "## tune_tir: stock LocalBuilder/LocalRunner vs EngineBuilder/EngineRunner",
+            "",
+            "| workload | trials | stock wall s | engine wall s | wall ratio | stock best us (MS / engine) | "
+            "engine best us (MS / engine) |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for name, modes in report["tune"].items():
             s, e = modes.get("stock", {}), modes.get("engine", {})
             ratio = f"{s['wall_s'] / e['wall_s']:.2f}" if s.get("wall_s") and e.get("wall_s") else ""
-            lines.append(f"| {name} | {modes.get('trials', '')} | {_f(s.get('wall_s'))} | {_f(e.get('wall_s'))} | "
-                         f"{ratio} | {_f(s.get('ms_best_us'))} / {_f(s.get('engine_best_us'))} | "
-                         f"{_f(e.get('ms_best_us'))} / {_f(e.get('engine_best_us'))} |")
-        both = [m for m in report["tune"].values() if m.get("stock", {}).get("wall_s") and m.get("engine", {}).get("wall_s")]
+            lines.append(
+                f"| {name} | {modes.get('trials', '')} | {_f(s.get('wall_s'))} | {_f(e.get('wall_s'))} | "
+                f"{ratio} | {_f(s.get('ms_best_us'))} / {_f(s.get('engine_best_us'))} | "
+                f"{_f(e.get('ms_best_us'))} / {_f(e.get('engine_best_us'))} |"
+            )
+        both = [
+            m for m in report["tune"].values() if m.get("stock", {}).get("wall_s") and m.get("engine", {}).get("wall_s")
+        ]
         startup = report.get("engine_startup_s")
         if both:
             stock = sum(m["stock"]["wall_s"] for m in both)
             eng = sum(m["engine"]["wall_s"] for m in both)
             warm = all(m["engine"].get("warm_engine") for m in both)
             total = eng + (startup or 0.0) if warm else eng
-            lines += ["", f"Total over {len(both)} workloads: stock {stock:.1f} s, engine {total:.1f} s"
-                      + (f" ({eng:.1f} s tuning + {startup:.1f} s engine start-up, paid once)" if warm and startup else "")
-                      + f": {stock / total:.2f}x less wall time."]
+            lines += [
+                "",
+                f"Total over {len(both)} workloads: stock {stock:.1f} s, engine {total:.1f} s"
+                + (f" ({eng:.1f} s tuning + {startup:.1f} s engine start-up, paid once)" if warm and startup else "")
+                + f": {stock / total:.2f}x less wall time.",
+            ]
     return "\n".join(lines)
 
 

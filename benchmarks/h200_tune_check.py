@@ -36,8 +36,12 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=64)
     ap.add_argument("--workloads", default="matmul_1024,c2d_1,gmm_2,dep_0,nrm_2")
     ap.add_argument("--no-check", action="store_true", help="tune only (issue 4's wall-time comparison)")
-    ap.add_argument("--build-group", type=int, default=1,
-                    help="candidates of a round compiled as one library (Engine(build_group=)); 1: each alone")
+    ap.add_argument(
+        "--build-group",
+        type=int,
+        default=1,
+        help="candidates of a round compiled as one library (Engine(build_group=)); 1: each alone",
+    )
     args = ap.parse_args()
     out = Path(args.out)
     scripts = out / "scripts"
@@ -50,8 +54,10 @@ def main() -> int:
     # made the second of two runs on one machine continue the first one's search (128 records, not 64)
     used = [n for n in names if any((out / "databases" / n).glob("database_tuning_record.json"))]
     if used:
-        print(f"error: {out / 'databases'} already holds a database for {', '.join(used)}: give another --out",
-              file=sys.stderr)
+        print(
+            f"error: {out / 'databases'} already holds a database for {', '.join(used)}: give another --out",
+            file=sys.stderr,
+        )
         return 2
     best_scripts = []
     import time
@@ -71,8 +77,21 @@ def main() -> int:
         entry["engine"] = smoke.tune_one(name, "engine", args.trials, verify=True, keep_dir=str(work), engine=engine)
         report_path.write_text(json.dumps(report, indent=2))
         dest = scripts / name
-        subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "import", "--database", str(work),
-                        "-o", str(dest), "--top", "1"], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dragon_dsl.cli.main",
+                "import",
+                "--database",
+                str(work),
+                "-o",
+                str(dest),
+                "--top",
+                "1",
+            ],
+            check=True,
+        )
         best_scripts += sorted(str(p) for p in dest.glob("*.dragon"))
     report["engine_stats"] = engine.stats()
     report_path.write_text(json.dumps(report, indent=2))
@@ -84,8 +103,19 @@ def main() -> int:
         r = subprocess.run(cmd + ["--format", fmt], capture_output=True, text=True)
         (out / name).write_text(r.stdout + (r.stderr if fmt == "text" else ""))
         print(f"dragon-check --format {fmt}: exit {r.returncode}", file=sys.stderr)
-    (out / "check_time.cmd").write_text(" ".join(["dragon-check", *[str(Path(p).relative_to(out)) for p in best_scripts],
-                                                  "--level", "time", "--target", "cuda"]) + "\n")
+    (out / "check_time.cmd").write_text(
+        " ".join(
+            [
+                "dragon-check",
+                *[str(Path(p).relative_to(out)) for p in best_scripts],
+                "--level",
+                "time",
+                "--target",
+                "cuda",
+            ]
+        )
+        + "\n"
+    )
     return 0
 
 

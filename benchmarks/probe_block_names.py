@@ -25,8 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 LLVM = '{"kind": "llvm", "num-cores": 2}'
-MARKS = {"rfactor": "rfactor(", "compute_at": "compute_at(", "multi-level tiling": "tiling_structure",
-         "cache_write": "cache_write("}
+MARKS = {
+    "rfactor": "rfactor(",
+    "compute_at": "compute_at(",
+    "multi-level tiling": "tiling_structure",
+    "cache_write": "cache_write(",
+}
 
 
 def main(argv=None) -> int:
@@ -42,8 +46,9 @@ def main(argv=None) -> int:
     from dragon_model.data import intermediate_names, load_rows, random_names, renamed_words
     from dragon_model.generate import Generator
 
-    rows = [r for r in load_rows(args.corpus, splits=["test_family"], tasks=["construction"])
-            if r["family"] == args.family]
+    rows = [
+        r for r in load_rows(args.corpus, splits=["test_family"], tasks=["construction"]) if r["family"] == args.family
+    ]
     if not rows:
         p.error(f"no held-out construction prompt of family {args.family!r} in {args.corpus}")
     rng = random.Random(args.seed)
@@ -69,8 +74,9 @@ def main(argv=None) -> int:
                 for mark, needle in MARKS.items():
                     counts[mark] += needle in body
                 sizes.append(sum(1 for line in body.split("postproc:")[0].splitlines() if line.strip()))
-            print(" | ".join([model, name, *(str(counts[m]) for m in MARKS), f"{statistics.median(sizes):g}"]),
-                  flush=True)
+            print(
+                " | ".join([model, name, *(str(counts[m]) for m in MARKS), f"{statistics.median(sizes):g}"]), flush=True
+            )
     return 0
 
 

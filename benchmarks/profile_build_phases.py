@@ -36,8 +36,8 @@ def profile_one(mod, trace, target, out_dir: Path) -> dict:
     """Seconds per phase of one build (the phases done before a failure), and the failure if any."""
     import tvm
 
-    from dragon_dsl.tvm import compile as B
     from dragon_dsl.engine.nvcc import compile_cubin
+    from dragon_dsl.tvm import compile as B
 
     times: dict = {}
 
@@ -55,7 +55,7 @@ def profile_one(mod, trace, target, out_dir: Path) -> dict:
         source = [m for m in executable.mod.imports if m.kind == "cuda"][0].inspect_source()
         step("nvcc", lambda: compile_cubin(source, target))
         step("export", lambda: executable.export_library(str(out_dir / "mod.so")))
-    except Exception as exc:  # noqa: BLE001 - a candidate that fails is reported, the profile goes on
+    except Exception as exc:
         return {"times": times, "failed": f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"}
     return {"times": times, "failed": None}
 
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     totals = {p: 0.0 for p in PHASES}
     built, failed = 0, []
     with tempfile.TemporaryDirectory() as tmp:
-        profile_one(mod, traces[0], target, Path(tmp))   # imports and first-use costs out of the figures
+        profile_one(mod, traces[0], target, Path(tmp))  # imports and first-use costs out of the figures
         for i, trace in enumerate(traces):
             r = profile_one(mod, trace, target, Path(tmp))
             if r["failed"]:
@@ -94,8 +94,10 @@ def main(argv=None) -> int:
                 totals[p] += s
             print(f"candidate {i:3d}: " + "  ".join(f"{p} {r['times'][p]:6.2f}" for p in PHASES), flush=True)
     whole = sum(totals.values())
-    print(f"\n{built} of {len(traces)} candidates built ({len(failed)} failed), {whole:.1f} s in all, "
-          f"{whole / max(built, 1):.2f} s per candidate:")
+    print(
+        f"\n{built} of {len(traces)} candidates built ({len(failed)} failed), {whole:.1f} s in all, "
+        f"{whole / max(built, 1):.2f} s per candidate:"
+    )
     for p in PHASES:
         print(f"  {p:9s} {totals[p]:8.2f} s  {100 * totals[p] / whole if whole else 0:5.1f}%")
     for f in sorted(set(failed)):

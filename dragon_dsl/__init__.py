@@ -29,8 +29,21 @@ from dragon_dsl.language.syntax.parser import parse
 from dragon_dsl.language.table import BY_KIND, BY_NAME, INSTRUCTIONS
 
 __all__ = [
-    "BY_KIND", "BY_NAME", "INSTRUCTIONS", "Diagnostic", "DragonError", "Program", "Severity", "Span",
-    "check_text", "format_script", "format_text", "from_trace_json", "parse", "to_trace_json", "to_program",
+    "BY_KIND",
+    "BY_NAME",
+    "INSTRUCTIONS",
+    "Diagnostic",
+    "DragonError",
+    "Program",
+    "Severity",
+    "Span",
+    "check_text",
+    "format_script",
+    "format_text",
+    "from_trace_json",
+    "parse",
+    "to_trace_json",
+    "to_program",
 ]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.language import diagnostics as dg
 from dragon_dsl.language.check import Program, check
@@ -28,16 +28,16 @@ from dragon_dsl.language.target_names import target_problem
 #: the one check-level ladder
 LEVELS = ("syntax", "types", "replay", "build", "verify", "time")
 #: the levels the language decides alone, without TVM's compiler or a device
-STATIC_LEVELS = LEVELS[:LEVELS.index("build")]
+STATIC_LEVELS = LEVELS[: LEVELS.index("build")]
 #: the levels the measurement engine decides (`Engine.measure(level=...)`)
-MEASURE_LEVELS = LEVELS[LEVELS.index("build"):]
+MEASURE_LEVELS = LEVELS[LEVELS.index("build") :]
 #: a verified kernel more than this many times slower than the baseline (dlight's schedule on GPUs,
 #: the unscheduled program on CPUs) is a failure for a user, not an answer: `slow` (the model's
 #: answers, its reward and the evaluation's counts)
 SLOW_FACTOR = 10.0
 
 
-def is_slow(latency_us: Optional[float], baseline_us: Optional[float]) -> bool:
+def is_slow(latency_us: float | None, baseline_us: float | None) -> bool:
     """Whether a verified kernel's latency is more than SLOW_FACTOR times the baseline's (False when
     either is unknown)."""
     return bool(latency_us and baseline_us and latency_us > SLOW_FACTOR * baseline_us)
@@ -49,6 +49,7 @@ def level_rank(level: str) -> int:
         return LEVELS.index(level)
     except ValueError:
         raise ValueError(f"unknown level {level!r}; levels: {', '.join(LEVELS)}") from None
+
 
 # Engine statuses -> diagnostic codes.
 STATUS_CODES = {
@@ -69,7 +70,7 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)  # latency and speedups at level "time"
     level_reached: str = "syntax"  # the last level that ran
-    trace: Optional[list] = None  # the trace JSON, once the script replayed
+    trace: list | None = None  # the trace JSON, once the script replayed
 
     @property
     def errors(self) -> int:
@@ -80,12 +81,12 @@ class Report:
         return sum(d.severity is Severity.WARNING for d in self.diagnostics)
 
     @property
-    def failed(self) -> Optional[str]:
+    def failed(self) -> str | None:
         """The level whose check found an error (the last that ran), None when every level run passed."""
         return self.level_reached if self.errors else None
 
     @property
-    def passed(self) -> Optional[str]:
+    def passed(self) -> str | None:
         """The highest level passed; None when not even the syntax is right."""
         if not self.errors:
             return self.level_reached
@@ -93,10 +94,12 @@ class Report:
         return LEVELS[rank - 1] if rank else None
 
 
-def resolve_workload(program: Program, script_path: Optional[str], override):
+def resolve_workload(program: Program, script_path: str | None, override):
     """The workload: the override wins (a path; TVMScript text or an IRModule pass through); a
     header path is relative to the script's folder."""
-    if (override is not None and not isinstance(override, (str, Path))) or (isinstance(override, str) and "\n" in override):
+    if (override is not None and not isinstance(override, (str, Path))) or (
+        isinstance(override, str) and "\n" in override
+    ):
         return override
     if override:
         return Path(override)
@@ -116,8 +119,16 @@ def target_span(script, program: Program) -> Span:
     return Span(1, 1, 1, 1)
 
 
-def check_text_at_level(text: str, path: str = "<script>", *, level: str = "types", workload=None, target=None,
-                        engine_for=None, seeds: int = 3) -> Report:
+def check_text_at_level(
+    text: str,
+    path: str = "<script>",
+    *,
+    level: str = "types",
+    workload=None,
+    target=None,
+    engine_for=None,
+    seeds: int = 3,
+) -> Report:
     """Check one script up to `level`.
 
     workload/target override the script's header. `engine_for(target)` returns a
@@ -137,8 +148,13 @@ def check_text_at_level(text: str, path: str = "<script>", *, level: str = "type
     wl = resolve_workload(program, path, workload)
     report.level_reached = "replay"
     if wl is None:
-        report.diagnostics.append(dg.make("DRG603", Span.point(1, 1),
-                                          "no workload: add `workload \"file.tvmscript\"` to the header or pass --workload"))
+        report.diagnostics.append(
+            dg.make(
+                "DRG603",
+                Span.point(1, 1),
+                'no workload: add `workload "file.tvmscript"` to the header or pass --workload',
+            )
+        )
         return report
     from dragon_dsl.tvm.replay import replay
 

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import bisect
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator, Optional
 
 from dragon_dsl import paused_gc
 from dragon_dsl.language.check import BoundInst, ExplainEntry
 from dragon_dsl.language.diagnostics import Diagnostic, Span
 from dragon_dsl.language.syntax import ast
 from dragon_dsl.language.table import BY_NAME, DIRECTIVES, EXPLAIN_KINDS, SECTIONS
-
 from dragon_lsp.documents import normalize
 from dragon_lsp.incremental import parse_incremental
 from dragon_lsp.recheck import check_incremental
@@ -71,7 +70,7 @@ def walk_names(e, bound: frozenset = frozenset()) -> Iterator[ast.Name]:
 class Analysis:
     """A parsed and checked document version. Cheap indexes are built on first use."""
 
-    def __init__(self, text: str, version: Optional[int] = None, previous: Optional["Analysis"] = None):
+    def __init__(self, text: str, version: int | None = None, previous: Analysis | None = None):
         """`previous`: the analysis of the document's previous version, whose per-statement results
         are reused for what the edit left alone (`incremental.py`, `recheck.py`)."""
         self.version = version
@@ -80,7 +79,8 @@ class Analysis:
         prior = previous if previous is not None and previous._parsed is not None else None
         with paused_gc():
             stmts, syntax, self._parsed, origin = parse_incremental(
-                self.text, prior._parsed if prior else None, prior.text if prior else None)
+                self.text, prior._parsed if prior else None, prior.text if prior else None
+            )
             self.script = ast.Script(stmts)
             self.program, types, self._memo = check_incremental(stmts, prior._memo if prior else None, origin)
         self.diagnostics: list[Diagnostic] = syntax + types
@@ -174,13 +174,13 @@ class Analysis:
                 idx.setdefault(o.span.line, []).append(o)
         return idx
 
-    def occurrence_at(self, line: int, col: int) -> Optional[Occurrence]:
+    def occurrence_at(self, line: int, col: int) -> Occurrence | None:
         for o in self._by_line.get(line, ()):
             if o.span.column <= col <= o.span.end_column and o.span.line == o.span.end_line:
                 return o
         return None
 
-    def definition(self, name: str) -> Optional[tuple[str, Span]]:
+    def definition(self, name: str) -> tuple[str, Span] | None:
         """(what, span) where a name is defined: a result, a label or an explanation entry."""
         d = self.program.definitions.get(name)
         if d is not None:
@@ -190,7 +190,7 @@ class Analysis:
                 return o.role, o.span
         return None
 
-    def defining_instruction(self, name: str) -> Optional[tuple[int, BoundInst]]:
+    def defining_instruction(self, name: str) -> tuple[int, BoundInst] | None:
         d = self.program.definitions.get(name)
         if d is None:
             for i, inst in enumerate(self.program.instructions):
@@ -211,8 +211,9 @@ class Analysis:
         out.sort(key=lambda t: (t[2].line, t[2].column))
         return out
 
-    def nearest_visible(self, line: int, kinds: tuple[str, ...], prefix: Optional[str], limit: int) \
-            -> tuple[list[tuple[str, str, Span]], bool]:
+    def nearest_visible(
+        self, line: int, kinds: tuple[str, ...], prefix: str | None, limit: int
+    ) -> tuple[list[tuple[str, str, Span]], bool]:
         """`visible(line, kinds)` when it has at most `limit` entries; else those starting with `prefix`,
         the `limit` nearest before `line` (and True: some were left out). Walks back from `line` over
         the definitions, which the checker records in source order, so a large script costs what
@@ -284,5 +285,11 @@ class EarlierAnalysis:
 def is_reserved(name: str) -> bool:
     from dragon_dsl.language.table import RESERVED
 
-    return name in RESERVED or name in BY_NAME or name in SECTIONS or name in DIRECTIVES or name in EXPLAIN_KINDS \
+    return (
+        name in RESERVED
+        or name in BY_NAME
+        or name in SECTIONS
+        or name in DIRECTIVES
+        or name in EXPLAIN_KINDS
         or name == "explain"
+    )

@@ -14,12 +14,12 @@ import gc
 import json
 import os
 import traceback
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any
 
 from dragon_dsl.language.diagnostics import Diagnostic, Span
 from dragon_dsl.levels import LEVELS
-
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.config import Settings, SettingsError
 from dragon_lsp.features.completion import TARGET_TAGS
@@ -35,8 +35,8 @@ IDLE_COLLECT_S = 5.0
 class Jobs:
     """The tasks running for one document."""
 
-    debounce: Optional[asyncio.Task] = None
-    replay: Optional[asyncio.Task] = None
+    debounce: asyncio.Task | None = None
+    replay: asyncio.Task | None = None
     others: set = field(default_factory=set)
 
     def cancel(self) -> None:
@@ -46,8 +46,14 @@ class Jobs:
 
 
 class Background:
-    def __init__(self, session: Session, publish: Callable, notify: Callable, refresh: Callable,
-                 apply_edit: Optional[Callable[..., Awaitable[bool]]] = None):
+    def __init__(
+        self,
+        session: Session,
+        publish: Callable,
+        notify: Callable,
+        refresh: Callable,
+        apply_edit: Callable[..., Awaitable[bool]] | None = None,
+    ):
         """refresh(): ask the client to re-request inlay hints (replay facts arrived); `await apply_edit(uri,
         version, edits, lines)`: ask the client to apply edits to a document version, True when it did."""
         self.session, self.notify, self.refresh, self.apply_edit = session, notify, refresh, apply_edit
@@ -56,7 +62,7 @@ class Background:
         session.workers.update(analysis=self.analysis_worker, measure=self.measure_worker)
         self.jobs: dict[str, Jobs] = {}
         self._tasks: set[asyncio.Task] = set()
-        self._collector: Optional[asyncio.Task] = None
+        self._collector: asyncio.Task | None = None
 
     # -- documents: diagnostics after a pause, then a replay -----------------------------------------
 
@@ -134,8 +140,15 @@ class Background:
         if session.workload_path(an, st.doc.path) is None:
             return {"skipped": NO_WORKLOAD}
         try:
-            answer = await self.analysis_worker.call("replay_facts", an.text, st.doc.path, session.settings.workload,
-                                                     version, script, timeout=session.settings.replay_timeout)
+            answer = await self.analysis_worker.call(
+                "replay_facts",
+                an.text,
+                st.doc.path,
+                session.settings.workload,
+                version,
+                script,
+                timeout=session.settings.replay_timeout,
+            )
         except WorkerTimeout as exc:
             answer = {"diagnostics": [_whole(an, "DRG703", f"replay: {exc}")], "facts": None, "script": None}
         except WorkerError as exc:
@@ -143,8 +156,11 @@ class Background:
             return {"error": str(exc)}
         if "skipped" in answer:
             return {"skipped": NO_WORKLOAD if answer["skipped"] == "no workload" else answer["skipped"]}
-        out = {"diagnostics": list(answer.get("diagnostics", [])), "version": version,
-               "stale": st.doc.version != version or session.docs.get(uri) is not st}
+        out = {
+            "diagnostics": list(answer.get("diagnostics", [])),
+            "version": version,
+            "stale": st.doc.version != version or session.docs.get(uri) is not st,
+        }
         if script:
             out["script"] = answer.get("script")
         if out["stale"]:
@@ -167,8 +183,9 @@ class Background:
         if hit is not None and hit[0] == mtime:
             return hit[1]
         try:
-            names = await self.analysis_worker.call("workload_blocks", path,
-                                                    timeout=self.session.settings.replay_timeout)
+            names = await self.analysis_worker.call(
+                "workload_blocks", path, timeout=self.session.settings.replay_timeout
+            )
         except WorkerError:
             names = []
         self.session.blocks[path] = (mtime, names)
@@ -193,7 +210,7 @@ class Background:
         else:
             self.spawn(self.check(uri, level, quiet=True))
 
-    async def check(self, uri: str, level: str, settings: Optional[Settings] = None, quiet: bool = False) -> dict:
+    async def check(self, uri: str, level: str, settings: Settings | None = None, quiet: bool = False) -> dict:
         """Check the current version up to `level` (build, verify or time) in the measurement worker and
         publish what it finds. Answers {"level_reached", "figures", "diagnostics", "target", "device",
         "stale"}, {"skipped": why} or {"error": why}."""
@@ -219,8 +236,16 @@ class Background:
             return {"error": str(exc)}
         try:
             answer = await self.measure_worker.call(
-                "check_level", an.text, st.doc.path, s.workload, target, level, device, s.build_timeout,
-                timeout=s.measure_timeout)
+                "check_level",
+                an.text,
+                st.doc.path,
+                s.workload,
+                target,
+                level,
+                device,
+                s.build_timeout,
+                timeout=s.measure_timeout,
+            )
         except WorkerTimeout as exc:
             answer = {"diagnostics": [_whole(an, "DRG703", str(exc))], "figures": {}, "level_reached": None}
         except WorkerError as exc:
@@ -232,9 +257,14 @@ class Background:
             core = {(d.code, d.span, d.message) for d in an.diagnostics}
             st.measure_diags = (version, [d for d in answer["diagnostics"] if (d.code, d.span, d.message) not in core])
             session.publish(uri)
-        return {"level_reached": answer.get("level_reached"), "figures": answer.get("figures", {}),
-                "diagnostics": list(answer.get("diagnostics", [])), "target": target, "device": device,
-                "stale": stale}
+        return {
+            "level_reached": answer.get("level_reached"),
+            "figures": answer.get("figures", {}),
+            "diagnostics": list(answer.get("diagnostics", [])),
+            "target": target,
+            "device": device,
+            "stale": stale,
+        }
 
     # -- CUDA source, targets -------------------------------------------------------------------------
 
@@ -249,8 +279,14 @@ class Background:
         if an.has_errors:
             return {"error": "the script has errors"}
         try:
-            return await self.analysis_worker.call("cuda_source", an.text, st.doc.path, session.settings.workload,
-                                                   target, timeout=session.settings.build_timeout)
+            return await self.analysis_worker.call(
+                "cuda_source",
+                an.text,
+                st.doc.path,
+                session.settings.workload,
+                target,
+                timeout=session.settings.build_timeout,
+            )
         except WorkerError as exc:  # a timeout too: the worker was stopped
             return {"error": f"building the CUDA source failed: {exc}"}
 
@@ -290,9 +326,15 @@ class Background:
 
     # -- suggestions ----------------------------------------------------------------------------------------
 
-    async def suggest(self, uri: str, mode: str, report: Callable[[str, Optional[int]], None],
-                      settings: Optional[Settings] = None, prompt: Optional[str] = None,
-                      lines: Optional[tuple[int, int]] = None) -> dict:
+    async def suggest(
+        self,
+        uri: str,
+        mode: str,
+        report: Callable[[str, int | None], None],
+        settings: Settings | None = None,
+        prompt: str | None = None,
+        lines: tuple[int, int] | None = None,
+    ) -> dict:
         """Validated schedules for the current version ("suggest"), or only faster ones ("rewrite"), fastest
         first; they are offered as code actions while that version is current. Answers {"suggestions",
         "version", "stale", "candidates", "source"} or {"error"}; raises WorkerError, CancelledError."""
@@ -310,21 +352,46 @@ class Background:
             device = s.engine_device()
         except SettingsError as exc:
             return {"error": str(exc)}
-        options = {"trials": s.suggest_trials, "candidates": s.suggest_candidates, "builder": s.suggest_builder,
-                   "modelPath": s.model_path, "timeout": s.build_timeout, "prompt": prompt, "lines": lines}
+        options = {
+            "trials": s.suggest_trials,
+            "candidates": s.suggest_candidates,
+            "builder": s.suggest_builder,
+            "modelPath": s.model_path,
+            "timeout": s.build_timeout,
+            "prompt": prompt,
+            "lines": lines,
+        }
         answer = await self.measure_worker.call(
-            "suggest", an.text, st.doc.path, s.workload, target, device, mode, options,
-            timeout=s.suggest_timeout, progress=report)
+            "suggest",
+            an.text,
+            st.doc.path,
+            s.workload,
+            target,
+            device,
+            mode,
+            options,
+            timeout=s.suggest_timeout,
+            progress=report,
+        )
         if "error" in answer:
             return answer
-        found = [Suggestion(_title(mode, c["figures"], answer.get("current"), c.get("source")), c["text"],
-                            c["figures"], version) for c in answer.get("suggestions", [])]
+        found = [
+            Suggestion(
+                _title(mode, c["figures"], answer.get("current"), c.get("source")), c["text"], c["figures"], version
+            )
+            for c in answer.get("suggestions", [])
+        ]
         if session.docs.get(uri) is st:
             st.suggestions = (version, found)
-        return {"suggestions": found, "version": version, "stale": st.doc.version != version,
-                "candidates": answer.get("candidates", 0), "source": answer.get("source")}
+        return {
+            "suggestions": found,
+            "version": version,
+            "stale": st.doc.version != version,
+            "candidates": answer.get("candidates", 0),
+            "source": answer.get("source"),
+        }
 
-    async def replace_text(self, uri: str, version: Optional[int], text: str) -> bool:
+    async def replace_text(self, uri: str, version: int | None, text: str) -> bool:
         """Ask the client to replace the whole document, if it is still at `version`; True when it did."""
         st = self.session.docs.get(uri)
         if self.apply_edit is None or st is None or st.doc.version != version:
@@ -363,7 +430,7 @@ def _whole(an: Analysis, code: str, message: str) -> Diagnostic:
     return dg.make(code, span, message)
 
 
-def _title(mode: str, figures: dict, current: Optional[dict], source: Optional[str]) -> str:
+def _title(mode: str, figures: dict, current: dict | None, source: str | None) -> str:
     lat = figures.get("latency_us")
     parts = [f"{lat:.1f} us" if lat is not None else "?"]
     if current and current.get("latency_us") and lat:

@@ -20,13 +20,12 @@ Everything here is plain data over the session and its background work (`backgro
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Callable, Optional
 from urllib.parse import unquote, urlparse
 
 from dragon_dsl.language.diagnostics import Diagnostic, Severity, Span
-
 from dragon_lsp.config import SettingsError
 
 SUGGEST = "dragon.suggestSchedule"
@@ -38,8 +37,13 @@ LIST_TARGETS = "dragon.listTargets"
 #: Every command the server carries out, as `executeCommandProvider` lists them.
 COMMANDS = (SUGGEST, REWRITE, TENSORIR, CUDA, MEASURE, LIST_TARGETS)
 #: Titles of the work-done progress of the long-running commands.
-TITLES = {SUGGEST: "Suggesting a schedule", REWRITE: "Rewriting the schedule", TENSORIR: "Replaying the schedule",
-          CUDA: "Generating CUDA source", MEASURE: "Measuring latency"}
+TITLES = {
+    SUGGEST: "Suggesting a schedule",
+    REWRITE: "Rewriting the schedule",
+    TENSORIR: "Replaying the schedule",
+    CUDA: "Generating CUDA source",
+    MEASURE: "Measuring latency",
+}
 #: Argument fields that override the session's settings for one request.
 OVERRIDES = ("target", "device", "trackerAddress")
 #: Show CUDA source builds for this target when neither the settings nor the script name one.
@@ -52,13 +56,13 @@ class Request:
     (lines and columns of the core) and request."""
 
     uri: str
-    version: Optional[int] = None
+    version: int | None = None
     overrides: dict = field(default_factory=dict)
-    span: Optional[Span] = None
-    prompt: Optional[str] = None
+    span: Span | None = None
+    prompt: str | None = None
 
 
-def arguments(uri: str, version: Optional[int]) -> list:
+def arguments(uri: str, version: int | None) -> list:
     """The arguments of a command a code action carries (the settings are the session's)."""
     return [{"uri": uri, "version": version}]
 
@@ -75,7 +79,7 @@ def _name(uri: str) -> str:
     return unquote(PurePosixPath(urlparse(uri).path).name) or uri
 
 
-def _first_error(diags: list[Diagnostic]) -> Optional[str]:
+def _first_error(diags: list[Diagnostic]) -> str | None:
     for d in diags:
         if d.severity is Severity.ERROR:
             return f"{d.code} (line {d.span.line}): {d.message}"
@@ -149,11 +153,13 @@ async def measure_latency(bg, req: Request) -> dict:
     if timed is None:
         return _error(f"the latency was not measured (the check reached {r.get('level_reached')})")
     note = " (the script changed while it was measured)" if r.get("stale") else ""
-    return {"message": f"{_name(req.uri)} ({_target_text(r['target'])}, device {r['device']}): {timed.message}{note}",
-            "figures": r.get("figures", {})}
+    return {
+        "message": f"{_name(req.uri)} ({_target_text(r['target'])}, device {r['device']}): {timed.message}{note}",
+        "figures": r.get("figures", {}),
+    }
 
 
-async def suggest(bg, req: Request, mode: str, report: Callable[[str, Optional[int]], None]) -> dict:
+async def suggest(bg, req: Request, mode: str, report: Callable[[str, int | None], None]) -> dict:
     """Suggest ("suggest") or rewrite ("rewrite") the schedule; only validated candidates count: replayed,
     built, verified against the unscheduled workload and timed (a rewrite must also be faster than the
     current schedule). A suggestion opens beside the script; a rewrite replaces it (`workspace/applyEdit`,
@@ -172,23 +178,34 @@ async def suggest(bg, req: Request, mode: str, report: Callable[[str, Optional[i
     more = {"suggestions": listed, "source": r.get("source"), "candidates": r.get("candidates", 0)}
     note = ""
     if (req.prompt or req.span is not None) and r.get("source") == "search":
-        note = (" The search rewrites the whole schedule and follows no request: the schedule model "
-                "(dragon.modelPath) takes the selection and the request.")
+        note = (
+            " The search rewrites the whole schedule and follows no request: the schedule model "
+            "(dragon.modelPath) takes the selection and the request."
+        )
     if not found:
-        why = "no candidate passed replay, build, verify and time" + \
-              (" and beat the current schedule" if mode == "rewrite" else "")
+        why = "no candidate passed replay, build, verify and time" + (
+            " and beat the current schedule" if mode == "rewrite" else ""
+        )
         return {"message": f"{why} ({r.get('candidates', 0)} tried).{note}", **more}
     best = found[0]
     if mode == "rewrite" and not r["stale"] and await bg.replace_text(req.uri, r["version"], best.text):
         return {"message": f"{best.title}: applied.{note}", "applied": True, **more}
-    offered = "" if r["stale"] else \
-        f" {len(found)} validated schedules are offered as code actions on the script." if len(found) > 1 else \
-        " It is offered as a code action on the script."
+    offered = (
+        ""
+        if r["stale"]
+        else f" {len(found)} validated schedules are offered as code actions on the script."
+        if len(found) > 1
+        else " It is offered as a code action on the script."
+    )
     if mode == "rewrite":
         why = "the script changed meanwhile" if r["stale"] else "the editor did not apply the edit"
-        return {"content": best.text, "language": "dragon", "applied": False,
-                "message": f"{best.title}. Not applied ({why}): the rewrite opens beside the script.{offered}{note}",
-                **more}
+        return {
+            "content": best.text,
+            "language": "dragon",
+            "applied": False,
+            "message": f"{best.title}. Not applied ({why}): the rewrite opens beside the script.{offered}{note}",
+            **more,
+        }
     return {"content": best.text, "language": "dragon", "message": f"{best.title}.{offered}{note}", **more}
 
 

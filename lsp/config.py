@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Optional
+from typing import Any
 
 CHECK_LEVELS = ("off", "replay", "build", "verify", "time")
 
@@ -54,10 +54,10 @@ class SettingsError(ValueError):
 @dataclass(frozen=True)
 class Settings:
     target: Any = None  # a tag or kind string, a target dict, or None (the script's header, else llvm)
-    device: Optional[str] = None  # None: automatic
-    tracker_address: Optional[str] = None
-    workload: Optional[str] = None
-    model_path: Optional[str] = None
+    device: str | None = None  # None: automatic
+    tracker_address: str | None = None
+    workload: str | None = None
+    model_path: str | None = None
     check_on_save: str = "verify"
     debounce_ms: float = 30.0
     replay_debounce_ms: float = 300.0
@@ -81,8 +81,10 @@ class Settings:
         if self.tracker_address is not None:
             return tracker_device(self.tracker_address)
         if self.device == "rpc":
-            raise SettingsError('dragon.device is "rpc" but dragon.trackerAddress is empty: set it to HOST:PORT '
-                                "(or HOST:PORT/KEY) of a TVM RPC tracker")
+            raise SettingsError(
+                'dragon.device is "rpc" but dragon.trackerAddress is empty: set it to HOST:PORT '
+                "(or HOST:PORT/KEY) of a TVM RPC tracker"
+            )
         return "local"
 
     def target_for(self, header_target) -> Any:
@@ -100,12 +102,19 @@ class Settings:
             device = self.engine_device()
         except SettingsError as exc:
             device = f"invalid: {exc}"
-        return {"target": self.target, "device": self.device or "", "engineDevice": device,
-                "trackerAddress": self.tracker_address or "", "modelPath": self.model_path or "",
-                "workload": self.workload or "", "checkOnSave": self.check_on_save, "debounceMs": self.debounce_ms,
-                "replayDebounceMs": self.replay_debounce_ms,
-                "timeouts": {k: getattr(self, a) for k, a in _TIMEOUTS.items()},
-                "suggest": {k: getattr(self, a) for k, a in _SUGGEST.items()}}
+        return {
+            "target": self.target,
+            "device": self.device or "",
+            "engineDevice": device,
+            "trackerAddress": self.tracker_address or "",
+            "modelPath": self.model_path or "",
+            "workload": self.workload or "",
+            "checkOnSave": self.check_on_save,
+            "debounceMs": self.debounce_ms,
+            "replayDebounceMs": self.replay_debounce_ms,
+            "timeouts": {k: getattr(self, a) for k, a in _TIMEOUTS.items()},
+            "suggest": {k: getattr(self, a) for k, a in _SUGGEST.items()},
+        }
 
 
 def tracker_device(address: str) -> str:
@@ -117,12 +126,21 @@ def tracker_device(address: str) -> str:
 
 
 _FIELDS = {
-    "target": "target", "device": "device", "trackerAddress": "tracker_address", "workload": "workload",
-    "modelPath": "model_path", "checkOnSave": "check_on_save", "debounceMs": "debounce_ms",
+    "target": "target",
+    "device": "device",
+    "trackerAddress": "tracker_address",
+    "workload": "workload",
+    "modelPath": "model_path",
+    "checkOnSave": "check_on_save",
+    "debounceMs": "debounce_ms",
     "replayDebounceMs": "replay_debounce_ms",
 }
-_TIMEOUTS = {"replay": "replay_timeout", "build": "build_timeout", "measure": "measure_timeout",
-             "suggest": "suggest_timeout"}
+_TIMEOUTS = {
+    "replay": "replay_timeout",
+    "build": "build_timeout",
+    "measure": "measure_timeout",
+    "suggest": "suggest_timeout",
+}
 _SUGGEST = {"trials": "suggest_trials", "candidates": "suggest_candidates", "builder": "suggest_builder"}
 #: Keys of the VS Code extension's section that only say how to start the server.
 CLIENT_ONLY = frozenset({"pythonPath", "serverPath", "serverArgs", "trace"})
@@ -248,6 +266,8 @@ def _target(v):
             raise ValueError('a JSON target needs a "kind"')
         return obj
     if any(c.isspace() for c in v):
-        raise ValueError(f"{v!r}: TVM 0.27 takes a tag, a kind or a JSON object "
-                         '({"kind": "llvm", "num-cores": 4}), not a command-line string')
+        raise ValueError(
+            f"{v!r}: TVM 0.27 takes a tag, a kind or a JSON object "
+            '({"kind": "llvm", "num-cores": 4}), not a command-line string'
+        )
     return v

@@ -10,13 +10,13 @@ default, UTF-8 bytes or UTF-32 code points when the client offers them.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 
 from dragon_dsl.language.diagnostics import Diagnostic, Severity, Span
-
 from dragon_lsp.commands import OVERRIDES, Request
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
@@ -75,8 +75,9 @@ def position(lines: Sequence[str], line1: int, col1: int, encoding: str) -> lsp.
 
 
 def range_(lines: Sequence[str], span: Span, encoding: str) -> lsp.Range:
-    return lsp.Range(position(lines, span.line, span.column, encoding),
-                     position(lines, span.end_line, span.end_column, encoding))
+    return lsp.Range(
+        position(lines, span.line, span.column, encoding), position(lines, span.end_line, span.end_column, encoding)
+    )
 
 
 def from_position(lines: Sequence[str], pos: lsp.Position, encoding: str) -> tuple[int, int]:
@@ -110,12 +111,19 @@ _DOCS = "https://github.com/little-dragon/little-dragon/blob/main/docs/INSTRUCTI
 
 
 def diagnostic(d: Diagnostic, lines: Sequence[str], encoding: str, uri: str, source: str = "dragon") -> lsp.Diagnostic:
-    related = [lsp.DiagnosticRelatedInformation(lsp.Location(uri, range_(lines, r.span, encoding)), r.message)
-               for r in d.related] or None
+    related = [
+        lsp.DiagnosticRelatedInformation(lsp.Location(uri, range_(lines, r.span, encoding)), r.message)
+        for r in d.related
+    ] or None
     tags = [lsp.DiagnosticTag.Unnecessary] if d.code == "DRG104" else None
     return lsp.Diagnostic(
-        range=range_(lines, d.span, encoding), message=d.message, severity=_SEVERITY.get(d.severity),
-        code=d.code, source=source, related_information=related, tags=tags,
+        range=range_(lines, d.span, encoding),
+        message=d.message,
+        severity=_SEVERITY.get(d.severity),
+        code=d.code,
+        source=source,
+        related_information=related,
+        tags=tags,
         data={"code": d.code, "span": list(d.span)},
     )
 
@@ -135,10 +143,12 @@ def text_edits(edits, lines, encoding) -> list[lsp.TextEdit]:
     return [text_edit(e, lines, encoding) for e in edits]
 
 
-def workspace_edit(uri: str, edits, lines, encoding, version: Optional[int] = None) -> lsp.WorkspaceEdit:
+def workspace_edit(uri: str, edits, lines, encoding, version: int | None = None) -> lsp.WorkspaceEdit:
     if version is not None:
         doc = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-        return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(text_document=doc, edits=text_edits(edits, lines, encoding))])
+        return lsp.WorkspaceEdit(
+            document_changes=[lsp.TextDocumentEdit(text_document=doc, edits=text_edits(edits, lines, encoding))]
+        )
     return lsp.WorkspaceEdit(changes={uri: text_edits(edits, lines, encoding)})
 
 
@@ -158,7 +168,7 @@ def markup(text: str, markdown: bool = True):
     return lsp.MarkupContent(lsp.MarkupKind.Markdown if markdown else lsp.MarkupKind.PlainText, text)
 
 
-def hover(h, lines, encoding, markdown: bool = True) -> Optional[lsp.Hover]:
+def hover(h, lines, encoding, markdown: bool = True) -> lsp.Hover | None:
     if h is None:
         return None
     rng = range_(lines, h.span, encoding) if h.span is not None else None
@@ -197,24 +207,41 @@ def completion_item(item, lines, encoding, snippets: bool, markdown: bool = True
 
 
 def completion_list(items, lines, encoding, snippets: bool, markdown: bool = True) -> lsp.CompletionList:
-    return lsp.CompletionList(is_incomplete=bool(getattr(items, "incomplete", False)),
-                              items=[completion_item(i, lines, encoding, snippets, markdown) for i in items])
+    return lsp.CompletionList(
+        is_incomplete=bool(getattr(items, "incomplete", False)),
+        items=[completion_item(i, lines, encoding, snippets, markdown) for i in items],
+    )
 
 
-def signature_help(sig, markdown: bool = True) -> Optional[lsp.SignatureHelp]:
+def signature_help(sig, markdown: bool = True) -> lsp.SignatureHelp | None:
     if sig is None:
         return None
     params = [lsp.ParameterInformation(label=(a, b), documentation=doc or None) for a, b, doc in sig.params]
     info = lsp.SignatureInformation(
-        label=sig.label, documentation=markup(sig.doc, markdown) if sig.doc else None,
-        parameters=params, active_parameter=sig.active)
+        label=sig.label,
+        documentation=markup(sig.doc, markdown) if sig.doc else None,
+        parameters=params,
+        active_parameter=sig.active,
+    )
     return lsp.SignatureHelp(signatures=[info], active_signature=0, active_parameter=sig.active)
 
 
 # ---- semantic tokens --------------------------------------------------------------------
 
-TOKEN_TYPES = ["function", "variable", "parameter", "property", "string", "number", "comment", "keyword",
-               "namespace", "label", "type", "operator"]
+TOKEN_TYPES = [
+    "function",
+    "variable",
+    "parameter",
+    "property",
+    "string",
+    "number",
+    "comment",
+    "keyword",
+    "namespace",
+    "label",
+    "type",
+    "operator",
+]
 TOKEN_MODIFIERS = ["declaration", "readonly", "defaultLibrary", "block", "loop", "value"]
 LEGEND = lsp.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOKEN_MODIFIERS)
 _TYPE_INDEX = {t: i for i, t in enumerate(TOKEN_TYPES)}
@@ -259,15 +286,25 @@ _SYMBOL_KINDS = {
 
 def document_symbol(s, lines, encoding) -> lsp.DocumentSymbol:
     return lsp.DocumentSymbol(
-        name=s.name or "?", kind=_SYMBOL_KINDS.get(s.kind, lsp.SymbolKind.Object), detail=s.detail or None,
-        range=range_(lines, s.span, encoding), selection_range=range_(lines, s.selection, encoding),
-        children=[document_symbol(c, lines, encoding) for c in s.children] or None)
+        name=s.name or "?",
+        kind=_SYMBOL_KINDS.get(s.kind, lsp.SymbolKind.Object),
+        detail=s.detail or None,
+        range=range_(lines, s.span, encoding),
+        selection_range=range_(lines, s.selection, encoding),
+        children=[document_symbol(c, lines, encoding) for c in s.children] or None,
+    )
 
 
 def inlay_hint(h, lines, encoding) -> lsp.InlayHint:
     kind = lsp.InlayHintKind.Type if h.kind == "type" else lsp.InlayHintKind.Parameter
-    return lsp.InlayHint(position=position(lines, h.line, h.col, encoding), label=h.label, kind=kind,
-                         tooltip=h.tooltip or None, padding_left=h.pad_left, padding_right=h.pad_right)
+    return lsp.InlayHint(
+        position=position(lines, h.line, h.col, encoding),
+        label=h.label,
+        kind=kind,
+        tooltip=h.tooltip or None,
+        padding_left=h.pad_left,
+        padding_right=h.pad_right,
+    )
 
 
 # ---- code actions --------------------------------------------------------------------------
@@ -284,10 +321,19 @@ def code_action(a, uri, lines, encoding, lsp_diags) -> lsp.CodeAction:
     command = lsp.Command(title=a.title, command=a.command[0], arguments=list(a.command[1])) if a.command else None
     diags = None
     if a.diagnostic is not None:
-        diags = [d for d in lsp_diags if d.code == a.diagnostic.code
-                 and d.data and d.data.get("span") == list(a.diagnostic.span)] or None
-    return lsp.CodeAction(title=a.title, kind=_ACTION_KINDS.get(a.kind, a.kind), diagnostics=diags, edit=edit,
-                          command=command, is_preferred=a.preferred or None)
+        diags = [
+            d
+            for d in lsp_diags
+            if d.code == a.diagnostic.code and d.data and d.data.get("span") == list(a.diagnostic.span)
+        ] or None
+    return lsp.CodeAction(
+        title=a.title,
+        kind=_ACTION_KINDS.get(a.kind, a.kind),
+        diagnostics=diags,
+        edit=edit,
+        command=command,
+        is_preferred=a.preferred or None,
+    )
 
 
 def action_kind_in(kind: str, only) -> bool:
@@ -300,8 +346,9 @@ def action_kind_in(kind: str, only) -> bool:
 SAVE_OPTIONS = lsp.SaveOptions(include_text=False)
 COMPLETION_OPTIONS = lsp.CompletionOptions(trigger_characters=["(", ",", "=", '"', " "])
 SIGNATURE_OPTIONS = lsp.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=["="])
-CODE_ACTION_OPTIONS = lsp.CodeActionOptions(code_action_kinds=[
-    lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite, lsp.CodeActionKind.Source])
+CODE_ACTION_OPTIONS = lsp.CodeActionOptions(
+    code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite, lsp.CodeActionKind.Source]
+)
 
 
 def _get(obj, path: str):
@@ -324,16 +371,15 @@ def client_capabilities(c) -> dict[str, bool]:
         "document_changes": bool(_get(c, "workspace.workspace_edit.document_changes")),
         "md_hover": md in (_get(c, "text_document.hover.content_format") or ()),
         "md_completion": md in (_get(c, "text_document.completion.completion_item.documentation_format") or ()),
-        "md_signature": md in (_get(c, "text_document.signature_help.signature_information.documentation_format")
-                               or ()),
+        "md_signature": md
+        in (_get(c, "text_document.signature_help.signature_information.documentation_format") or ()),
     }
 
 
 # ---- commands ----------------------------------------------------------------------------------
 
 
-def command_request(args: Sequence[Any], lines_of: Callable[[str], Optional[Sequence[str]]],
-                    encoding: str) -> Request:
+def command_request(args: Sequence[Any], lines_of: Callable[[str], Sequence[str] | None], encoding: str) -> Request:
     """`workspace/executeCommand`'s arguments, `[{uri, version, target, device, trackerAddress, range?,
     prompt?}]` -> a Request (`lines_of(uri)`: the document's lines, to read the range). Raises ValueError
     on a malformed argument."""
@@ -354,7 +400,7 @@ def command_request(args: Sequence[Any], lines_of: Callable[[str], Optional[Sequ
     if a.get("range") is not None:
         try:
             rng = get_converter().structure(a["range"], lsp.Range)
-        except Exception as exc:  # noqa: BLE001 - cattrs raises its own error groups
+        except Exception as exc:
             raise ValueError(f"argument.range is not an LSP range: {exc}") from None
         span = from_range(lines_of(uri) or [""], rng, encoding)
     overrides = {k: a[k] for k in OVERRIDES if k in a}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 import re
 from pathlib import Path
-from typing import Optional
 from urllib.parse import unquote, urlparse
 
 from dragon_lsp.convert import units_to_cp
@@ -22,7 +21,7 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 MAX_CHARS = 4_000_000
 
 
-def uri_to_path(uri: str) -> Optional[str]:
+def uri_to_path(uri: str) -> str | None:
     """file:// URIs -> a filesystem path; other schemes (untitled:, ...) -> None."""
     try:
         parsed = urlparse(uri)
@@ -43,7 +42,7 @@ class Document:
         self.version = version
         self.language_id = language_id
         self.path = uri_to_path(uri)
-        self._starts: Optional[list[int]] = None
+        self._starts: list[int] | None = None
 
     def _line_starts(self) -> list[int]:
         if self._starts is None:
@@ -62,7 +61,7 @@ class Document:
         body = self.text[start:end].rstrip("\r\n") if line + 1 < len(starts) else self.text[start:end]
         return start + units_to_cp(body, units, encoding)
 
-    def apply(self, changes, version: Optional[int], encoding: str) -> None:
+    def apply(self, changes, version: int | None, encoding: str) -> None:
         """Apply `didChange` content changes in order (ranged or whole-text)."""
         for change in changes:
             rng = getattr(change, "range", None)
@@ -82,14 +81,14 @@ class Document:
             self.version = version
 
 
-def _moved_starts(starts: Optional[list[int]], old: str, a: int, b: int, new: str) -> Optional[list[int]]:
+def _moved_starts(starts: list[int] | None, old: str, a: int, b: int, new: str) -> list[int] | None:
     """The line starts after old[a:b] became `new`, from those before (None: count them again)."""
-    if starts is None or "\r" in new or "\r" in old[max(0, a - 1):b + 1]:
+    if starts is None or "\r" in new or "\r" in old[max(0, a - 1) : b + 1]:
         return None  # a `\r` next to the edit may join or split a `\r\n`
     shift = len(new) - (b - a)
-    out = starts[:bisect.bisect_right(starts, a)]
+    out = starts[: bisect.bisect_right(starts, a)]
     out += [a + m.end() for m in _BREAK.finditer(new)]
-    out += [s + shift for s in starts[bisect.bisect_right(starts, b):]]
+    out += [s + shift for s in starts[bisect.bisect_right(starts, b) :]]
     return out
 
 

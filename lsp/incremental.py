@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.language.diagnostics import Diagnostic, Related, Span
 from dragon_dsl.language.syntax.fastparse import fast_parse
@@ -42,7 +42,7 @@ def changed_region(old: str, new: str) -> tuple[int, int, int]:
     lo, hi = 0, n - p  # the common suffix's length, not overlapping the prefix
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if old[len(old) - mid:len(old) - lo] == new[len(new) - mid:len(new) - lo]:
+        if old[len(old) - mid : len(old) - lo] == new[len(new) - mid : len(new) - lo]:
             lo = mid
         else:
             hi = mid - 1
@@ -107,8 +107,11 @@ def shift(node: Any, d: int) -> Any:
         return Span(node[0] + d, node[1], node[2] + d, node[3])
     fields = _FIELDS.get(t)
     if fields is None:  # the node types are slotted dataclasses; anything else is a leaf
-        fields = _FIELDS[t] = tuple(f.name for f in dataclasses.fields(node)) \
-            if dataclasses.is_dataclass(node) and not isinstance(node, type) else ()
+        fields = _FIELDS[t] = (
+            tuple(f.name for f in dataclasses.fields(node))
+            if dataclasses.is_dataclass(node) and not isinstance(node, type)
+            else ()
+        )
     if fields:
         return t(*[shift(getattr(node, f), d) for f in fields])
     if t is tuple:
@@ -122,8 +125,11 @@ _FIELDS: dict = {}
 def shift_diagnostic(diag: Diagnostic, d: int) -> Diagnostic:
     if d == 0:
         return diag
-    return dataclasses.replace(diag, span=_shift_span(diag.span, d),
-                               related=tuple(Related(_shift_span(r.span, d), r.message) for r in diag.related))
+    return dataclasses.replace(
+        diag,
+        span=_shift_span(diag.span, d),
+        related=tuple(Related(_shift_span(r.span, d), r.message) for r in diag.related),
+    )
 
 
 def parse_statement(chunk: str, first_line: int) -> tuple[list, list[Diagnostic]]:
@@ -171,7 +177,7 @@ def _moved(piece, d: int, origin: dict):
     return fl + d, chunk, moved, [shift_diagnostic(x, d) for x in diags]
 
 
-def parse_incremental(text: str, previous: Optional["Parsed"], old_text: Optional[str]):
+def parse_incremental(text: str, previous: Parsed | None, old_text: str | None):
     """(statements, syntax diagnostics, Parsed, origin) of normalized text, reusing the previous
     version's pieces for what the edit left alone; origin: id(moved statement) -> the statement of
     the previous version it is a shifted copy of."""
@@ -187,7 +193,7 @@ def parse_incremental(text: str, previous: Optional["Parsed"], old_text: Optiona
         gone = [x for x in old[i:j] if x is not None]
         pool = {(x[0], x[1]): x for x in gone}
         by_text = {x[1]: x for x in gone}
-        mid = [_piece(fl, text[a:b], pool, by_text, origin) for fl, a, b in cut[i:i + n]]
+        mid = [_piece(fl, text[a:b], pool, by_text, origin) for fl, a, b in cut[i : i + n]]
         tail = old[j:] if lines_delta == 0 else [_moved(x, lines_delta, origin) for x in old[j:]]
         pieces = old[:i] + mid + tail
     parsed = Parsed(cut, pieces)
@@ -236,7 +242,7 @@ def _joined(pieces: list) -> list:
     return out
 
 
-def _distribute(text: str, cut: list) -> Optional[list]:
+def _distribute(text: str, cut: list) -> list | None:
     """The pieces of a whole well-formed text, from one run of the fast parser."""
     whole = fast_parse(text)
     if whole is None:

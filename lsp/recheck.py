@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from typing import Optional
 
 from dragon_dsl.language.check import BoundInst, Checker
 from dragon_dsl.language.hints import NameIndex
 from dragon_dsl.language.syntax import ast
-
 from dragon_lsp.incremental import shift_diagnostic
 
 #: A segment ends after a statement whose names hash to 0 modulo this, or at SEGMENT_MAX statements.
@@ -98,8 +96,8 @@ class Checked:
     fingerprint: tuple
     diags: list
     defined: list  # (name, kind, index relative to the statement's, or -1)
-    label: Optional[int]  # the label's relative index when it defined one
-    inst: Optional[BoundInst]
+    label: int | None  # the label's relative index when it defined one
+    inst: BoundInst | None
     used: tuple
 
 
@@ -145,7 +143,7 @@ def _walk(stmts: list, segments: dict) -> list:
         s = stmts[k]
         seg = segments.get(id(s))
         m = len(seg.stmts) if seg is not None else 0
-        if m and seg.stmts[0] is s and k + m <= n and all(map(operator.is_, seg.stmts, stmts[k:k + m])):
+        if m and seg.stmts[0] is s and k + m <= n and all(map(operator.is_, seg.stmts, stmts[k : k + m])):
             out.append(_Run(seg, k))
             k += m
         else:
@@ -176,7 +174,7 @@ class IncrementalChecker(Checker):
     """`dragon_dsl.language.check.Checker`, replaying an instruction's (or a segment's) check when nothing it
     reads changed."""
 
-    def __init__(self, memo: Memo, stmts: list, origin: Optional[dict] = None):
+    def __init__(self, memo: Memo, stmts: list, origin: dict | None = None):
         super().__init__()
         self.origin = origin or {}  # id(moved statement) -> the statement it was before the edit
         if isinstance(getattr(self, "known", None), NameIndex):
@@ -185,7 +183,7 @@ class IncrementalChecker(Checker):
         self._pos = 0  # where in `stmts` the walk is (it visits every instruction in order)
         self._skip = 0  # statements of a replayed segment still to pass
         self._plain = 0  # statements still to check one by one (a segment that cannot be replayed)
-        self._recording: Optional[list] = None  # [segment, statements left, diagnostics before, used outside]
+        self._recording: list | None = None  # [segment, statements left, diagnostics before, used outside]
         self.replayed = 0
 
     # -- the walk ------------------------------------------------------------------------------
@@ -237,7 +235,7 @@ class IncrementalChecker(Checker):
 
     # -- statements ------------------------------------------------------------------------------
 
-    def _fingerprint(self, stmt, names) -> Optional[tuple]:
+    def _fingerprint(self, stmt, names) -> tuple | None:
         """What checking `stmt` reads, with places relative to its line (a moved statement compares)."""
         kinds, spans, labels = self.kinds, self.def_span, self.program.labels
         line = stmt.span.line
@@ -268,10 +266,21 @@ class IncrementalChecker(Checker):
         if old is not None and old.fingerprint == fp:
             if old.stmt is not stmt:  # moved: the same effects, lower
                 d = stmt.span.line - old.stmt.span.line
-                inst = None if old.inst is None else BoundInst(old.inst.entry, stmt, old.inst.args,
-                                                               old.inst.outputs, old.inst.label)
-                old = Checked(stmt, old.names, fp, [shift_diagnostic(x, d) for x in old.diags], old.defined,
-                              old.label, inst, old.used)
+                inst = (
+                    None
+                    if old.inst is None
+                    else BoundInst(old.inst.entry, stmt, old.inst.args, old.inst.outputs, old.inst.label)
+                )
+                old = Checked(
+                    stmt,
+                    old.names,
+                    fp,
+                    [shift_diagnostic(x, d) for x in old.diags],
+                    old.defined,
+                    old.label,
+                    inst,
+                    old.used,
+                )
                 self.memo.statements[id(stmt)] = old
             self._replay(old, stmt)
             return
@@ -328,7 +337,7 @@ class IncrementalChecker(Checker):
                 break
         return n
 
-    def _segment_fingerprint(self, external, bound) -> Optional[tuple]:
+    def _segment_fingerprint(self, external, bound) -> tuple | None:
         kinds, spans, labels, defs = self.kinds, self.def_span, self.program.labels, self.program.definitions
         out = []
         for n in external:
@@ -344,7 +353,7 @@ class IncrementalChecker(Checker):
             out.append((n, kinds.get(n), n in labels, spans.get(n)))
         return tuple(out)
 
-    def _find(self, stmt) -> Optional[int]:
+    def _find(self, stmt) -> int | None:
         stmts, k = self.stmts, self._pos
         while k < len(stmts) and stmts[k] is not stmt:
             k += 1
@@ -361,21 +370,20 @@ class IncrementalChecker(Checker):
         old = self.memo.segments.get(id(stmt))
         if old is not None and old.stmts[0] is stmt:
             n = len(old.stmts)
-            if all(map(operator.is_, old.stmts, self.stmts[k:k + n])) and len(self.stmts) >= k + n:
+            if all(map(operator.is_, old.stmts, self.stmts[k : k + n])) and len(self.stmts) >= k + n:
                 fp = self._segment_fingerprint(old.external, old.bound_set)
                 if fp is not None and fp == old.fingerprint:
                     self._replay_segment(old)
                     self._skip = n - 1
                     return True
         n = self._extent(k)
-        stmts = tuple(self.stmts[k:k + n])
+        stmts = tuple(self.stmts[k : k + n])
         external, bound = self._segment_names(stmts)
         fp = self._segment_fingerprint(external, bound.keys())
         if fp is None or n < 2:
             self._plain = n - 1  # checked statement by statement, up to where the next segment starts
             return False
-        seg = Segment(stmts, len(self.program.instructions), external, tuple(bound), fp,
-                      bound_set=frozenset(bound))
+        seg = Segment(stmts, len(self.program.instructions), external, tuple(bound), fp, bound_set=frozenset(bound))
         kinds, spans, defs, labels = self.kinds, self.def_span, self.program.definitions, self.program.labels
         pre = {x for x in bound if x in kinds or x in spans or x in defs or x in labels}
         self._recording = [seg, n, len(self.diags), self.used, pre]
@@ -389,7 +397,7 @@ class IncrementalChecker(Checker):
             old = self.memo.statements.get(id(stmt))
             if old is None and id(stmt) in self.origin:
                 old = self.memo.statements.get(id(self.origin[id(stmt)]))
-            for n in (old.names if old is not None else _names(stmt)):
+            for n in old.names if old is not None else _names(stmt):
                 if n not in bound:
                     external[n] = None
             bound.update((t.id, None) for t in _bound(stmt))
@@ -410,7 +418,7 @@ class IncrementalChecker(Checker):
         seg.definitions = {x: defs[x] for x in fresh if x in defs}
         seg.labels = {x: labels[x] for x in fresh if x in labels}
         seg.diags = diags
-        seg.insts = self.program.instructions[seg.base:]
+        seg.insts = self.program.instructions[seg.base :]
         seg.used = used
         self.memo.segments[id(seg.stmts[0])] = seg
 
@@ -439,7 +447,7 @@ class IncrementalChecker(Checker):
         self.used |= s.used
 
 
-def check_incremental(stmts: list, memo: Optional[Memo], origin: Optional[dict] = None):
+def check_incremental(stmts: list, memo: Memo | None, origin: dict | None = None):
     """(program, sorted diagnostics, memo for the next version) of parsed statements; `origin`:
     which statements only moved since the memo's version (see `incremental.parse_incremental`)."""
     memo = memo if memo is not None else Memo()

@@ -25,8 +25,9 @@ import functools
 import logging
 import sys
 import traceback
+from collections.abc import Callable
 from threading import Event
-from typing import Any, Callable, Optional
+from typing import Any
 
 import cattrs
 from lsprotocol import types as lsp
@@ -43,8 +44,12 @@ from dragon_lsp.session import Session, new_token
 
 log = logging.getLogger("dragon_lsp")
 
-_LEVELS = {"error": lsp.MessageType.Error, "warning": lsp.MessageType.Warning, "info": lsp.MessageType.Info,
-           "log": lsp.MessageType.Log}
+_LEVELS = {
+    "error": lsp.MessageType.Error,
+    "warning": lsp.MessageType.Warning,
+    "info": lsp.MessageType.Info,
+    "log": lsp.MessageType.Log,
+}
 #: The `workDoneToken` of the executeCommand request being handled (a context variable, so each
 #: command's task sees its own request's).
 _WORK_DONE_TOKEN: contextvars.ContextVar = contextvars.ContextVar("dragon_work_done_token", default=None)
@@ -147,8 +152,15 @@ class DragonServer(LanguageServer):
         reader = FramedReader(StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool))
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
-            asyncio.run(run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol, logger=log,
-                                  error_handler=self.report_server_error))
+            asyncio.run(
+                run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=log,
+                    error_handler=self.report_server_error,
+                )
+            )
         except BrokenPipeError:
             log.error("the connection to the client is lost: shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -161,8 +173,13 @@ class DragonServer(LanguageServer):
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
             self.protocol.set_writer(writer)  # type: ignore[arg-type]
-            await run_async(stop_event=stop_event, reader=FramedReader(reader), protocol=self.protocol, logger=log,
-                            error_handler=self.report_server_error)
+            await run_async(
+                stop_event=stop_event,
+                reader=FramedReader(reader),
+                protocol=self.protocol,
+                logger=log,
+                error_handler=self.report_server_error,
+            )
             self.shutdown()
 
         async def serve():
@@ -185,10 +202,11 @@ class Progress:
     def __init__(self, server: LanguageServer, token):
         self.server, self.token = server, token
 
-    def report(self, message: str, percentage: Optional[int] = None) -> None:
+    def report(self, message: str, percentage: int | None = None) -> None:
         if self.token is not None:
-            self.server.work_done_progress.report(self.token, lsp.WorkDoneProgressReport(
-                message=message, percentage=percentage, cancellable=True))
+            self.server.work_done_progress.report(
+                self.token, lsp.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True)
+            )
 
     def end(self, outcome: str) -> None:
         if self.token is not None:
@@ -202,8 +220,14 @@ class Host:
 
     def __init__(self, server: LanguageServer):
         self.server = server
-        self.caps: dict[str, Any] = {"snippets": False, "progress": False, "inlay_refresh": False,
-                                     "configuration": False, "apply_edit": False, "document_changes": False}
+        self.caps: dict[str, Any] = {
+            "snippets": False,
+            "progress": False,
+            "inlay_refresh": False,
+            "configuration": False,
+            "apply_edit": False,
+            "document_changes": False,
+        }
         self.session = Session(self.publish, self.notify)
         self.background = Background(self.session, self.publish, self.notify, self.refresh, self.apply_edit)
 
@@ -211,26 +235,31 @@ class Host:
 
     def feature(self, method: str, options: Any = None, default: Any = None) -> Callable:
         """Register a handler for an LSP method (or a custom one); see `guard`."""
+
         def deco(fn):
             self.server.feature(method, options)(self.guard(fn, default))
             return fn
+
         return deco
 
     def command(self, name: str, default: Any = None) -> Callable:
         def deco(fn):
             self.server.command(name)(self.guard(fn, default))
             return fn
+
         return deco
 
     def guard(self, fn: Callable, default: Any) -> Callable:
         """Answer `default` (and log) instead of failing; `InvalidParams` becomes JSON-RPC error -32602;
         JSON-RPC errors and cancellation pass."""
+
         def failed():
             self.session.internal_errors += 1
             self.notify("error", f"internal error in {fn.__name__}: {traceback.format_exc()}")
             return default
 
         if asyncio.iscoroutinefunction(fn):
+
             @functools.wraps(fn)
             async def awrapper(*a):
                 try:
@@ -239,8 +268,9 @@ class Host:
                     raise JsonRpcInvalidParams(str(exc)) from None
                 except (JsonRpcException, asyncio.CancelledError):
                     raise
-                except Exception:  # noqa: BLE001 - see the class docstring
+                except Exception:
                     return failed()
+
             return awrapper
 
         @functools.wraps(fn)
@@ -251,8 +281,9 @@ class Host:
                 raise JsonRpcInvalidParams(str(exc)) from None
             except JsonRpcException:
                 raise
-            except Exception:  # noqa: BLE001
+            except Exception:
                 return failed()
+
         return wrapper
 
     # -- the client's services -----------------------------------------------------------------------------
@@ -262,8 +293,11 @@ class Host:
         return convert.encoding_name(self.server.workspace.position_encoding)
 
     def publish(self, uri, version, diags, lines) -> None:
-        self.server.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=uri, version=version, diagnostics=convert.diagnostics(diags, lines, self.session.encoding, uri)))
+        self.server.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(
+                uri=uri, version=version, diagnostics=convert.diagnostics(diags, lines, self.session.encoding, uri)
+            )
+        )
 
     def notify(self, level: str, message: str) -> None:
         self.server.window_log_message(lsp.LogMessageParams(_LEVELS.get(level, lsp.MessageType.Log), message))
@@ -275,15 +309,17 @@ class Host:
     async def apply_edit(self, uri, version, edits, lines) -> bool:
         if not self.caps["apply_edit"]:
             return False
-        edit = convert.workspace_edit(uri, edits, lines, self.session.encoding,
-                                      version if self.caps["document_changes"] else None)
+        edit = convert.workspace_edit(
+            uri, edits, lines, self.session.encoding, version if self.caps["document_changes"] else None
+        )
         answer = await self.server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="Dragon"))
         return bool(answer and answer.applied)
 
     async def configuration(self) -> Any:
         """The client's `dragon` section (workspace/configuration), or None."""
         answer = await self.server.protocol.send_request_async(
-            lsp.WORKSPACE_CONFIGURATION, lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="dragon")]))
+            lsp.WORKSPACE_CONFIGURATION, lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="dragon")])
+        )
         return convert.plain(answer[0]) if answer and answer[0] is not None else None
 
     async def progress(self, title: str, task: asyncio.Task) -> Progress:
@@ -295,14 +331,16 @@ class Host:
             token = new_token()
             try:
                 await self.server.work_done_progress.create_async(token)
-            except Exception:  # noqa: BLE001 - no progress UI then
+            except Exception:
                 return Progress(self.server, None)
         if token is None:
             return Progress(self.server, None)
-        self.server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True,
-                                                                               message="starting", percentage=0))
+        self.server.work_done_progress.begin(
+            token, lsp.WorkDoneProgressBegin(title=title, cancellable=True, message="starting", percentage=0)
+        )
         self.server.work_done_progress.tokens[token].add_done_callback(
-            lambda f: task.cancel() if f.cancelled() and not task.done() else None)
+            lambda f: task.cancel() if f.cancelled() and not task.done() else None
+        )
         return Progress(self.server, token)
 
     def _cancel_with_request(self, task: asyncio.Task) -> None:
@@ -315,8 +353,13 @@ class Host:
 
 
 def create_server() -> LanguageServer:
-    server = DragonServer("dragon-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
-                          protocol_cls=DragonProtocol, converter_factory=strict_converter)
+    server = DragonServer(
+        "dragon-lsp",
+        __version__,
+        text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+        protocol_cls=DragonProtocol,
+        converter_factory=strict_converter,
+    )
     host = Host(server)
     server.session = host.session  # for tests and embedding
     server.background = host.background
@@ -335,8 +378,9 @@ def main(argv=None) -> int:
     p.add_argument("--version", action="version", version=f"dragon-lsp {__version__}")
     args = p.parse_args(argv)
     handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
-    logging.basicConfig(level=args.log_level, handlers=[handler],
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=args.log_level, handlers=[handler], format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
     server = create_server()
     try:
         if args.tcp:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import gc
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from dragon_dsl import paused_gc
 from dragon_dsl.language.diagnostics import Span
-
 from dragon_lsp import __version__
 from dragon_lsp.analysis import Analysis, EarlierAnalysis
 from dragon_lsp.config import Settings, SettingsError, merge
@@ -30,18 +30,18 @@ class Suggestion:
     title: str
     text: str
     figures: dict
-    version: Optional[int]
+    version: int | None
 
 
 @dataclass
 class DocState:
     doc: Document
-    analysis: Optional[Analysis] = None
-    facts: Optional[ReplayFacts] = None
+    analysis: Analysis | None = None
+    facts: ReplayFacts | None = None
     replay_diags: tuple = (None, [])  # (version, diagnostics)
     measure_diags: tuple = (None, [])
     suggestions: tuple = (None, [])  # (version, [Suggestion])
-    published: Optional[int] = None  # the version last published
+    published: int | None = None  # the version last published
 
 
 class Session:
@@ -52,7 +52,7 @@ class Session:
         self.settings = Settings()
         self.encoding = "utf-16"
         self.blocks: dict[str, tuple[float, list[str]]] = {}  # workload path -> (mtime, names)
-        self.tags: Optional[list[str]] = None  # every target tag TVM knows (from a worker, once)
+        self.tags: list[str] | None = None  # every target tag TVM knows (from a worker, once)
         self._warned: set[str] = set()
         self.internal_errors = 0
         self.workers: dict[str, Any] = {}  # name -> Worker (for status)
@@ -86,23 +86,23 @@ class Session:
 
     # -- documents ----------------------------------------------------------------------------
 
-    def open(self, uri: str, text: str, version: Optional[int]) -> DocState:
+    def open(self, uri: str, text: str, version: int | None) -> DocState:
         self.docs[uri] = st = DocState(Document(uri, text, version or 0))
         return st
 
-    def change(self, uri: str, changes, version: Optional[int]) -> Optional[DocState]:
+    def change(self, uri: str, changes, version: int | None) -> DocState | None:
         st = self.docs.get(uri)
         if st is not None:
             st.doc.apply(changes, version, self.encoding)
         return st
 
-    def close(self, uri: str) -> Optional[DocState]:
+    def close(self, uri: str) -> DocState | None:
         st = self.docs.pop(uri, None)
         if st is not None:
             self.publish_cb(uri, None, [], [""])
         return st
 
-    def analysis(self, uri: str) -> Optional[Analysis]:
+    def analysis(self, uri: str) -> Analysis | None:
         """The analysis of the document's current version (computed on first use, reusing what the
         previous version's analysis found for the statements an edit left alone)."""
         st = self.docs.get(uri)
@@ -121,7 +121,7 @@ class Session:
                 gc.freeze()
         return st.analysis
 
-    def analysis_before(self, uri: str, pos, encoding: Optional[str] = None):
+    def analysis_before(self, uri: str, pos, encoding: str | None = None):
         """(analysis, line, col) for a request that reads only the statements before a position
         (completion): the current version's analysis when it is computed. When it is not (a request
         right after a keystroke comes before the debounced analysis), the last analysis seen through
@@ -142,19 +142,22 @@ class Session:
             line, col = convert.from_position(lines, pos, encoding or self.encoding)
             first = statement_start(lines, line)
             before = prev.statement_at(first - 1) if first > 1 else None
-            if (before is None or before.span.end_line < first) and _same_definitions(prev, lines, first) \
-                    and prev.mode_at(first) != "explain":  # the explanation graph's links name the whole program
+            if (
+                (before is None or before.span.end_line < first)
+                and _same_definitions(prev, lines, first)
+                and prev.mode_at(first) != "explain"
+            ):  # the explanation graph's links name the whole program
                 return EarlierAnalysis(prev, lines), line, col
         an = self.analysis(uri)
         return (an, *convert.from_position(an.lines, pos, encoding or self.encoding))
 
-    def facts(self, uri: str) -> Optional[ReplayFacts]:
+    def facts(self, uri: str) -> ReplayFacts | None:
         st = self.docs.get(uri)
         if st is None or st.facts is None or st.facts.version != st.doc.version:
             return None
         return st.facts
 
-    def lines(self, uri: str) -> Optional[list[str]]:
+    def lines(self, uri: str) -> list[str] | None:
         """The lines of a document's current version (as analysis reads them), or None when it is not open."""
         an = self.analysis(uri)
         return an.lines if an is not None else None
@@ -163,7 +166,7 @@ class Session:
         st = self.docs.get(uri)
         return "\r\n" if st is not None and "\r\n" in st.doc.text else "\n"
 
-    def path(self, uri: str) -> Optional[str]:
+    def path(self, uri: str) -> str | None:
         st = self.docs.get(uri)
         return st.doc.path if st is not None else None
 
@@ -190,7 +193,7 @@ class Session:
 
     # -- the workload -----------------------------------------------------------------------------
 
-    def workload_path(self, an: Analysis, doc_path: Optional[str]) -> Optional[str]:
+    def workload_path(self, an: Analysis, doc_path: str | None) -> str | None:
         if self.settings.workload:
             return self.settings.workload
         if an.program.workload:
@@ -198,11 +201,11 @@ class Session:
             return str(base / an.program.workload)
         return None
 
-    def workload_of(self, uri: str) -> Optional[str]:
+    def workload_of(self, uri: str) -> str | None:
         an, st = self.analysis(uri), self.docs.get(uri)
         return None if an is None else self.workload_path(an, st.doc.path)
 
-    def known_blocks(self, uri: str) -> Optional[list[str]]:
+    def known_blocks(self, uri: str) -> list[str] | None:
         """The block names of the document's workload when they were read, else None."""
         path = self.workload_of(uri)
         if path is None:
@@ -236,9 +239,14 @@ class Session:
 
     def status(self) -> dict:
         """The server's state, for `dragon/status` (tests, debugging)."""
-        out = {"version": __version__, "encoding": self.encoding, "internal_errors": self.internal_errors,
-               "tvm_in_server": "tvm" in sys.modules, "documents": len(self.docs),
-               "settings": self.settings.summary()}
+        out = {
+            "version": __version__,
+            "encoding": self.encoding,
+            "internal_errors": self.internal_errors,
+            "tvm_in_server": "tvm" in sys.modules,
+            "documents": len(self.docs),
+            "settings": self.settings.summary(),
+        }
         for name, worker in self.workers.items():
             out[f"{name}_worker"] = worker.pid
         return out
@@ -258,7 +266,7 @@ def _same_definitions(prev: Analysis, lines: list[str], first: int) -> bool:
     one-line instruction statements that keep their label, results and instruction and still parse
     (a keystroke in an argument: a tile decision, a factor)."""
     old = prev.lines
-    if old[:first - 1] == lines[:first - 1]:
+    if old[: first - 1] == lines[: first - 1]:
         return True
     if len(old) != len(lines):
         return False
@@ -277,7 +285,10 @@ def _same_definitions(prev: Analysis, lines: list[str], first: int) -> bool:
         if any(d.severity is Severity.ERROR for d in diags) or len(now) != 1 or not isinstance(now[0], ast.CallStmt):
             return False
         now = now[0]
-        if (now.call.func.id, [t.id for t in now.targets], now.label and now.label.id) != \
-                (was.call.func.id, [t.id for t in was.targets], was.label and was.label.id):
+        if (now.call.func.id, [t.id for t in now.targets], now.label and now.label.id) != (
+            was.call.func.id,
+            [t.id for t in was.targets],
+            was.label and was.label.id,
+        ):
             return False
     return True

@@ -13,17 +13,25 @@ on the configured device. Only candidates that pass are returned, fastest first.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from dragon_dsl import check_text
 from dragon_dsl.levels import check_text_at_level, resolve_workload
-
 from dragon_lsp.tasks import NO_WORKLOAD, engine_for
 
 
-def suggest(text: str, path: Optional[str], workload: Optional[str], target: Any, device: str, mode: str,
-            options: dict, progress: Callable = lambda *a: None) -> dict:
+def suggest(
+    text: str,
+    path: str | None,
+    workload: str | None,
+    target: Any,
+    device: str,
+    mode: str,
+    options: dict,
+    progress: Callable = lambda *a: None,
+) -> dict:
     program, _diags = check_text(text)
     wl = resolve_workload(program, path, workload)
     if wl is None:
@@ -38,18 +46,30 @@ def suggest(text: str, path: Optional[str], workload: Optional[str], target: Any
         progress("measuring the current schedule", 2)
         current = _validate(text, path, wl, target, measure)
         if current is None:
-            return {"error": "the current schedule does not pass build, verify and time; fix it first "
-                    "(or use 'Suggest a schedule')"}
+            return {
+                "error": "the current schedule does not pass build, verify and time; fix it first "
+                "(or use 'Suggest a schedule')"
+            }
     progress("looking for candidates", 5)
-    texts, source = _model_candidates(options.get("modelPath"), wl, target, text, mode, n,
-                                      {"prompt": options.get("prompt"), "lines": options.get("lines")})
+    texts, source = _model_candidates(
+        options.get("modelPath"),
+        wl,
+        target,
+        text,
+        mode,
+        n,
+        {"prompt": options.get("prompt"), "lines": options.get("lines")},
+    )
     if texts is None:
-        texts = _search(wl, target, device, int(options.get("trials", 16)), options.get("builder", "auto"),
-                        n, program, progress)
+        texts = _search(
+            wl, target, device, int(options.get("trials", 16)), options.get("builder", "auto"), n, program, progress
+        )
         source = "search"
     out = []
     for i, cand in enumerate(texts):
-        progress(f"validating candidate {i + 1}/{len(texts)}: replay, build, verify, time", 60 + 35 * i // max(1, len(texts)))
+        progress(
+            f"validating candidate {i + 1}/{len(texts)}: replay, build, verify, time", 60 + 35 * i // max(1, len(texts))
+        )
         figures = _validate(cand, path, wl, target, measure)
         if figures is None:
             continue
@@ -61,9 +81,10 @@ def suggest(text: str, path: Optional[str], workload: Optional[str], target: Any
     return {"suggestions": out[:n], "current": current, "candidates": len(texts), "source": source}
 
 
-def _validate(text, path, wl, target, measure) -> Optional[dict]:
-    report = check_text_at_level(text, path or "<script>", level="time", workload=str(wl), target=target,
-                                 engine_for=measure)
+def _validate(text, path, wl, target, measure) -> dict | None:
+    report = check_text_at_level(
+        text, path or "<script>", level="time", workload=str(wl), target=target, engine_for=measure
+    )
     if report.errors or not report.figures.get("latency_us"):
         return None
     return dict(report.figures)
@@ -87,8 +108,9 @@ def _model_candidates(model_path, wl, target, text, mode, n, extra):
     except (TypeError, ValueError):
         params, takes_all = {}, False
     more = {k: v for k, v in extra.items() if v is not None and (takes_all or k in params)}
-    texts = fn(workload=str(wl), target=target, script=text if mode == "rewrite" else None, n=n,
-               model_path=model_path, **more)
+    texts = fn(
+        workload=str(wl), target=target, script=text if mode == "rewrite" else None, n=n, model_path=model_path, **more
+    )
     return [str(t) for t in texts], "model"
 
 
@@ -104,8 +126,9 @@ def _search(wl, target, device, trials, builder_kind, n, program, progress) -> l
     tgt = tune_target(target)
     builder, runner = _builder_runner(builder_kind, tgt, device, mod)
     progress(f"searching: {trials} MetaSchedule trials on {tgt.kind.name}", 10)
-    return search_scripts(mod, tgt, trials, n, builder, runner, workload_header=program.workload,
-                          target_header=program.target)
+    return search_scripts(
+        mod, tgt, trials, n, builder, runner, workload_header=program.workload, target_header=program.target
+    )
 
 
 def _builder_runner(kind, target, device, mod):

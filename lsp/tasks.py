@@ -9,12 +9,11 @@ from __future__ import annotations
 import atexit
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl import check_text
 from dragon_dsl.language.diagnostics import has_errors
 from dragon_dsl.levels import LEVELS, check_text_at_level, resolve_workload
-
 from dragon_lsp.features.data import ReplayFacts
 
 #: Tasks that take a `progress(message, percentage)` callback.
@@ -29,8 +28,7 @@ def ping() -> int:
     return os.getpid()
 
 
-def replay_facts(text: str, path: Optional[str], workload: Optional[str], version: Optional[int],
-                 script: bool = False) -> dict:
+def replay_facts(text: str, path: str | None, workload: str | None, version: int | None, script: bool = False) -> dict:
     """Replay a script on its workload: diagnostics, what its variables denote and, with
     `script`, the scheduled module as TVMScript (None when the replay failed)."""
     from dragon_dsl.tvm.inspect import script_variables
@@ -47,7 +45,7 @@ def replay_facts(text: str, path: Optional[str], workload: Optional[str], versio
     if result.schedule is not None:
         try:
             facts = ReplayFacts(version, *script_variables(program, result))
-        except Exception:  # noqa: BLE001 - facts are extras: the replay's diagnostics still count
+        except Exception:
             pass
     answer = {"diagnostics": list(result.diagnostics), "facts": facts, "workload": str(wl)}
     if script:
@@ -62,7 +60,7 @@ def workload_blocks(path: str) -> list[str]:
     return block_names(Path(path))
 
 
-def cuda_source(text: str, path: Optional[str], workload: Optional[str], target: Any) -> dict:
+def cuda_source(text: str, path: str | None, workload: str | None, target: Any) -> dict:
     """The CUDA source TVM generates for the replayed script: {"source"} or {"error"} (no GPU needed)."""
     from dragon_dsl.tvm import codegen
     from dragon_dsl.tvm.errors import tvm_message
@@ -80,17 +78,21 @@ def cuda_source(text: str, path: Optional[str], workload: Optional[str], target:
     except TargetError as exc:
         return {"error": str(exc)}
     if kind != "cuda":
-        return {"error": f"target {json.dumps(target)} (kind {kind}) generates no CUDA: set dragon.target "
-                         "(or the script's target line) to a CUDA target such as nvidia/nvidia-h100"}
+        return {
+            "error": f"target {json.dumps(target)} (kind {kind}) generates no CUDA: set dragon.target "
+            "(or the script's target line) to a CUDA target such as nvidia/nvidia-h100"
+        }
     result = replay(program, wl)
     if not result.ok:
         return {"error": "the replay failed", "diagnostics": list(result.diagnostics)}
     try:
         source = codegen.cuda_source(result.module, target)
     except codegen.NoKernel:
-        return {"error": "TVM generated no CUDA kernel: the schedule binds no loop to blockIdx/threadIdx, so "
-                         "everything runs on the host (bind loops with bind(loop, \"blockIdx.x\") ...)"}
-    except Exception as exc:  # noqa: BLE001 - a schedule TVM cannot build for the GPU is an answer
+        return {
+            "error": "TVM generated no CUDA kernel: the schedule binds no loop to blockIdx/threadIdx, so "
+            'everything runs on the host (bind loops with bind(loop, "blockIdx.x") ...)'
+        }
+    except Exception as exc:
         return {"error": f"TVM cannot build this schedule for {json.dumps(target)}: {tvm_message(exc)}"}
     return {"source": source}
 
@@ -111,7 +113,7 @@ def _close_engines():
     for e in _ENGINES.values():
         try:
             e.close()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
 
@@ -130,15 +132,25 @@ def engine_for(device: str, timeout_s: float):
     return make
 
 
-def check_level(text: str, path: Optional[str], workload: Optional[str], target: Any, level: str, device: str,
-                timeout_s: float) -> dict:
+def check_level(
+    text: str, path: str | None, workload: str | None, target: Any, level: str, device: str, timeout_s: float
+) -> dict:
     """`dragon-check --level LEVEL` on one script, through the measurement engine for build and above."""
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}")
-    report = check_text_at_level(text, path or "<script>", level=level, workload=workload, target=target,
-                                 engine_for=engine_for(device, timeout_s))
-    return {"diagnostics": list(report.diagnostics), "figures": dict(report.figures),
-            "level_reached": report.level_reached}
+    report = check_text_at_level(
+        text,
+        path or "<script>",
+        level=level,
+        workload=workload,
+        target=target,
+        engine_for=engine_for(device, timeout_s),
+    )
+    return {
+        "diagnostics": list(report.diagnostics),
+        "figures": dict(report.figures),
+        "level_reached": report.level_reached,
+    }
 
 
 def suggest(*args, progress=None):

@@ -18,7 +18,8 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 
 class WorkerError(RuntimeError):
@@ -29,7 +30,7 @@ class WorkerTimeout(WorkerError):
     pass
 
 
-_LIVE: "set[Worker]" = set()
+_LIVE: set[Worker] = set()
 
 
 @atexit.register
@@ -55,7 +56,7 @@ class Worker:
         return self._lock.locked()
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
     def _start(self) -> None:
@@ -82,7 +83,7 @@ class Worker:
             except OSError:
                 pass
 
-    async def call(self, task: str, *args, timeout: float, progress: Optional[Callable[..., None]] = None) -> Any:
+    async def call(self, task: str, *args, timeout: float, progress: Callable[..., None] | None = None) -> Any:
         """Run `dragon_lsp.tasks.<task>(*args)` in the worker; raise WorkerTimeout, WorkerError or CancelledError."""
         async with self._lock:
             if not self.alive:
@@ -132,14 +133,14 @@ def serve(conn, parent_pid: int) -> None:  # pragma: no cover - runs in the work
         except (EOFError, OSError):
             break
 
-        def progress(message: str, percentage: Optional[int] = None):
+        def progress(message: str, percentage: int | None = None):
             conn.send(("progress", (message, percentage)))
 
         try:
             fn = getattr(tasks, name)
             result = fn(*args, progress=progress) if name in tasks.WITH_PROGRESS else fn(*args)
             conn.send(("ok", result))
-        except BaseException as exc:  # noqa: BLE001 - every failure goes back as data
+        except BaseException as exc:
             try:
                 conn.send(("error", f"{type(exc).__name__}: {exc}"))
             except (OSError, EOFError):

@@ -1,30 +1,31 @@
 """The model's API: scripts for a workload, and the best verified one.
 
-    suggest(workload=, target=, script=None, n=1, model_path=None) -> list[str]
-        what the language server calls: up to n scripts (header included) that check and
-        replay, and on GPU targets compile (`compile_problem`; a rejected one is replaced by a
-        further sample); the server builds, verifies and times them itself.
+suggest(workload=, target=, script=None, n=1, model_path=None) -> list[str]
+    what the language server calls: up to n scripts (header included) that check and
+    replay, and on GPU targets compile (`compile_problem`; a rejected one is replaced by a
+    further sample); the server builds, verifies and times them itself.
 
-    recommend(workload, target="llvm", script=None, k=4, model_path=None, ...) -> Recommendation
-        what `dragon suggest` / `dragon improve` print: k candidates from the model (the first
-        greedy, the others sampled), validated in parallel by the measurement engine (build,
-        numeric check against the unscheduled workload with fresh seeded inputs and
-        NaN-poisoned outputs, timing; results cache off), the fastest verified one returned.
-        With `script` (improve), the winner must also beat that script's measured latency.
-        On a GPU target dlight's schedule, as a script, is measured in the same engine call,
-        so the answer is never slower than dlight (`source == "dlight"` when it won). The
-        baseline (dlight, or the unscheduled program on CPUs) is timed first: a candidate
-        10x slower is stopped early and never shown (`slow`). When no candidate verifies, a
-        budgeted MetaSchedule search runs instead and the result says so (`source == "search"`).
+recommend(workload, target="llvm", script=None, k=4, model_path=None, ...) -> Recommendation
+    what `dragon suggest` / `dragon improve` print: k candidates from the model (the first
+    greedy, the others sampled), validated in parallel by the measurement engine (build,
+    numeric check against the unscheduled workload with fresh seeded inputs and
+    NaN-poisoned outputs, timing; results cache off), the fastest verified one returned.
+    With `script` (improve), the winner must also beat that script's measured latency.
+    On a GPU target dlight's schedule, as a script, is measured in the same engine call,
+    so the answer is never slower than dlight (`source == "dlight"` when it won). The
+    baseline (dlight, or the unscheduled program on CPUs) is timed first: a candidate
+    10x slower is stopped early and never shown (`slow`). When no candidate verifies, a
+    budgeted MetaSchedule search runs instead and the result says so (`source == "search"`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.levels import SLOW_FACTOR, is_slow  # a slow verified candidate is never an answer
+
 # how much slower than the unscheduled program a CPU answer may time and still count as no slower
 # (the model's training answers use the same margin)
 from dragon_model.data import TIMING_NOISE
@@ -32,7 +33,7 @@ from dragon_model.data import TIMING_NOISE
 WEIGHTS = Path(__file__).resolve().parent / "weights"
 
 
-def default_model_path(target: Any = "llvm") -> Optional[Path]:
+def default_model_path(target: Any = "llvm") -> Path | None:
     """The shipped model of a target kind (model/weights/<kind>), when it is there."""
     from dragon_model.render import target_kind
 
@@ -257,7 +258,7 @@ TENSOR_CORE_CANDIDATE = True
 TENSOR_CORE_TRIES = 8
 
 
-def compile_problem(text: str, workload, target: Any) -> Optional[str]:
+def compile_problem(text: str, workload, target: Any) -> str | None:
     """Why TVM's compiler rejects a script for a GPU target before anything runs, or None: the
     replayed schedule is lowered and checked against the target's limits (shared memory, threads,
     vthreads, vector bytes; a bound kernel exists) and compiled to CUDA source. No GPU, no nvcc:
@@ -269,7 +270,7 @@ def compile_problem(text: str, workload, target: Any) -> Optional[str]:
     return problem(to_trace_json(text), _workload_text(workload), resolve_target(target).spec)
 
 
-def launch_problem(text: str, workload) -> Optional[str]:
+def launch_problem(text: str, workload) -> str | None:
     """Why a GPU script is slow before anything runs, or None: a loop of more than one iteration
     left around a kernel, which the host runs, launching the kernel once per iteration
     (`dragon_dsl.tvm.compile.launch_loops`), or a kernel that leaves the GPU idle (`idle_kernels`).
@@ -279,12 +280,12 @@ def launch_problem(text: str, workload) -> Optional[str]:
 
     try:
         trace = to_trace_json(text)
-    except DragonError:   # a script that does not check: replay_problem's to report
+    except DragonError:  # a script that does not check: replay_problem's to report
         return None
     return problem(trace, _workload_text(workload))
 
 
-def replay_problem(text: str, workload) -> Optional[str]:
+def replay_problem(text: str, workload) -> str | None:
     """The first error `dragon-check --level replay` reports for a script, or None: a script that
     did not come from the decoder statement by statement (AutoBind's completion) is replayed from
     its own text, as a user's check would, before it is kept."""
@@ -295,7 +296,7 @@ def replay_problem(text: str, workload) -> Optional[str]:
     return errors[0].message if errors else None
 
 
-def tensor_core_template(workload, target: Any, n: int = 16, seed: int = 0) -> Optional[tuple]:
+def tensor_core_template(workload, target: Any, n: int = 16, seed: int = 0) -> tuple | None:
     """MetaSchedule's tensor-core candidates for a GPU workload, as the decoder's template: None
     where the workload has none, else (statements, decisions, bodies). N candidates are sampled
     from the space as its search draws them (`design_space.tensor_core_samples`: the GEMM block
@@ -312,7 +313,6 @@ def tensor_core_template(workload, target: Any, n: int = 16, seed: int = 0) -> O
     from dragon_dsl.tvm.design_space import tensor_core_samples
     from dragon_dsl.tvm.target import tune_target
     from dragon_dsl.tvm.workload import load_workload
-
     from dragon_model.generate import DECISION, statements_of
 
     spec = resolve_target(target)
@@ -322,7 +322,7 @@ def tensor_core_template(workload, target: Any, n: int = 16, seed: int = 0) -> O
     for trace in tensor_core_samples(load_workload(_workload_text(workload)), tune_target(spec.spec), n, seed):
         try:
             body = from_trace_json(trace)
-        except DragonError:   # a candidate the codec cannot write exactly: not offered
+        except DragonError:  # a candidate the codec cannot write exactly: not offered
             continue
         main = list(statements_of(body.split("\npostproc:\n", 1)[0]))
         shape = tuple(DECISION.sub("decision=)", st) for st in main)
@@ -334,7 +334,7 @@ def tensor_core_template(workload, target: Any, n: int = 16, seed: int = 0) -> O
     return kept[0][0], [d for _m, d, _b in kept], [b for _m, _d, b in kept]
 
 
-def tensor_core_candidate(gen, workload, target: Any, slower: Optional[str], template: tuple, seed: int = 0):
+def tensor_core_candidate(gen, workload, target: Any, slower: str | None, template: tuple, seed: int = 0):
     """The tensor-core candidate the model chooses (`tensor_core_template`): it writes the
     candidates' common statements and picks each decision among theirs, greedily; the candidate
     it lands on is the answer, post-processing included (`Generation.completed_from`: the part the
@@ -349,8 +349,9 @@ def tensor_core_candidate(gen, workload, target: Any, slower: Optional[str], tem
     for _ in range(TENSOR_CORE_TRIES):
         if not live:
             break
-        g = gen.generate(workload, target, slower, temperature=0.0, seed=seed,
-                         template=(statements, [decisions[i] for i in live]))
+        g = gen.generate(
+            workload, target, slower, temperature=0.0, seed=seed, template=(statements, [decisions[i] for i in live])
+        )
         if g.sample is None:
             return None
         pick = live.pop(g.sample)
@@ -360,9 +361,17 @@ def tensor_core_candidate(gen, workload, target: Any, slower: Optional[str], tem
     return None
 
 
-def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
-               temperature: float = 0.8, seed: int = 0, max_seconds: float = GENERATION_SECONDS,
-               retries: Optional[int] = None) -> list:
+def candidates(
+    workload,
+    target: Any = "llvm",
+    script: str | None = None,
+    k: int = 4,
+    model_path=None,
+    temperature: float = 0.8,
+    seed: int = 0,
+    max_seconds: float = GENERATION_SECONDS,
+    retries: int | None = None,
+) -> list:
     """k generations (the first greedy, the others sampled), as (script text with header, Generation);
     duplicates dropped. Each script is replayed from its own text (`replay_problem`, as dragon-check
     does) before it is kept. On a GPU target a script the compiler rejects (`compile_problem`) for stages
@@ -377,8 +386,8 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
     run correctly) before the others."""
     from dragon_model.complete import bind_host_blocks, separate_racing_stages
     from dragon_model.data import body_of_text
-    from dragon_model.generate import header
     from dragon_model.decoder_grammar import GPU_KINDS
+    from dragon_model.generate import header
     from dragon_model.render import target_kind
 
     gen = generator(model_path, target)
@@ -395,7 +404,7 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
         # the decoder replayed each statement as it came; the whole text is replayed once more, as
         # `dragon-check --level replay` does, so that no shown script fails its user's check
         problem = replay_problem(head + g.body, workload) if g.body.strip() else None
-        slow = False          # rejected for its speed only: it compiles and runs correctly
+        slow = False  # rejected for its speed only: it compiles and runs correctly
         if problem is None and gpu and extra:
             # (the tensor-core candidate was compiled as it was chosen: not again)
             problem = None if g.compiled else compile_problem(head + g.body, workload, target)
@@ -409,13 +418,15 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
             for inline in (True, False):
                 completed = bind_host_blocks(head + g.body, workload, target, inline=inline)
                 if completed is None or completed in seen or completed in tried:
-                    continue   # none, shown before, or the inlined text again (nothing could be inlined)
+                    continue  # none, shown before, or the inlined text again (nothing could be inlined)
                 tried.add(completed)
                 # AutoBind's statements come from a replayed schedule, not from the decoder, which
                 # replays every statement it keeps: the completed text must replay as dragon-check does
-                again = replay_problem(head + completed, workload) or compile_problem(head + completed, workload, target)
+                again = replay_problem(head + completed, workload) or compile_problem(
+                    head + completed, workload, target
+                )
                 too_slow = launch_problem(head + completed, workload) if again is None else None
-                if again is None:    # the model's statements, then AutoBind's for the stages it left on the host
+                if again is None:  # the model's statements, then AutoBind's for the stages it left on the host
                     # (one the launch check finds slow runs correctly: shown, if at all, before one
                     # that does not compile)
                     g.completed_from, g.body, problem, slow = g.body, completed, too_slow, too_slow is not None
@@ -455,23 +466,35 @@ def candidates(workload, target: Any = "llvm", script: Optional[str] = None, k: 
         # reduces across threads in one kernel is kept before three kernels)
         for j, (_, text, g) in enumerate(rejected):
             separated = separate_racing_stages(text, workload, target)
-            if separated is not None and not (replay_problem(head + separated, workload)
-                                              or launch_problem(head + separated, workload)):
+            if separated is not None and not (
+                replay_problem(head + separated, workload) or launch_problem(head + separated, workload)
+            ):
                 g.completed_from, g.body, g.compile_problem = g.body, separated, None
                 out.append((head + separated, g))
                 del rejected[j]
                 break
-    rejected.sort(key=lambda r: r[0])     # a slow script that runs before one the compiler rejects
+    rejected.sort(key=lambda r: r[0])  # a slow script that runs before one the compiler rejects
     return out + [(text, g) for _, text, g in rejected[: k - len(out)]]
 
 
-def suggest(workload=None, target: Any = "llvm", script: Optional[str] = None, n: int = 1, model_path=None,
-            max_seconds: float = GENERATION_SECONDS, **_ignored) -> list[str]:
+def suggest(
+    workload=None,
+    target: Any = "llvm",
+    script: str | None = None,
+    n: int = 1,
+    model_path=None,
+    max_seconds: float = GENERATION_SECONDS,
+    **_ignored,
+) -> list[str]:
     """Up to n scripts that check and replay on the workload (the language server's entry point)."""
     if workload is None:
         raise ValueError("suggest needs a workload")
-    return [text for text, _g in candidates(workload, target or "llvm", script, k=max(1, n), model_path=model_path,
-                                            max_seconds=max_seconds)][:n]
+    return [
+        text
+        for text, _g in candidates(
+            workload, target or "llvm", script, k=max(1, n), model_path=model_path, max_seconds=max_seconds
+        )
+    ][:n]
 
 
 #: seconds every device run may take whatever the baseline (loading the module, uploading inputs,
@@ -489,22 +512,22 @@ def cut_seconds(baseline_us: float, seeds: int = 3, repeat: int = 5, cap_s: floa
 
 @dataclass
 class Recommendation:
-    script: Optional[str]
+    script: str | None
     verified: bool
-    latency_us: Optional[float]
-    source: str                                   # "model", "dlight" (GPU baseline), "search", or
-                                                  # "unscheduled" (CPU: nothing beat the program as written)
+    latency_us: float | None
+    source: str  # "model", "dlight" (GPU baseline), "search", or
+    # "unscheduled" (CPU: nothing beat the program as written)
     candidates_tried: int
-    baseline: Optional[float] = None              # the baseline's latency (us): dlight on GPUs, unscheduled on CPUs
-    baseline_kind: Optional[str] = None
-    speedup_vs_baseline: Optional[float] = None
-    unscheduled_us: Optional[float] = None
-    speedup_vs_unscheduled: Optional[float] = None
-    dlight_us: Optional[float] = None             # GPU targets: dlight's default schedule, the baseline there
-    speedup_vs_dlight: Optional[float] = None
-    given_latency_us: Optional[float] = None      # improve: the script it had to beat
-    speedup_vs_given: Optional[float] = None
-    explanation: Optional[str] = None
+    baseline: float | None = None  # the baseline's latency (us): dlight on GPUs, unscheduled on CPUs
+    baseline_kind: str | None = None
+    speedup_vs_baseline: float | None = None
+    unscheduled_us: float | None = None
+    speedup_vs_unscheduled: float | None = None
+    dlight_us: float | None = None  # GPU targets: dlight's default schedule, the baseline there
+    speedup_vs_dlight: float | None = None
+    given_latency_us: float | None = None  # improve: the script it had to beat
+    speedup_vs_given: float | None = None
+    explanation: str | None = None
     candidates: list = field(default_factory=list)  # per candidate: source, status, latency, statements
     note: str = ""
 
@@ -512,7 +535,7 @@ class Recommendation:
         return asdict(self)
 
 
-def dlight_script(workload_text: str, spec, workload_name: Optional[str] = None) -> Optional[str]:
+def dlight_script(workload_text: str, spec, workload_name: str | None = None) -> str | None:
     """dlight's schedule of the workload as a Dragon script (header included), or None when no
     dlight rule applies."""
     from dragon_dsl import from_trace_json
@@ -524,11 +547,17 @@ def dlight_script(workload_text: str, spec, workload_name: Optional[str] = None)
 
 
 def _entry(source: str, text: str, res, **extra) -> dict:
-    return {"source": source, "script": text, "status": res.status.value, "latency_us": res.latency_us,
-            "message": res.message[:300], **extra}
+    return {
+        "source": source,
+        "script": text,
+        "status": res.status.value,
+        "latency_us": res.latency_us,
+        "message": res.message[:300],
+        **extra,
+    }
 
 
-def _mark_slow(tried: list, baseline_us: Optional[float]) -> None:
+def _mark_slow(tried: list, baseline_us: float | None) -> None:
     """Verified candidates slower than SLOW_FACTOR x the baseline become `slow` (never an answer)."""
     if not baseline_us:
         return
@@ -538,10 +567,22 @@ def _mark_slow(tried: list, baseline_us: Optional[float]) -> None:
             c["message"] = f"verified, but {c['latency_us'] / baseline_us:.1f}x slower than the baseline"
 
 
-def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: int = 4, model_path=None,
-              search_trials: int = 16, level: str = "time", engine=None, use_model: bool = True,
-              timeout_s: float = 120.0, seed: int = 0, max_seconds: float = GENERATION_SECONDS,
-              log=lambda msg: None, stage=lambda name, detail="": None) -> Recommendation:
+def recommend(
+    workload,
+    target: Any = "llvm",
+    script: str | None = None,
+    k: int = 4,
+    model_path=None,
+    search_trials: int = 16,
+    level: str = "time",
+    engine=None,
+    use_model: bool = True,
+    timeout_s: float = 120.0,
+    seed: int = 0,
+    max_seconds: float = GENERATION_SECONDS,
+    log=lambda msg: None,
+    stage=lambda name, detail="": None,
+) -> Recommendation:
     """See the module docstring. On a GPU target dlight's schedule, written as a script, is measured
     beside the model's candidates in the same engine call, so the answer is never slower than dlight
     and says which it is (`source`). At level `time` the baseline (dlight on GPUs, the unscheduled
@@ -577,8 +618,9 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
         if use_model:
             stage("generating", f"{k} candidate(s)")
             try:
-                cands = candidates(workload, target, script, k=k, model_path=model_path, seed=seed,
-                                   max_seconds=max_seconds)
+                cands = candidates(
+                    workload, target, script, k=k, model_path=model_path, seed=seed, max_seconds=max_seconds
+                )
             except FileNotFoundError as exc:
                 log(f"model: {exc}")
         texts = [("model", t, g) for t, g in cands]
@@ -597,8 +639,16 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
             if cands and not model_ok:  # cut the greedy script back to what passes
                 fixed = repair(engine, wl_text, cands[0][1].body, level, result=results[0])
                 if fixed.result.ok and fixed.body.strip():
-                    tried.append(_entry("model", header(workload, spec) + fixed.body, fixed.result,
-                                        statements=cands[0][1].statements - fixed.dropped, rejected=0, stop="repaired"))
+                    tried.append(
+                        _entry(
+                            "model",
+                            header(workload, spec) + fixed.body,
+                            fixed.result,
+                            statements=cands[0][1].statements - fixed.dropped,
+                            rejected=0,
+                            stop="repaired",
+                        )
+                    )
                     tried[-1]["message"] = f"the greedy script cut by {fixed.dropped} statement(s)"
                     _mark_slow(tried[-1:], base_us)
             if cands:
@@ -610,14 +660,23 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
         # answer slower than it is no answer, and the search runs instead
         plain_us = base_us if not gpu else None
         if best is not None and best["source"] == "model" and plain_us and best["latency_us"] > plain_us * TIMING_NOISE:
-            note = (f"every verified model candidate was slower than the unscheduled program "
-                    f"({best['latency_us']:.1f} us against {plain_us:.1f} us)")
+            note = (
+                f"every verified model candidate was slower than the unscheduled program "
+                f"({best['latency_us']:.1f} us against {plain_us:.1f} us)"
+            )
             best = None
         if best is None:
             model_tried = [c for c in tried if c["source"] == "model"]
             if not note:
-                note = ("no model candidate verified" if not any(c["status"] == "ok" for c in model_tried)
-                        else "no model candidate beat the given script") if model_tried else "no model"
+                note = (
+                    (
+                        "no model candidate verified"
+                        if not any(c["status"] == "ok" for c in model_tried)
+                        else "no model candidate beat the given script"
+                    )
+                    if model_tried
+                    else "no model"
+                )
             note += f"; fell back to a MetaSchedule search of {search_trials} trials"
             log(note)
             stage("searching", f"{search_trials} trials")
@@ -630,14 +689,31 @@ def recommend(workload, target: Any = "llvm", script: Optional[str] = None, k: i
             best = _best([c for c in tried if c["source"] in ("search", "dlight")], given)
         elif best["source"] == "dlight" and any(c["source"] == "model" for c in tried):
             note = "dlight's schedule was faster than every model candidate"
-        if plain_us and (best is None or best["latency_us"] > plain_us * TIMING_NOISE) and \
-                (given is None or not given.latency_us or plain_us < given.latency_us):
+        if (
+            plain_us
+            and (best is None or best["latency_us"] > plain_us * TIMING_NOISE)
+            and (given is None or not given.latency_us or plain_us < given.latency_us)
+        ):
             # nothing beats the program as written: the answer is no schedule at all
-            best = {"source": "unscheduled", "script": "", "status": "ok", "latency_us": plain_us,
-                    "message": "the workload as written, without a schedule"}
-            note = (note + "; " if note else "") + "nothing found beats the unscheduled program: the answer is no schedule"
-        rec = Recommendation(script=None, verified=False, latency_us=None, source=best["source"] if best else "search",
-                             candidates_tried=len(tried), candidates=tried, note=note)
+            best = {
+                "source": "unscheduled",
+                "script": "",
+                "status": "ok",
+                "latency_us": plain_us,
+                "message": "the workload as written, without a schedule",
+            }
+            note = (
+                note + "; " if note else ""
+            ) + "nothing found beats the unscheduled program: the answer is no schedule"
+        rec = Recommendation(
+            script=None,
+            verified=False,
+            latency_us=None,
+            source=best["source"] if best else "search",
+            candidates_tried=len(tried),
+            candidates=tried,
+            note=note,
+        )
         if given is not None:
             rec.given_latency_us = given.latency_us
         if base_us:
@@ -679,11 +755,11 @@ def statement_lines(body: str) -> list[str]:
 
 @dataclass
 class Repair:
-    body: str                     # the longest prefix found that passes (the whole body when it does)
-    result: Any                   # the engine's Result for it
-    first_result: Any             # the Result of the whole body
-    dropped: int = 0              # statements cut from the end
-    measured: int = 1             # engine measurements spent
+    body: str  # the longest prefix found that passes (the whole body when it does)
+    result: Any  # the engine's Result for it
+    first_result: Any  # the Result of the whole body
+    dropped: int = 0  # statements cut from the end
+    measured: int = 1  # engine measurements spent
 
 
 def repair(engine, workload_text: str, body: str, level: str = "verify", result=None) -> Repair:
@@ -726,13 +802,13 @@ def repair(engine, workload_text: str, body: str, level: str = "verify", result=
     if lo_res is None:
         lo_res = measure("".join(lines[:lo]))
         out.measured += 1
-        if not lo_res.ok:      # a GPU body whose bound prefix fails already: nothing to cut back to
+        if not lo_res.ok:  # a GPU body whose bound prefix fails already: nothing to cut back to
             return out
     out.body, out.result, out.dropped = "".join(lines[:lo]), lo_res, len(lines) - lo
     return out
 
 
-def _best(tried: list, given) -> Optional[dict]:
+def _best(tried: list, given) -> dict | None:
     ok = [c for c in tried if c["status"] == "ok"]
     if given is not None and given.latency_us:
         ok = [c for c in ok if c["latency_us"] is not None and c["latency_us"] < given.latency_us]
@@ -748,7 +824,7 @@ def _with_header(text: str, workload, spec) -> str:
     return from_trace_json(to_trace_json(text), workload=name, target=spec)
 
 
-def explanation(script: str, workload, target) -> Optional[str]:
+def explanation(script: str, workload, target) -> str | None:
     """The explanation graph from `dragon_dsl.explain`, when that module is installed."""
     try:
         from dragon_dsl.explain import explain
@@ -756,7 +832,7 @@ def explanation(script: str, workload, target) -> Optional[str]:
         return None
     try:
         return explain(script, workload, target)
-    except Exception as exc:  # noqa: BLE001 - an explanation is optional; its failure is reported, not fatal
+    except Exception as exc:
         return f"# explanation unavailable: {type(exc).__name__}: {str(exc)[:200]}"
 
 
@@ -772,8 +848,7 @@ def search(workload_text: str, target_spec, trials: int, n: int = 4, engine=None
     own = engine is None
     engine = engine or Engine(target_spec, cache=False)
     try:
-        return search_scripts(mod, tvm_target(target_spec), trials, n,
-                              *builder_and_runner(engine, workload=mod))
+        return search_scripts(mod, tvm_target(target_spec), trials, n, *builder_and_runner(engine, workload=mod))
     finally:
         if own:
             engine.close()

@@ -19,10 +19,10 @@ gives None, so the caller keeps the model's script and its compile problem.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 
-def bind_host_blocks(text: str, workload, target: Any, seed: int = 1, inline: bool = True) -> Optional[str]:
+def bind_host_blocks(text: str, workload, target: Any, seed: int = 1, inline: bool = True) -> str | None:
     """TEXT's script body followed by AutoInline's statements for the blocks TEXT leaves on the host
     that it inlines (INLINE: MetaSchedule's CUDA rules inline before they bind), then AutoBind's for
     every one still there (canonical form, no header), or None: no such block, a GPU target is not
@@ -32,7 +32,6 @@ def bind_host_blocks(text: str, workload, target: Any, seed: int = 1, inline: bo
     from dragon_dsl import DragonError, to_trace_json
     from dragon_dsl.engine import resolve_target
     from dragon_dsl.tvm import autobind
-
     from dragon_model.data import script_body
 
     spec = resolve_target(target)
@@ -50,7 +49,7 @@ def bind_host_blocks(text: str, workload, target: Any, seed: int = 1, inline: bo
 _MOVES = ("compute_at", "reverse_compute_at")
 
 
-def separate_racing_stages(text: str, workload, target: Any, seed: int = 1) -> Optional[str]:
+def separate_racing_stages(text: str, workload, target: Any, seed: int = 1) -> str | None:
     """For a GPU script with a reduction stage that every thread of a kernel runs into the same
     shared elements (`dragon_dsl.tvm.compile.RACING_REDUCTION`: a second `rfactor` stage computed at
     the blockIdx loop, its loops unbound), the script body with that stage given a kernel of its own:
@@ -63,7 +62,6 @@ def separate_racing_stages(text: str, workload, target: Any, seed: int = 1) -> O
     from dragon_dsl.engine import resolve_target
     from dragon_dsl.tvm.compile import RACING_REDUCTION, compile_problem, schedule, thread_binding_problems
     from dragon_dsl.tvm.workload import load_workload
-
     from dragon_model.data import CALL, body_of_text
 
     spec = resolve_target(target)
@@ -72,14 +70,14 @@ def separate_racing_stages(text: str, workload, target: Any, seed: int = 1) -> O
     try:
         body = body_of_text(text)
         scheduled = schedule(load_workload(workload), {"trace": to_trace_json(body)}, None)
-    except Exception:  # noqa: BLE001 - a script that does not check or replay: nothing to separate
+    except Exception:
         return None
     if not any(kind == RACING_REDUCTION for kind, _ in thread_binding_problems(scheduled)):
         return None
     lines = body.splitlines(keepends=True)
     moves = [i for i, line in enumerate(lines) if (m := CALL.match(line)) and m.group(1) in _MOVES]
     for i in reversed(moves):
-        completed = bind_host_blocks("".join(lines[:i] + lines[i + 1:]), workload, spec.spec, seed=seed)
+        completed = bind_host_blocks("".join(lines[:i] + lines[i + 1 :]), workload, spec.spec, seed=seed)
         if completed is None:
             continue
         try:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Optional
 
 from dragon_model.tokenizer import BOS, EOS, IMPROVE, SCRIPT, WORKLOAD
 
@@ -29,8 +29,9 @@ SPLITS = ("train", "valid", "test_family", "test_shape")
 TASKS = ("construction", "improvement")
 
 
-def load_rows(corpus, splits: Optional[Iterable[str]] = None, target_kind: Optional[str] = None,
-              tasks: Optional[Iterable[str]] = None) -> list[dict]:
+def load_rows(
+    corpus, splits: Iterable[str] | None = None, target_kind: str | None = None, tasks: Iterable[str] | None = None
+) -> list[dict]:
     """All rows of a corpus folder (jsonl, jsonl.xz / parquet / saved dataset) or file, filtered by split,
     target kind, task. A line that is not JSON is a ValueError naming its file, line and column."""
     path = Path(corpus)
@@ -43,8 +44,11 @@ def load_rows(corpus, splits: Optional[Iterable[str]] = None, target_kind: Optio
         for part in parts:
             rows.extend(dict(r) for r in part)
     else:
-        files = (sorted(path.rglob("*.jsonl")) + sorted(path.rglob("*.jsonl.xz")) + sorted(path.rglob("*.parquet"))
-                 if path.is_dir() else [path])
+        files = (
+            sorted(path.rglob("*.jsonl")) + sorted(path.rglob("*.jsonl.xz")) + sorted(path.rglob("*.parquet"))
+            if path.is_dir()
+            else [path]
+        )
         for f in files:
             if f.name == "manifest.jsonl":
                 continue
@@ -52,10 +56,12 @@ def load_rows(corpus, splits: Optional[Iterable[str]] = None, target_kind: Optio
                 import pyarrow.parquet as pq
 
                 rows.extend(pq.read_table(str(f)).to_pylist())
-            else:   # JSON Lines, or JSON Lines compressed with xz (a committed training set: 85x smaller)
+            else:  # JSON Lines, or JSON Lines compressed with xz (a committed training set: 85x smaller)
                 import lzma
 
-                with (lzma.open(f, "rt", encoding="utf-8") if f.name.endswith(".xz") else open(f, encoding="utf-8")) as fh:
+                with (
+                    lzma.open(f, "rt", encoding="utf-8") if f.name.endswith(".xz") else open(f, encoding="utf-8")
+                ) as fh:
                     for number, line in enumerate(fh, 1):
                         if line.strip():
                             try:
@@ -156,7 +162,7 @@ def longest_script(rows: Iterable[dict]) -> int:
     return max((len(CALL.findall(body)) for body in _bodies(rows)), default=0)
 
 
-PARALLEL_FROM = 256   # distinct scripts from which grammar_facts starts processes
+PARALLEL_FROM = 256  # distinct scripts from which grammar_facts starts processes
 
 
 def grammar_facts(rows: Iterable[dict], jobs: int = 0) -> dict:
@@ -175,9 +181,11 @@ def grammar_facts(rows: Iterable[dict], jobs: int = 0) -> dict:
             facts = list(pool.map(_script_facts, texts, chunksize=max(1, len(texts) // (8 * jobs))))
     else:
         facts = [_script_facts(t) for t in texts]
-    return {"instructions": sorted({name for names, _n, _lit in facts for name in names}),
-            "literals": _merged_literals(lit for _names, _n, lit in facts),
-            "longest_script": max((n for _names, n, _lit in facts), default=0)}
+    return {
+        "instructions": sorted({name for names, _n, _lit in facts for name in names}),
+        "literals": _merged_literals(lit for _names, _n, lit in facts),
+        "longest_script": max((n for _names, n, _lit in facts), default=0),
+    }
 
 
 def _script_facts(text: str) -> tuple:
@@ -187,7 +195,7 @@ def _script_facts(text: str) -> tuple:
     return sorted(set(calls)), len(calls), _script_literals(body)
 
 
-def split_shape(factors: list) -> Optional[str]:
+def split_shape(factors: list) -> str | None:
     """The shape of a constant split's factors, `None` where it is inferred and `k` for an integer or
     a categorical's value ("None,k,k,k" for dlight's [None, 1, 16, 4], "None,k" for [None, v4]);
     None for a split by a sampled tile (its own values, not a shape)."""
@@ -199,18 +207,17 @@ def split_shape(factors: list) -> Optional[str]:
 def _script_literals(body: str) -> tuple:
     """(categorical lists, split factors, [(annotation key, kind, value)], constant split shapes,
     most repeats in a row of one query) one script writes."""
+    from collections import Counter
+
     from dragon_dsl import check_text
     from dragon_dsl.language.table import INST
     from dragon_dsl.language.values import Ref
-
-    from collections import Counter
-
     from dragon_model.generate import _remember, statements_of
 
     cats, factors, ann, shapes = set(), set(), set(), set()
     asked: Counter = Counter()
     repeats = 1
-    for stmt in statements_of(body):   # one query asked again with only queries between (the decoder's count)
+    for stmt in statements_of(body):  # one query asked again with only queries between (the decoder's count)
         _remember(asked, stmt)
         repeats = max(repeats, max(asked.values(), default=1))
     program, _ = check_text(body)
@@ -225,11 +232,25 @@ def _script_literals(body: str) -> tuple:
                 shapes.add(shape)
         elif entry is INST.annotate and isinstance(args.get("key"), str):
             value = args.get("value")
-            kind = "sampled" if isinstance(value, Ref) else "list" if isinstance(value, list) else \
-                "str" if isinstance(value, str) else "int" if type(value) is int else None
+            kind = (
+                "sampled"
+                if isinstance(value, Ref)
+                else "list"
+                if isinstance(value, list)
+                else "str"
+                if isinstance(value, str)
+                else "int"
+                if type(value) is int
+                else None
+            )
             if kind:  # a sampled value is recorded by the kind of its name (a categorical's value)
-                ann.add((args["key"], kind,
-                         value.kind if kind == "sampled" else json.dumps(value) if kind == "list" else value))
+                ann.add(
+                    (
+                        args["key"],
+                        kind,
+                        value.kind if kind == "sampled" else json.dumps(value) if kind == "list" else value,
+                    )
+                )
     return cats, factors, ann, shapes, repeats
 
 
@@ -242,10 +263,15 @@ def _merged_literals(parts: Iterable[tuple]) -> dict:
         repeats = max(repeats, rep)
         for key, kind, value in a:
             ann.setdefault(key, {}).setdefault(kind, set()).add(value)
-    return {"categorical": [list(c) for c in sorted(cats)], "split_factors": sorted(factors),
-            "split_shapes": sorted(shapes, key=lambda sh: (sh.count(",") , sh)), "query_repeats": repeats,
-            "annotations": {key: {kind: sorted(vals) for kind, vals in sorted(kinds.items())}
-                            for key, kinds in sorted(ann.items())}}
+    return {
+        "categorical": [list(c) for c in sorted(cats)],
+        "split_factors": sorted(factors),
+        "split_shapes": sorted(shapes, key=lambda sh: (sh.count(","), sh)),
+        "query_repeats": repeats,
+        "annotations": {
+            key: {kind: sorted(vals) for kind, vals in sorted(kinds.items())} for key, kinds in sorted(ann.items())
+        },
+    }
 
 
 def merged_facts(base: dict, facts: dict) -> dict:
@@ -255,17 +281,28 @@ def merged_facts(base: dict, facts: dict) -> dict:
     factors where its base offered 388, which would narrow the grammar the model decodes under."""
     if not base.get("literals"):
         return facts
-    return {**facts, "instructions": sorted(set(base.get("instructions", [])) | set(facts["instructions"])),
-            "literals": _merged_literals(_literal_parts(lit) for lit in (base["literals"], facts["literals"])),
-            "longest_script": max(base.get("longest_script", 0), facts["longest_script"])}
+    return {
+        **facts,
+        "instructions": sorted(set(base.get("instructions", [])) | set(facts["instructions"])),
+        "literals": _merged_literals(_literal_parts(lit) for lit in (base["literals"], facts["literals"])),
+        "longest_script": max(base.get("longest_script", 0), facts["longest_script"]),
+    }
 
 
 def _literal_parts(literals: dict) -> tuple:
     """A recorded `literals` dict as one part of `_merged_literals` (a script's `_script_literals`)."""
-    return ({tuple(c) for c in literals.get("categorical", [])}, set(literals.get("split_factors", [])),
-            [(key, kind, value) for key, kinds in literals.get("annotations", {}).items()
-             for kind, values in kinds.items() for value in values],
-            set(literals.get("split_shapes", [])), literals.get("query_repeats", 1))
+    return (
+        {tuple(c) for c in literals.get("categorical", [])},
+        set(literals.get("split_factors", [])),
+        [
+            (key, kind, value)
+            for key, kinds in literals.get("annotations", {}).items()
+            for kind, values in kinds.items()
+            for value in values
+        ],
+        set(literals.get("split_shapes", [])),
+        literals.get("query_repeats", 1),
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -275,7 +312,7 @@ def _render(workload_text: str, kind: str) -> str:
     return render_workload(workload_text, kind)
 
 
-def prompt_text(workload, target, slower_body: Optional[str] = None) -> str:
+def prompt_text(workload, target, slower_body: str | None = None) -> str:
     """The prompt string (special tokens included) for a workload, a target and an optional script to improve."""
     from dragon_model.render import target_kind
 
@@ -309,15 +346,23 @@ def slower_than_written(row: dict) -> bool:
 def example(row: dict) -> dict:
     """One (prompt, completion) pair of a corpus row."""
     if "prompt" in row and "completion" in row:  # rendered already (dragon_model.records)
-        return {"prompt": row["prompt"], "completion": row["completion"], "task": row.get("task", "construction"),
-                "family": row.get("family", ""), "id": row.get("id", "")}
+        return {
+            "prompt": row["prompt"],
+            "completion": row["completion"],
+            "task": row.get("task", "construction"),
+            "family": row.get("family", ""),
+            "id": row.get("id", ""),
+        }
     slower = None
     if row.get("task") == "improvement" and row.get("prompt_script"):
         slower = body_of_text(row["prompt_script"])
-    return {"prompt": prompt_text(row["workload_text"], _target(row), slower),
-            "completion": script_body(row["trace"]) + EOS,
-            "task": row.get("task", "construction"), "family": row.get("family", ""),
-            "id": row.get("id", "")}
+    return {
+        "prompt": prompt_text(row["workload_text"], _target(row), slower),
+        "completion": script_body(row["trace"]) + EOS,
+        "task": row.get("task", "construction"),
+        "family": row.get("family", ""),
+        "id": row.get("id", ""),
+    }
 
 
 def examples(rows: Iterable[dict]) -> list[dict]:
@@ -357,8 +402,9 @@ def renamed_words(text: str, mapping: dict) -> str:
     `renamed_example` renames)."""
     if not mapping:
         return text
-    pattern = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True)))
-                         + r")(?![A-Za-z0-9])")
+    pattern = re.compile(
+        r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True))) + r")(?![A-Za-z0-9])"
+    )
     return pattern.sub(lambda m: mapping[m.group(1)], text)
 
 
@@ -368,7 +414,7 @@ def renamed_row(row: dict, rng) -> dict:
     from: the same program and schedules under other names, to evaluate a model on names it has
     never seen."""
     texts = [row["workload_text"]] + [row[k] for k in ("script", "prompt_script") if row.get(k)]
-    words = {w for t in texts for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", t)}   # a loop's `i0` stays its own
+    words = {w for t in texts for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", t)}  # a loop's `i0` stays its own
     mapping = random_names(intermediate_names(row["workload_text"]), rng, avoid=words)
     out = dict(row, workload_text=renamed_words(row["workload_text"], mapping))
     for key in ("script", "prompt_script"):
@@ -377,7 +423,7 @@ def renamed_row(row: dict, rng) -> dict:
     return out
 
 
-def renamed_example(ex: dict, rng) -> Optional[dict]:
+def renamed_example(ex: dict, rng) -> dict | None:
     """EX (a prompt and completion, `example`) with every block of its workload but the root, and
     every buffer it allocates, renamed at random, the same way in prompt and completion (None where
     it names none). Names derived from one keep their suffix (`mean_rf` becomes `k8_rf`); a block
@@ -406,7 +452,7 @@ def canonical_mapping(prompt: str) -> dict:
     return {n: next(fresh) for n in names}
 
 
-def canonical_workload(text: str, target, slower_body: Optional[str] = None) -> tuple:
+def canonical_workload(text: str, target, slower_body: str | None = None) -> tuple:
     """(workload TEXT, SLOWER_BODY, mapping) under the canonical names of their prompt
     (`canonical_mapping`): what a model trained on canonical names reads (`Generator`, RL's prompts).
     The names as written, and no mapping, where the renamed program would not load (a block named
@@ -417,7 +463,7 @@ def canonical_workload(text: str, target, slower_body: Optional[str] = None) -> 
     renamed = renamed_words(text, mapping)
     try:
         load_workload(renamed)
-    except Exception:  # noqa: BLE001 - any load failure keeps the names as written
+    except Exception:
         return text, slower_body, {}
     return renamed, (renamed_words(slower_body, mapping) if slower_body else slower_body), mapping
 
@@ -449,6 +495,7 @@ def with_renamed_copies(rows: Iterable[dict], seed: int = 2026, tasks: Iterable[
         if row.get("task", "construction") in tasks:
             copy = renamed_example(example(row), rng)
             if copy is not None:
-                out.append(dict(row, prompt=copy["prompt"], completion=copy["completion"],
-                                id=f"{row.get('id', '')}:renamed"))
+                out.append(
+                    dict(row, prompt=copy["prompt"], completion=copy["completion"], id=f"{row.get('id', '')}:renamed")
+                )
     return out

@@ -49,13 +49,12 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
 from dragon_dsl.language import table
 from dragon_dsl.language.table import INST
 from dragon_dsl.tvm.target import GPU_KINDS as _GPU_KINDS
 
-GPU_KINDS = frozenset(_GPU_KINDS)   # targets whose schedules bind threads, not CPU loops (the engine's list)
+GPU_KINDS = frozenset(_GPU_KINDS)  # targets whose schedules bind threads, not CPU loops (the engine's list)
 
 #: instructions the model never writes: the table's group (they can change results or need registered intrinsics)
 EXCLUDED = table.GROUPS["not_decoded"]
@@ -83,9 +82,13 @@ DLIGHT_REDUCTION_SPLITS = (16, 256)
 ANNOTATIONS = {a.key: a.value for a in table.ANNOTATION_KEYS if a.decoded}
 MAX_FACTORS = 6
 #: the schedule fact (of `Env.blocks` / `Env.loop_children`) that counts a lookup's results
-_COUNT_FACTS = {INST.get_loops.name: "loops", INST.get_child_blocks.name: "children",
-                INST.get_producers.name: "producers", INST.get_consumers.name: "consumers",
-                INST.get_output_blocks.name: "outputs"}
+_COUNT_FACTS = {
+    INST.get_loops.name: "loops",
+    INST.get_child_blocks.name: "children",
+    INST.get_producers.name: "producers",
+    INST.get_consumers.name: "consumers",
+    INST.get_output_blocks.name: "outputs",
+}
 PREFIX = table.RESULT_PREFIX
 
 #: instructions that give a serial loop its kind
@@ -93,7 +96,7 @@ _LOOP_KINDS = (INST.bind, INST.parallel, INST.unroll, INST.vectorize)
 
 MAX_CATEGORIES = 8  # sample_categorical's candidates (MetaSchedule's unroll steps: 4)
 
-STATIC_RULES = r'''
+STATIC_RULES = r"""
 int ::= "-"? uint
 uint ::= "0" | [1-9] [0-9]{0,7}
 float ::= "-"? ( [0-9]+ "." [0-9]* ( [eE] [+-]? [0-9]+ )? | "." [0-9]+ ( [eE] [+-]? [0-9]+ )? | [0-9]+ [eE] [+-]? [0-9]+ ) | "inf" | "-inf" | "nan"
@@ -109,7 +112,7 @@ ixatom ::= ident | uint | "(" ix ( ", " ix )* ")" | ident "(" ( ix ( ", " ix )* 
 index_map ::= "lambda " ( ident ( ", " ident )* | "(" typed ( ", " typed )* ")" )? ": " ix
 typed ::= ident ": " ident
 buffer ::= "read(" uint ")" | "write(" uint ")"
-'''
+"""
 
 
 @dataclass
@@ -117,27 +120,27 @@ class Env:
     """What the next statement may refer to."""
 
     target_kind: str = "llvm"
-    counter: int = 0                                          # the next result number
-    blocks: dict = field(default_factory=dict)                # live block name -> facts (loops, children...)
-    loops: dict = field(default_factory=dict)                 # live loop name -> extent (int or None)
-    values: list = field(default_factory=list)                # sampled value names
-    tiles: dict = field(default_factory=dict)                 # live loop -> its sampled tile values, in order
-    categoricals: list = field(default_factory=list)          # values of sample_categorical
-    innermost: list = field(default_factory=list)             # live loops vectorize may take (no loop inside)
-    split_loops: set = field(default_factory=set)             # loops a constant split made
-    reduction_loops: set = field(default_factory=set)         # GPU loops feeding only reduction iterators
-    kinded: set = field(default_factory=set)                  # live loops already bound, parallel, vectorized or unrolled
-    locations: list = field(default_factory=list)             # sampled compute locations (compute_at only)
-    loop_children: dict = field(default_factory=dict)         # live loop name -> number of child blocks
-    sblock_names: list = field(default_factory=list)          # block names in the scheduled module
-    block_iters: dict = field(default_factory=dict)           # live block name -> its iterators' names (None: unknown)
-    reindexed: dict = field(default_factory=dict)             # reindex block -> (block it reindexes, "read(0)"...)
-    gemm_layouts: dict = field(default_factory=dict)          # GEMM-like block -> dlight's lambdas (`inspect.gemm_layouts`)
-    transformed: set = field(default_factory=set)             # blocks a transform_layout has taken
-    relaid: set = field(default_factory=set)                  # blocks a transform_block_layout has taken
-    unit_looped: dict = field(default_factory=dict)           # block -> how many add_unit_loop took it
-    gemv: set = field(default_factory=set)                    # unit-looped blocks dlight's GEMV analysis accepts
-    postproc: bool = False                                    # `postproc:` already written
+    counter: int = 0  # the next result number
+    blocks: dict = field(default_factory=dict)  # live block name -> facts (loops, children...)
+    loops: dict = field(default_factory=dict)  # live loop name -> extent (int or None)
+    values: list = field(default_factory=list)  # sampled value names
+    tiles: dict = field(default_factory=dict)  # live loop -> its sampled tile values, in order
+    categoricals: list = field(default_factory=list)  # values of sample_categorical
+    innermost: list = field(default_factory=list)  # live loops vectorize may take (no loop inside)
+    split_loops: set = field(default_factory=set)  # loops a constant split made
+    reduction_loops: set = field(default_factory=set)  # GPU loops feeding only reduction iterators
+    kinded: set = field(default_factory=set)  # live loops already bound, parallel, vectorized or unrolled
+    locations: list = field(default_factory=list)  # sampled compute locations (compute_at only)
+    loop_children: dict = field(default_factory=dict)  # live loop name -> number of child blocks
+    sblock_names: list = field(default_factory=list)  # block names in the scheduled module
+    block_iters: dict = field(default_factory=dict)  # live block name -> its iterators' names (None: unknown)
+    reindexed: dict = field(default_factory=dict)  # reindex block -> (block it reindexes, "read(0)"...)
+    gemm_layouts: dict = field(default_factory=dict)  # GEMM-like block -> dlight's lambdas (`inspect.gemm_layouts`)
+    transformed: set = field(default_factory=set)  # blocks a transform_layout has taken
+    relaid: set = field(default_factory=set)  # blocks a transform_block_layout has taken
+    unit_looped: dict = field(default_factory=dict)  # block -> how many add_unit_loop took it
+    gemv: set = field(default_factory=set)  # unit-looped blocks dlight's GEMV analysis accepts
+    postproc: bool = False  # `postproc:` already written
 
     @property
     def gpu(self) -> bool:
@@ -149,28 +152,27 @@ def lit(text: str) -> str:
     return json.dumps(text)
 
 
-def _alts(items) -> Optional[str]:
+def _alts(items) -> str | None:
     items = list(items)
     if not items:
         return None
     return "(" + " | ".join(items) + ")"
 
 
-def _names(env: Env, kind: str) -> Optional[str]:
+def _names(env: Env, kind: str) -> str | None:
     """The rule of the live names of a kind (defined once in the grammar), or None when there is none."""
     names = {"block": env.blocks, "loop": env.loops, "value": env.values, "location": env.locations}.get(kind)
     return f"name_{kind}" if names else None
 
 
-def _categorical_names(env: Env) -> Optional[str]:
+def _categorical_names(env: Env) -> str | None:
     """The values of sample_categorical (the only sampled values annotations and constant splits take)."""
     return _alts(lit(v) for v in env.categoricals)
 
 
 def _name_rules(env: Env) -> list[str]:
     out = []
-    for kind, names in (("block", env.blocks), ("loop", env.loops), ("value", env.values),
-                        ("location", env.locations)):
+    for kind, names in (("block", env.blocks), ("loop", env.loops), ("value", env.values), ("location", env.locations)):
         if names:
             out.append(f"name_{kind} ::= " + " | ".join(lit(n) for n in names))
     return out
@@ -184,11 +186,18 @@ def _outputs(env: Env, kind: str, count: int) -> str:
 
 
 #: parameter types whose grammar is one rule of STATIC_RULES, whatever the state
-_FIXED_RULES = {"int": "int", "float": "number", "bool": "bool", "str": "string", "buffer": "buffer",
-                "index_map": "index_map", "index_map?": '(index_map | "None")'}
+_FIXED_RULES = {
+    "int": "int",
+    "float": "number",
+    "bool": "bool",
+    "str": "string",
+    "buffer": "buffer",
+    "index_map": "index_map",
+    "index_map?": '(index_map | "None")',
+}
 
 
-def type_rule(env: Env, typ: str) -> Optional[str]:
+def type_rule(env: Env, typ: str) -> str | None:
     """The grammar of one parameter type in this state, or None when nothing can fill it."""
     if typ.startswith("list[") and typ.endswith("]"):
         inner = type_rule(env, typ[5:-1])
@@ -217,12 +226,12 @@ def type_rule(env: Env, typ: str) -> Optional[str]:
         return _alts([x for x in (_names(env, "value"), "uint", '"None"') if x])
     if typ == "any":
         value = _categorical_names(env)
-        scalar = "number | string | bool | \"None\"" + (f" | {value}" if value else "")
+        scalar = 'number | string | bool | "None"' + (f" | {value}" if value else "")
         return f'(({scalar}) | "[" ( ({scalar}) ( ", " ({scalar}) )* )? "]")'
     return None
 
 
-def _call(env: Env, inst, fixed: Optional[dict] = None) -> Optional[str]:
+def _call(env: Env, inst, fixed: dict | None = None) -> str | None:
     """`name(positional, ..., keyword=..., decision=...)`; `fixed` gives some parameters a set grammar."""
     fixed = fixed or {}
     parts = [lit(inst.name + "(")]
@@ -236,7 +245,7 @@ def _call(env: Env, inst, fixed: Optional[dict] = None) -> Optional[str]:
         elif p.variadic:
             if rule is None:
                 return None
-            parts.append(f"{sep}{rule} ( \", \" {rule} )*")
+            parts.append(f'{sep}{rule} ( ", " {rule} )*')
             first = False
         elif not p.keyword:
             if rule is None:
@@ -272,9 +281,10 @@ def _increasing(names, key: str, extra: dict) -> str:
     """One or more distinct NAMES, in increasing number order (rules KEY_name)."""
     names = sorted(names, key=lambda n: int(n[1:]))
     for i, name in enumerate(names):
-        later = names[i + 1:]
-        extra[f"{key}_{name}"] = lit(name) + (f' ( ", " ( {" | ".join(f"{key}_{n}" for n in later)} ) )?'
-                                              if later else "")
+        later = names[i + 1 :]
+        extra[f"{key}_{name}"] = lit(name) + (
+            f' ( ", " ( {" | ".join(f"{key}_{n}" for n in later)} ) )?' if later else ""
+        )
     return "( " + " | ".join(f"{key}_{n}" for n in names) + " )"
 
 
@@ -284,13 +294,14 @@ def _increasing_loops(env: Env, extra: dict) -> str:
     return _increasing(env.loops, "fuse", extra)
 
 
-def _blockize_target(env: Env, extra: dict) -> Optional[str]:
+def _blockize_target(env: Env, extra: dict) -> str | None:
     """A live loop, or a list of distinct blocks that have loops (never the root block), in
     increasing order: TVM 0.27 accepts a repeated block or the root in blockize's list, and a
     script replayed from its text then no longer matches the trace (get_loops binds other counts)."""
     blocks = [b for b, facts in env.blocks.items() if (facts.get("loops") or 0) > 0]
-    parts = [r for r in (_names(env, "loop"), f'("[" {_increasing(blocks, "blockize", extra)} "]")' if blocks else None)
-             if r]
+    parts = [
+        r for r in (_names(env, "loop"), f'("[" {_increasing(blocks, "blockize", extra)} "]")' if blocks else None) if r
+    ]
     return _alts(parts)
 
 
@@ -303,18 +314,24 @@ def _tile_rule(extent: int, n: int, cap: int, extra: dict) -> str:
         if n == 1:
             extra[key] = lit(str(extent))
         else:
-            extra[key] = " | ".join(f"{lit(f'{d}, ')} {_tile_rule(extent // d, n - 1, cap, extra)}"
-                                    for d in _divisors(extent) if n > 2 or extent // d <= cap)
+            extra[key] = " | ".join(
+                f"{lit(f'{d}, ')} {_tile_rule(extent // d, n - 1, cap, extra)}"
+                for d in _divisors(extent)
+                if n > 2 or extent // d <= cap
+            )
     return key
 
 
-def _annotation_values(env: Env, literals: Optional[dict]) -> list:
+def _annotation_values(env: Env, literals: dict | None) -> list:
     """(key rule, value rule) pairs of `annotate`: MetaSchedule's keys by kind of value, or the keys
     and values of the training corpus (`literals`)."""
     cats = _categorical_names(env)
     if literals is None:
-        values = {"int": "uint" + (f" | {cats}" if cats else ""), "str": "string",
-                  "list": '"[" ( uint ( ", " uint )* )? "]"'}
+        values = {
+            "int": "uint" + (f" | {cats}" if cats else ""),
+            "str": "string",
+            "list": '"[" ( uint ( ", " uint )* )? "]"',
+        }
         out = []
         for kind in ("int", "str", "list"):
             keys = [k for k, v in ANNOTATIONS.items() if v == kind]
@@ -342,7 +359,7 @@ DEFAULT_SPLIT_SHAPES = ("None,k", "None,k,k")
 MAX_COMBOS = 4096
 
 
-def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> list[str]:
+def _constant_splits(env: Env, inst, extra: dict, literals: dict | None) -> list[str]:
     """Constant splits in the shapes the training corpus writes (`data.split_shape`: MetaSchedule's
     [None, k] and [None, k, j], dlight's [None, 1, 16, 4] and cooperative fetch [16, 8, None, 2]),
     of the integer factors it writes. A loop a constant split made is split again only by factors
@@ -363,24 +380,31 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
     shapes = (literals or {}).get("split_shapes") or DEFAULT_SPLIT_SHAPES
     if not env.loops or (seen is not None and not seen):
         return []
-    cats = _categorical_names(env)   # a sampled thread count (cross-thread reductions: [None, v4])
+    cats = _categorical_names(env)  # a sampled thread count (cross-thread reductions: [None, v4])
     if seen is None:
         extra["cfactor"] = "([1-9] [0-9]{0,3}" + (f" | {cats}" if cats else "") + ")"
     else:
         extra["cfactor"] = _alts([lit(str(f)) for f in seen] + ([cats] if cats else []))
-    recorded = bool((literals or {}).get("split_shapes"))   # a model whose corpus recorded its shapes
-    groups: dict = {}   # (extent (None: any factors), a GPU reduction loop) -> loops
+    recorded = bool((literals or {}).get("split_shapes"))  # a model whose corpus recorded its shapes
+    groups: dict = {}  # (extent (None: any factors), a GPU reduction loop) -> loops
     for lp, extent in env.loops.items():
         if lp in env.split_loops and not recorded:
-            continue   # earlier models never split a split loop: their decoding stays as it was
-        reducing = (lp in env.reduction_loops and lp not in env.split_loops and recorded and seen is not None
-                    and isinstance(extent, int))
+            continue  # earlier models never split a split loop: their decoding stays as it was
+        reducing = (
+            lp in env.reduction_loops
+            and lp not in env.split_loops
+            and recorded
+            and seen is not None
+            and isinstance(extent, int)
+        )
         bounded = lp in env.split_loops or (not env.gpu and seen is not None) or reducing
         if bounded and (seen is None or not isinstance(extent, int)):
-            continue   # nothing says which constants fit it
+            continue  # nothing says which constants fit it
         groups.setdefault((extent if bounded else None, reducing), []).append(lp)
     out = []
-    for (extent, reducing), group in sorted(groups.items(), key=lambda g: (-1 if g[0][0] is None else g[0][0], g[0][1])):
+    for (extent, reducing), group in sorted(
+        groups.items(), key=lambda g: (-1 if g[0][0] is None else g[0][0], g[0][1])
+    ):
         fitting = seen if extent is None else [f for f in seen if f <= extent]
         # a reduction loop may also take dlight's own fixed splits, [None, 16] and [None, 256]
         general = [(f,) for f in DLIGHT_REDUCTION_SPLITS if reducing and f in seen]
@@ -391,15 +415,20 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
             if extent is not None and len(fitting) ** k <= MAX_COMBOS:
                 combos = [c for c in itertools.product(fitting, repeat=k) if math.prod(c) <= extent]
                 combos += [c for c in general if shape == "None,k" and c not in combos]
-            if combos is None:   # a seen factor (that fits the loop on its own) in each place
+            if combos is None:  # a seen factor (that fits the loop on its own) in each place
                 rule = "cfactor"
                 if extent is not None:
-                    rule = extra.setdefault(f"cfactor{extent}", _alts(lit(str(f)) for f in fitting)) and f"cfactor{extent}"
+                    rule = (
+                        extra.setdefault(f"cfactor{extent}", _alts(lit(str(f)) for f in fitting)) and f"cfactor{extent}"
+                    )
                 forms = ['"[" ' + ' ", " '.join(lit("None") if p == "None" else rule for p in places) + ' "]"']
             else:
-                forms = [lit("[" + ", ".join("None" if p == "None" else str(next(it)) for p in places) + "]")
-                         for c in combos for it in [iter(c)]]
-            if reducing and cats:   # a sampled thread count in each place (MetaSchedule's cross-thread reduction)
+                forms = [
+                    lit("[" + ", ".join("None" if p == "None" else str(next(it)) for p in places) + "]")
+                    for c in combos
+                    for it in [iter(c)]
+                ]
+            if reducing and cats:  # a sampled thread count in each place (MetaSchedule's cross-thread reduction)
                 forms.append('"[" ' + ' ", " '.join(lit("None") if p == "None" else cats for p in places) + ' "]"')
             if not forms:
                 continue
@@ -410,7 +439,7 @@ def _constant_splits(env: Env, inst, extra: dict, literals: Optional[dict]) -> l
     return out
 
 
-def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = None) -> list[str]:
+def instruction_rules(env: Env, inst, extra: dict, literals: dict | None = None) -> list[str]:
     """Alternatives of one instruction in this state (none when it cannot be written here)."""
     res = inst.results
     out: list[str] = []
@@ -439,8 +468,11 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
         return [_outputs(env, res.kind, res.count) + call] if call else []
     if inst is INST.sample_categorical:  # as many probabilities as candidates; the decision indexes them
         seen = literals.get("categorical") if literals is not None else None
-        lists = [(lit(json.dumps(c)), len(c)) for c in seen] if seen is not None else \
-            [('"[" ' + ' ", " '.join(["int"] * k) + ' "]"', k) for k in range(1, MAX_CATEGORIES + 1)]
+        lists = (
+            [(lit(json.dumps(c)), len(c)) for c in seen]
+            if seen is not None
+            else [('"[" ' + ' ", " '.join(["int"] * k) + ' "]"', k) for k in range(1, MAX_CATEGORIES + 1)]
+        )
         for cands, k in lists:
             probs = lit("[" + ", ".join([repr(1 / k)] * k) + "]")  # MetaSchedule's are uniform
             decision = "(" + " | ".join(lit(str(i)) for i in range(k)) + ")"
@@ -483,8 +515,16 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
                 if n == 1 and extent > cap:
                     continue
                 decision = '"[" ' + _tile_rule(extent, n, cap, extra) + ' "]"'
-                call = _call(env, inst, {"loop": f"loops{extent}", "n": lit(str(n)),
-                                         "max_innermost_factor": lit(str(cap)), "decision": decision})
+                call = _call(
+                    env,
+                    inst,
+                    {
+                        "loop": f"loops{extent}",
+                        "n": lit(str(n)),
+                        "max_innermost_factor": lit(str(cap)),
+                        "decision": decision,
+                    },
+                )
                 if call:
                     out.append(_outputs(env, res.kind, n) + call)
         return out
@@ -520,7 +560,7 @@ def instruction_rules(env: Env, inst, extra: dict, literals: Optional[dict] = No
 TENSORIZE_KEYS = ("meta_schedule.auto_tensorize", "meta_schedule.auto_tensorize_init")
 
 
-def _tensorize(env: Env, inst, literals: Optional[dict]) -> list[str]:
+def _tensorize(env: Env, inst, literals: dict | None) -> list[str]:
     """tensorize of a live block by an intrinsic the training corpus annotates blocks with (the
     postprocessing of every tensor-core label: get_sblock, unannotate auto_tensorize, tensorize by
     the annotation's value). No intrinsic without literals: a name must be registered in TVM, and
@@ -535,8 +575,11 @@ def _tensorize(env: Env, inst, literals: Optional[dict]) -> list[str]:
 
 def _dlight_reindexed(env: Env) -> dict:
     """Live reindex blocks of a live GEMM-like block whose lambdas are known -> (that block, buffer)."""
-    return {r: (m, buf) for r, (m, buf) in env.reindexed.items()
-            if r in env.blocks and m in env.blocks and buf in env.gemm_layouts.get(m, {})}
+    return {
+        r: (m, buf)
+        for r, (m, buf) in env.reindexed.items()
+        if r in env.blocks and m in env.blocks and buf in env.gemm_layouts.get(m, {})
+    }
 
 
 def _gemm_layouts(env: Env, inst) -> list[str]:
@@ -599,9 +642,11 @@ def _block_layouts(env: Env, inst, extra: dict) -> list[str]:
         for key, names in ((f"ixv_i{n}", ints), (f"ixv_iters{n}", typed)):
             if key not in extra:
                 _index_rules(key, names + list(env.values), extra)
-        forms = [('"lambda " ' + ' ", " '.join(["ixv_pool_name"] * n), "ixv_pool"),
-                 (lit("lambda " + ", ".join(ints)), f"ixv_i{n}"),
-                 (lit("lambda (" + ", ".join(f"{nm}: int64" for nm in typed) + ")"), f"ixv_iters{n}")]
+        forms = [
+            ('"lambda " ' + ' ", " '.join(["ixv_pool_name"] * n), "ixv_pool"),
+            (lit("lambda " + ", ".join(ints)), f"ixv_i{n}"),
+            (lit("lambda (" + ", ".join(f"{nm}: int64" for nm in typed) + ")"), f"ixv_iters{n}"),
+        ]
         for head, body in forms:
             call = _call(env, inst, {"block": lit(block), "index_map": f'{head} ": " {body}'})
             if call:
@@ -620,13 +665,17 @@ def _index_rules(key: str, names: list, extra: dict) -> None:
     extra[f"{key}_a"] = f'{atom} | uint | "(" {key} ( ", " {key} )* ")" | ("int64" | "int32") "(" {key} ")"'
 
 
-def allowed_instructions(env: Env, allowed: Optional[frozenset] = None) -> list:
-    return [i for i in table.INSTRUCTIONS if not i.section and i.name not in EXCLUDED
-            and (allowed is None or i.name in allowed)]
+def allowed_instructions(env: Env, allowed: frozenset | None = None) -> list:
+    return [
+        i
+        for i in table.INSTRUCTIONS
+        if not i.section and i.name not in EXCLUDED and (allowed is None or i.name in allowed)
+    ]
 
 
-def statement_alternatives(env: Env, exclude: frozenset = frozenset(), allowed: Optional[frozenset] = None,
-                           literals: Optional[dict] = None) -> tuple[list[str], dict]:
+def statement_alternatives(
+    env: Env, exclude: frozenset = frozenset(), allowed: frozenset | None = None, literals: dict | None = None
+) -> tuple[list[str], dict]:
     """The next statement's alternatives (each an EBNF sequence: its result names, its call) and
     the helper rules they use (name -> body); the arguments are `statement_grammar`'s."""
     extra: dict = {}
@@ -638,7 +687,7 @@ def statement_alternatives(env: Env, exclude: frozenset = frozenset(), allowed: 
     return alts, extra
 
 
-def _root(env: Env, stmt: Optional[str]) -> str:
+def _root(env: Env, stmt: str | None) -> str:
     """The root rule: a statement (STMT: the rule that writes it; None: there is none) and its newline,
     or the section header."""
     root = [f"{stmt} {lit(chr(10))}"] if stmt else []
@@ -651,8 +700,9 @@ def _root(env: Env, stmt: Optional[str]) -> str:
     return "root ::= " + " | ".join(root or [lit("\n")])
 
 
-def statement_grammar(env: Env, exclude: frozenset = frozenset(), allowed: Optional[frozenset] = None,
-                      literals: Optional[dict] = None) -> str:
+def statement_grammar(
+    env: Env, exclude: frozenset = frozenset(), allowed: frozenset | None = None, literals: dict | None = None
+) -> str:
     """EBNF (xgrammar dialect) for one statement and its newline in this state; `exclude` names
     instructions not to offer here (the generator's memory of what TVM just rejected), `allowed`
     the only ones to offer (the instructions of the model's training corpus; None: all), `literals`
@@ -675,7 +725,7 @@ def statement_grammar(env: Env, exclude: frozenset = frozenset(), allowed: Optio
 # past an instruction's opening parenthesis: tests/model/test_statement_phases.py).
 
 _LITERAL = json.JSONDecoder()
-_STATIC = dict(line.split(" ::= ", 1) for line in STATIC_RULES.strip().splitlines())   # name -> body
+_STATIC = dict(line.split(" ::= ", 1) for line in STATIC_RULES.strip().splitlines())  # name -> body
 _RULE_NAME = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|([A-Za-z_][A-Za-z_0-9]*)')
 
 
@@ -686,7 +736,7 @@ def head_of(alt: str) -> tuple[str, str]:
     while not head.endswith("("):
         while pos < len(alt) and alt[pos] == " ":
             pos += 1
-        text, pos = _LITERAL.raw_decode(alt, pos)   # every alternative starts with literals (`_call`)
+        text, pos = _LITERAL.raw_decode(alt, pos)  # every alternative starts with literals (`_call`)
         head += text
     return head, alt[pos:].strip()
 
@@ -695,10 +745,11 @@ def head_of(alt: str) -> tuple[str, str]:
 class StatementPhases:
     """The grammars of one statement's two phases: `head` (the heads, or the section header) and,
     per head, `rest(head)` (what may follow it, with the statement's newline)."""
+
     env: Env
-    heads: dict          # head text -> the rests of its alternatives
-    extra: dict          # helper rules of the alternatives
-    names: list          # the live-name rules
+    heads: dict  # head text -> the rests of its alternatives
+    extra: dict  # helper rules of the alternatives
+    names: list  # the live-name rules
 
     @property
     def head(self) -> str:
@@ -712,7 +763,7 @@ class StatementPhases:
         rules.update(_STATIC)
         used, todo = [], [body]
         seen = set()
-        while todo:   # only the rules the rest refers to (xgrammar compiles every rule it is given)
+        while todo:  # only the rules the rest refers to (xgrammar compiles every rule it is given)
             for m in _RULE_NAME.finditer(todo.pop()):
                 name = m.group(1)
                 if name and name in rules and name not in seen:
@@ -725,8 +776,9 @@ class StatementPhases:
         return "\n".join(lines + [f"{k} ::= {rules[k]}" for k in sorted(used)]) + "\n"
 
 
-def statement_phases(env: Env, exclude: frozenset = frozenset(), allowed: Optional[frozenset] = None,
-                     literals: Optional[dict] = None) -> StatementPhases:
+def statement_phases(
+    env: Env, exclude: frozenset = frozenset(), allowed: frozenset | None = None, literals: dict | None = None
+) -> StatementPhases:
     """`statement_grammar`'s language in two phases (`StatementPhases`)."""
     alts, extra = statement_alternatives(env, exclude, allowed, literals)
     heads: dict = {}
@@ -737,7 +789,7 @@ def statement_phases(env: Env, exclude: frozenset = frozenset(), allowed: Option
 
 
 # ---- a design space's statements, decisions chosen by the model ---------------------------------
-def template_grammar(stmt: str, choices: Optional[list] = None) -> str:
+def template_grammar(stmt: str, choices: list | None = None) -> str:
     """The grammar of one statement of a design space's candidates (`api.tensor_core_candidate`):
     STMT as written, its `decision=` value one of CHOICES (texts, e.g. "[1, 4, 2]" or "3": the
     decisions of the sampled candidates that agree with the decisions written before), which the

@@ -70,23 +70,41 @@ def answer(gen, engine, task: str, r: dict, level: str, k: int = 1) -> dict:
         speedup = unscheduled_us / res.latency_us if unscheduled_us else None
     extra = {}
     if k > 1:
-        bodies = [gen.generate(r["workload_text"], row_target(r), slower, temperature=0.8, seed=i).body
-                  for i in range(1, k)]
+        bodies = [
+            gen.generate(r["workload_text"], row_target(r), slower, temperature=0.8, seed=i).body for i in range(1, k)
+        ]
         results = engine.measure(r["workload_text"], [to_trace_json(b) for b in bodies], level=level, use_cache=False)
         passed = [x for x in [fixed.first_result, *results] if x.ok]
-        best_us = min([x.latency_us for x in [res, *results] if x.ok and x.latency_us] or [None]) \
-            if level == "time" else None
-        extra = {"k": k, "k_passed_as_generated": len(passed), "best_of_k_us": best_us,
-                 "best_of_k_speedup": unscheduled_us / best_us if unscheduled_us and best_us else None}
+        best_us = (
+            min([x.latency_us for x in [res, *results] if x.ok and x.latency_us] or [None]) if level == "time" else None
+        )
+        extra = {
+            "k": k,
+            "k_passed_as_generated": len(passed),
+            "best_of_k_us": best_us,
+            "best_of_k_speedup": unscheduled_us / best_us if unscheduled_us and best_us else None,
+        }
     return extra | {
-        "task": task, "workload": r["workload"], "family": r["family"], "status": res.status.value,
-        "status_as_generated": fixed.first_result.status.value, "dropped": fixed.dropped,
-        "statements": g.statements - fixed.dropped, "statements_generated": g.statements,
-        "rejected": g.rejected, "stop": g.stop, "generate_seconds": round(gen_s, 2),
-        "seconds": round(time.time() - t0, 2), "message": fixed.first_result.message[:200],
-        "script": fixed.body, "script_as_generated": g.body if fixed.dropped else None,
-        "latency_us": res.latency_us, "speedup_vs_unscheduled": speedup,
-        "corpus_best_us": corpus_us, "unscheduled_us": unscheduled_us}
+        "task": task,
+        "workload": r["workload"],
+        "family": r["family"],
+        "status": res.status.value,
+        "status_as_generated": fixed.first_result.status.value,
+        "dropped": fixed.dropped,
+        "statements": g.statements - fixed.dropped,
+        "statements_generated": g.statements,
+        "rejected": g.rejected,
+        "stop": g.stop,
+        "generate_seconds": round(gen_s, 2),
+        "seconds": round(time.time() - t0, 2),
+        "message": fixed.first_result.message[:200],
+        "script": fixed.body,
+        "script_as_generated": g.body if fixed.dropped else None,
+        "latency_us": res.latency_us,
+        "speedup_vs_unscheduled": speedup,
+        "corpus_best_us": corpus_us,
+        "unscheduled_us": unscheduled_us,
+    }
 
 
 def summarize(answers: list) -> dict:
@@ -97,28 +115,43 @@ def summarize(answers: list) -> dict:
         mine = [a for a in answers if a["task"] == task]
         n = len(mine)
         ok = sum(a["status"] == "ok" for a in mine)
-        tasks[task] = {"answers": n, "correct": ok, "first_answer_correctness": ok / n,
-                       "correct_as_generated": sum(a["status_as_generated"] == "ok" for a in mine),
-                       "cut_back": sum(a["dropped"] > 0 for a in mine),
-                       "nontrivial": sum(a["statements"] > 0 and a["status"] == "ok" for a in mine),
-                       "statements_rolled_back": sum(a["rejected"] for a in mine),
-                       "seconds_per_answer": round(sum(a["seconds"] for a in mine) / n, 2),
-                       "stops": _counts(a["stop"] for a in mine),
-                       **({"pass_at_k": sum(a["k_passed_as_generated"] > 0 for a in mine) / n, "k": mine[0]["k"]}
-                          if "k" in mine[0] else {}),
-                       "failures": _counts(a["status"] for a in mine if a["status"] != "ok"),
-                       "families": sorted({a["family"] for a in mine})}
+        tasks[task] = {
+            "answers": n,
+            "correct": ok,
+            "first_answer_correctness": ok / n,
+            "correct_as_generated": sum(a["status_as_generated"] == "ok" for a in mine),
+            "cut_back": sum(a["dropped"] > 0 for a in mine),
+            "nontrivial": sum(a["statements"] > 0 and a["status"] == "ok" for a in mine),
+            "statements_rolled_back": sum(a["rejected"] for a in mine),
+            "seconds_per_answer": round(sum(a["seconds"] for a in mine) / n, 2),
+            "stops": _counts(a["stop"] for a in mine),
+            **(
+                {"pass_at_k": sum(a["k_passed_as_generated"] > 0 for a in mine) / n, "k": mine[0]["k"]}
+                if "k" in mine[0]
+                else {}
+            ),
+            "failures": _counts(a["status"] for a in mine if a["status"] != "ok"),
+            "families": sorted({a["family"] for a in mine}),
+        }
         speedups = sorted(a["speedup_vs_unscheduled"] for a in mine if a["speedup_vs_unscheduled"])
         if speedups:  # level "time": the correct answers against the unscheduled program and the corpus' best
-            vs_best = sorted(a["corpus_best_us"] / a["latency_us"] for a in mine
-                             if a["speedup_vs_unscheduled"] and a.get("corpus_best_us"))
-            speed[task] = {"timed": len(speedups), "median_speedup_vs_unscheduled": speedups[len(speedups) // 2],
-                           "at_least_1x": sum(x >= 1.0 for x in speedups),
-                           "median_fraction_of_corpus_best": vs_best[len(vs_best) // 2] if vs_best else None}
+            vs_best = sorted(
+                a["corpus_best_us"] / a["latency_us"]
+                for a in mine
+                if a["speedup_vs_unscheduled"] and a.get("corpus_best_us")
+            )
+            speed[task] = {
+                "timed": len(speedups),
+                "median_speedup_vs_unscheduled": speedups[len(speedups) // 2],
+                "at_least_1x": sum(x >= 1.0 for x in speedups),
+                "median_fraction_of_corpus_best": vs_best[len(vs_best) // 2] if vs_best else None,
+            }
             best_k = sorted(a["best_of_k_speedup"] for a in mine if a.get("best_of_k_speedup"))
             if best_k:
-                speed[task] |= {"median_best_of_k_speedup": best_k[len(best_k) // 2],
-                                "best_of_k_at_least_1x": sum(x >= 1.0 for x in best_k)}
+                speed[task] |= {
+                    "median_best_of_k_speedup": best_k[len(best_k) // 2],
+                    "best_of_k_at_least_1x": sum(x >= 1.0 for x in best_k),
+                }
     out = {"tasks": tasks}
     if speed:
         out["speed"] = speed
@@ -153,9 +186,22 @@ def _answer_in_worker(task, r, level, k):
     return answer(_WORKER["gen"], _WORKER["engine"], task, r, level, k)
 
 
-def evaluate(corpus, model_path, *, splits=("test_family",), target: str = "llvm", limit: int = 0,
-             level: str = "verify", jobs: int = 1, max_seconds: float = 0.0, timeout_s: float = 120.0,
-             k: int = 1, tasks=("construction", "improvement"), renamed_seed=None, log=print) -> dict:
+def evaluate(
+    corpus,
+    model_path,
+    *,
+    splits=("test_family",),
+    target: str = "llvm",
+    limit: int = 0,
+    level: str = "verify",
+    jobs: int = 1,
+    max_seconds: float = 0.0,
+    timeout_s: float = 120.0,
+    k: int = 1,
+    tasks=("construction", "improvement"),
+    renamed_seed=None,
+    log=print,
+) -> dict:
     import random
 
     from dragon_dsl.engine import Engine
@@ -163,27 +209,42 @@ def evaluate(corpus, model_path, *, splits=("test_family",), target: str = "llvm
     from dragon_model.generate import Generator
 
     items = [(t, r) for t, r in prompts_of(corpus, splits, target, limit) if t in tasks]
-    if renamed_seed is not None:   # every workload's blocks and buffers under random names
+    if renamed_seed is not None:  # every workload's blocks and buffers under random names
         rng = random.Random(renamed_seed)
         items = [(t, renamed_row(r, rng)) for t, r in items]
     spec = {"kind": "llvm", "num-cores": 1} if target == "llvm" else target
-    figures: dict = {"model": str(model_path), "corpus": str(corpus), "splits": list(splits), "level": level,
-                     "target": spec, "max_seconds": max_seconds, "jobs": jobs, "timeout_s": timeout_s, "k": k,
-                     "renamed_seed": renamed_seed}
+    figures: dict = {
+        "model": str(model_path),
+        "corpus": str(corpus),
+        "splits": list(splits),
+        "level": level,
+        "target": spec,
+        "max_seconds": max_seconds,
+        "jobs": jobs,
+        "timeout_s": timeout_s,
+        "k": k,
+        "renamed_seed": renamed_seed,
+    }
     answers: list = []
 
     def done(a):
         answers.append(a)
-        log(f"[{len(answers)}/{len(items)}] {a['task']} {a['workload']}: {a['status']}"
-            f" (as generated: {a['status_as_generated']}), {a['statements']} statements, {a['stop']}, {a['seconds']} s")
+        log(
+            f"[{len(answers)}/{len(items)}] {a['task']} {a['workload']}: {a['status']}"
+            f" (as generated: {a['status_as_generated']}), {a['statements']} statements, {a['stop']}, {a['seconds']} s"
+        )
 
     t0 = time.time()
     if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
-                                 initargs=(str(model_path), spec, max_seconds, timeout_s)) as pool:
+        with ProcessPoolExecutor(
+            jobs,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(str(model_path), spec, max_seconds, timeout_s),
+        ) as pool:
             futures = {pool.submit(_answer_in_worker, task, r, level, k): i for i, (task, r) in enumerate(items)}
             for f in as_completed(futures):
                 done(f.result() | {"index": futures[f]})
@@ -211,14 +272,22 @@ def main(argv=None) -> int:
     p.add_argument("--limit", type=int, default=0, help="at most N prompts per task")
     p.add_argument("--level", choices=("build", "verify", "time"), default="verify")
     p.add_argument("--jobs", type=int, default=1, help="prompts answered at once, one process each")
-    p.add_argument("--max-seconds", type=float, default=0.0,
-                   help="end a script at the next statement after this many seconds (0: no limit)")
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0.0,
+        help="end a script at the next statement after this many seconds (0: no limit)",
+    )
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per build/run in the engine")
     p.add_argument("--k", type=int, default=1, help="also sample k - 1 answers: pass@k and best of k")
     p.add_argument("--tasks", default="construction,improvement", help="comma-separated tasks to answer")
-    p.add_argument("--renamed-seed", type=int, default=None,
-                   help="rename every workload's blocks and allocated buffers at random, from this seed, "
-                        "in its scripts too: the same programs under names the model has never seen")
+    p.add_argument(
+        "--renamed-seed",
+        type=int,
+        default=None,
+        help="rename every workload's blocks and allocated buffers at random, from this seed, "
+        "in its scripts too: the same programs under names the model has never seen",
+    )
     p.add_argument("-o", "--output", help="write the figures (JSON) there")
     args = p.parse_args(argv)
     tasks = tuple(t for t in args.tasks.split(",") if t)
@@ -227,10 +296,21 @@ def main(argv=None) -> int:
         p.error(f"--tasks {args.tasks!r}: expected construction and/or improvement, comma-separated")
     if args.k < 1 or args.jobs < 1:
         p.error("--k and --jobs must be at least 1")
-    fig = evaluate(args.corpus, args.model, splits=args.splits.split(","), target=args.target, limit=args.limit,
-                   level=args.level, jobs=args.jobs, max_seconds=args.max_seconds, timeout_s=args.timeout,
-                   k=args.k, tasks=tasks, renamed_seed=args.renamed_seed,
-                   log=lambda m: print(m, file=sys.stderr, flush=True))
+    fig = evaluate(
+        args.corpus,
+        args.model,
+        splits=args.splits.split(","),
+        target=args.target,
+        limit=args.limit,
+        level=args.level,
+        jobs=args.jobs,
+        max_seconds=args.max_seconds,
+        timeout_s=args.timeout,
+        k=args.k,
+        tasks=tasks,
+        renamed_seed=args.renamed_seed,
+        log=lambda m: print(m, file=sys.stderr, flush=True),
+    )
     text = json.dumps(fig, indent=2) + "\n"
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

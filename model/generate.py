@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from dragon_model.data import CALL
 from dragon_model.decoder_grammar import statement_grammar, statement_phases
@@ -38,29 +38,28 @@ from dragon_model.replay_state import replay_prefix
 
 @dataclass
 class Generation:
-    body: str                       # the script without header
+    body: str  # the script without header
     statements: int = 0
-    rejected: int = 0               # statements the checker or TVM refused (rolled back)
+    rejected: int = 0  # statements the checker or TVM refused (rolled back)
     tokens: int = 0
-    forward_passes: int = 0         # forward passes after the prompt's (forced tokens share one: `Generator._forced`)
-    stop: str = "eos"               # eos | retries | max_statements | max_tokens | context | time
+    forward_passes: int = 0  # forward passes after the prompt's (forced tokens share one: `Generator._forced`)
+    stop: str = "eos"  # eos | retries | max_statements | max_tokens | context | time
     seconds: float = 0.0
     rejections: list = field(default_factory=list)  # (statement, why), the first few
-    compile_problem: Optional[str] = None  # GPU targets: why the compiler rejected the finished script
-    completed_from: Optional[str] = None   # GPU targets: the model's own body, when `body` adds AutoBind's statements
-    from_scratch: bool = False      # an improvement's answer written for the construction prompt (`api.candidates`)
-    compiled: bool = False          # GPU targets: `body` passed the compile check as it stands (the tensor-core candidate)
-    sample: Optional[int] = None    # `generate(template=...)`: the index of the design-space candidate chosen
+    compile_problem: str | None = None  # GPU targets: why the compiler rejected the finished script
+    completed_from: str | None = None  # GPU targets: the model's own body, when `body` adds AutoBind's statements
+    from_scratch: bool = False  # an improvement's answer written for the construction prompt (`api.candidates`)
+    compiled: bool = False  # GPU targets: `body` passed the compile check as it stands (the tensor-core candidate)
+    sample: int | None = None  # `generate(template=...)`: the index of the design-space candidate chosen
 
 
 def load_model(path):
     """A trained model folder -> (model, tokenizer) on the CPU or the first GPU, in eval mode."""
     import torch
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
 
     from dragon_model.tokenizer import load_tokenizer
-
-    from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # the commands show their own stages; a weight-loading bar is noise
     path = Path(path)
@@ -83,11 +82,22 @@ GRAMMAR_CACHE_BYTES = 256 * 2**20
 
 
 class Generator:
-    def __init__(self, model, tokenizer, *, max_statements: int = DEFAULT_MAX_STATEMENTS, retries: int = 4,
-                 max_statement_tokens: int = 160, max_seconds: float = 0.0,
-                 allowed: Optional[frozenset] = None, literals: Optional[dict] = None,
-                 cpu_threads: Optional[int] = None, jump_forward: bool = True, phases: bool = True,
-                 canonical_names: bool = False):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        *,
+        max_statements: int = DEFAULT_MAX_STATEMENTS,
+        retries: int = 4,
+        max_statement_tokens: int = 160,
+        max_seconds: float = 0.0,
+        allowed: frozenset | None = None,
+        literals: dict | None = None,
+        cpu_threads: int | None = None,
+        jump_forward: bool = True,
+        phases: bool = True,
+        canonical_names: bool = False,
+    ):
         import torch
         import xgrammar as xgr
 
@@ -101,18 +111,21 @@ class Generator:
         self.device = next(model.parameters()).device if model is not None else torch.device("cpu")
         vocab_size = int(model.get_output_embeddings().weight.shape[0]) if model is not None else len(tokenizer)
         self.vocab_size = vocab_size
-        self._strings = self._extendable = None   # token texts, and the texts a longer token extends (`_forced`)
+        self._strings = self._extendable = None  # token texts, and the texts a longer token extends (`_forced`)
         if is_dragon_tokenizer(tokenizer):
             strings = token_strings(tokenizer) + [""] * max(0, vocab_size - len(tokenizer))
             self._strings = strings
             self._extendable = {w[:k] for w in strings for k in range(1, len(w))}
-            info = xgr.TokenizerInfo(strings[:vocab_size], xgr.VocabType.RAW, vocab_size=vocab_size,
-                                     stop_token_ids=[tokenizer.eos_token_id])
+            info = xgr.TokenizerInfo(
+                strings[:vocab_size], xgr.VocabType.RAW, vocab_size=vocab_size, stop_token_ids=[tokenizer.eos_token_id]
+            )
         else:
-            info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size,
-                                                      stop_token_ids=[tokenizer.eos_token_id])
-        self.compiler = xgr.GrammarCompiler(info, max_threads=1, cache_enabled=True,
-                                            cache_limit_bytes=GRAMMAR_CACHE_BYTES)   # least recently used out
+            info = xgr.TokenizerInfo.from_huggingface(
+                tokenizer, vocab_size=vocab_size, stop_token_ids=[tokenizer.eos_token_id]
+            )
+        self.compiler = xgr.GrammarCompiler(
+            info, max_threads=1, cache_enabled=True, cache_limit_bytes=GRAMMAR_CACHE_BYTES
+        )  # least recently used out
         self.bitmask = xgr.allocate_token_bitmask(1, vocab_size)
         self.max_statements = max_statements
         self.retries = retries
@@ -128,8 +141,8 @@ class Generator:
         # cores must divide them: beside two other generating processes on two cores, one of two threads
         # spent 46 ms per token, one of one thread 7.4 ms (benchmarks/bench_generation.py compares)
         self.cpu_threads = cpu_threads
-        self.jump_forward = jump_forward   # forced tokens read in one forward pass (`_forced`)
-        self.phases = phases               # a statement's grammar in two phases (`_phases`)
+        self.jump_forward = jump_forward  # forced tokens read in one forward pass (`_forced`)
+        self.phases = phases  # a statement's grammar in two phases (`_phases`)
         # a model trained on canonical names (`data.canonical_mapping`) reads every workload under
         # them; its answer is renamed back to the workload's own names
         self.canonical_names = canonical_names
@@ -143,7 +156,7 @@ class Generator:
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
 
     @classmethod
-    def from_path(cls, path, **kw) -> "Generator":
+    def from_path(cls, path, **kw) -> Generator:
         """A trained model folder; its grammar offers the instructions of its training corpus
         (`instructions` in dragon_model.json), when the folder lists them, and its statement limit
         is a margin over the corpus' longest script (`longest_script`)."""
@@ -162,15 +175,23 @@ class Generator:
         return cls(model, tokenizer, **kw)
 
     @classmethod
-    def without_model(cls, tokenizer, **kw) -> "Generator":
+    def without_model(cls, tokenizer, **kw) -> Generator:
         """A generator that only judges scripts (`reachable`): the grammar, replay and limits of
         decoding, for a model trained on rows whose instructions and constants are `allowed` and
         `literals` (`data.grammar_facts`)."""
         return cls(None, tokenizer, **kw)
 
     # ---- one script ----------------------------------------------------------------------------
-    def generate(self, workload, target: Any = "llvm", slower_body: Optional[str] = None, *,
-                 temperature: float = 0.0, seed: int = 0, template: Optional[tuple] = None) -> Generation:
+    def generate(
+        self,
+        workload,
+        target: Any = "llvm",
+        slower_body: str | None = None,
+        *,
+        temperature: float = 0.0,
+        seed: int = 0,
+        template: tuple | None = None,
+    ) -> Generation:
         """One script body for a workload (TVMScript text or path); temperature 0 is greedy.
         TEMPLATE: a design space's sampled candidates (`_fill`): the model chooses among their
         decisions, and writes nothing else (`api.tensor_core_candidate`)."""
@@ -187,7 +208,7 @@ class Generator:
             out = self._generate(workload, target, slower_body, temperature, seed, template)
         finally:
             torch.set_num_threads(before)
-        if mapping:   # the answer in the workload's own names
+        if mapping:  # the answer in the workload's own names
             from dragon_model.data import renamed_words
 
             back = {new: old for old, new in mapping.items()}
@@ -202,18 +223,21 @@ class Generator:
         names, and the mapping (`data.canonical_workload`)."""
         from dragon_model.data import canonical_workload
 
-        text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+        text = (
+            workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+        )
         return canonical_workload(text, target, slower_body)
 
     def _generate(self, workload, target, slower_body, temperature, seed, template=None) -> Generation:
         from dragon_dsl.tvm.workload import load_workload
-
         from dragon_model.data import prompt_text
         from dragon_model.train import _plain
 
         torch = self.torch
         t0 = time.time()
-        text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+        text = (
+            workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+        )
         mod = load_workload(text)
         kind = target_kind(target)
         gen = torch.Generator().manual_seed(seed)
@@ -230,7 +254,7 @@ class Generator:
             raise ValueError(f"the workload cannot be scheduled: {why}")
         if template is not None:
             return self._fill(template, logits, cache, kept_len, temperature, gen, out, t0)
-        asked: Counter = Counter()   # the queries (getters) written since the last statement that changed the schedule
+        asked: Counter = Counter()  # the queries (getters) written since the last statement that changed the schedule
         failures = 0
         banned: set = set()  # instructions TVM rejected at this point: not offered again until one passes
         while True:
@@ -292,8 +316,9 @@ class Generator:
                 break
             choices = [decisions[i][j] for i in live] if DECISION.search(want) else None
             phases = WholeStatement(template_grammar(want, choices))
-            tokens, step_logits, step_cache, _ended, ok = self._write(phases, logits, cache, kept_len, temperature,
-                                                                      gen, out, may_end=False)
+            tokens, step_logits, step_cache, _ended, ok = self._write(
+                phases, logits, cache, kept_len, temperature, gen, out, may_end=False
+            )
             if not ok:
                 out.stop = "max_tokens"
                 break
@@ -332,11 +357,11 @@ class Generator:
             if not matcher.accept_token(tok):  # cannot happen with a correct mask; be safe
                 ok = False
                 break
-            fed = [tok]   # the tokens the next forward pass reads: this one and those the grammar forces
+            fed = [tok]  # the tokens the next forward pass reads: this one and those the grammar forces
             while True:
                 if matcher.is_terminated():
                     head = self.tokenizer.decode(tokens + fed, skip_special_tokens=False) if in_head else None
-                    if head in phases.heads:   # the statement's head is written: its rest
+                    if head in phases.heads:  # the statement's head is written: its rest
                         matcher, in_head = self._matcher(phases.rest(head)), False
                         continue
                     break
@@ -366,16 +391,17 @@ class Generator:
         return replay_prefix(body + stmt, mod, kind, last_is_new=True)
 
     # ---- can the decoder write a given script? ----------------------------------------------------
-    def reachable(self, workload, target: Any, body: str, slower_body: Optional[str] = None) -> "Reach":
+    def reachable(self, workload, target: Any, body: str, slower_body: str | None = None) -> Reach:
         """Whether decoding could write `body` for this workload, statement by statement, under
         the same grammar, limits and replay as `generate` (no model needed): a training label the
         decoder cannot reach is one the model can never answer, however well it learned it."""
         from dragon_dsl.tvm.workload import load_workload
-
         from dragon_model.data import prompt_text
         from dragon_model.train import _plain
 
-        text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+        text = (
+            workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+        )
         mod = load_workload(text)
         kind = target_kind(target)
         prompt = _plain(self.tokenizer, prompt_text(text, target, slower_body))
@@ -466,7 +492,7 @@ class Generator:
         return out
 
     def _compile(self, grammar: str):
-        return self.compiler.compile_grammar(grammar)   # from the compiler's bounded cache when it was compiled before
+        return self.compiler.compile_grammar(grammar)  # from the compiler's bounded cache when it was compiled before
 
 
 #: a statement's decision, as the printer writes it last in the call
@@ -494,6 +520,7 @@ def statements_of(body: str):
 @dataclass
 class WholeStatement:
     """A statement's grammar in one piece: `StatementPhases`' interface with no heads."""
+
     head: str
     heads: tuple = ()
 
@@ -501,14 +528,15 @@ class WholeStatement:
 @dataclass
 class Reach:
     """Whether the decoder can write a script: how many statements it takes, and the first it refuses."""
+
     ok: bool
-    statements: int                 # statements accepted before the refusal (all of them when ok)
+    statements: int  # statements accepted before the refusal (all of them when ok)
     total: int
-    refused: Optional[str] = None   # the first refused statement
-    why: Optional[str] = None
+    refused: str | None = None  # the first refused statement
+    why: str | None = None
 
 
-def _query(stmt: str) -> Optional[str]:
+def _query(stmt: str) -> str | None:
     """The call text of a statement that only asks (a pure instruction without a decision: get_loops,
     get_sblock, get_producers...), or None for one that samples or changes the schedule."""
     from dragon_dsl.language import table
@@ -517,7 +545,7 @@ def _query(stmt: str) -> Optional[str]:
     inst = table.BY_NAME.get(called.group(1)) if called else None
     if inst is None or not inst.pure or inst.decision or inst.section:
         return None
-    return stmt[called.start(1):].strip()
+    return stmt[called.start(1) :].strip()
 
 
 def _growing(cache):
@@ -528,7 +556,7 @@ def _growing(cache):
     `crop` (a rejected statement) still slices them. Caches of other kinds are left as they are."""
     try:
         from transformers.cache_utils import DynamicLayer
-    except ImportError:   # transformers without cache layers
+    except ImportError:  # transformers without cache layers
         return cache
     for layer in getattr(cache, "layers", None) or []:
         if type(layer) is DynamicLayer:
@@ -558,15 +586,19 @@ def _append(layer, name: str, filled, new):
     view of the buffer; a new buffer of twice the length when it is full or FILLED is not its view."""
     n, t = filled.shape[-2], new.shape[-2]
     buffer = getattr(layer, name, None)
-    if buffer is None or buffer.shape[-2] < n + t or filled.data_ptr() != buffer.data_ptr() \
-            or filled.shape[:-2] != buffer.shape[:-2]:
+    if (
+        buffer is None
+        or buffer.shape[-2] < n + t
+        or filled.data_ptr() != buffer.data_ptr()
+        or filled.shape[:-2] != buffer.shape[:-2]
+    ):
         shape = list(filled.shape)
         shape[-2] = max(2 * (n + t), 64)
         buffer = filled.new_empty(shape)
         buffer[..., :n, :] = filled
         setattr(layer, name, buffer)
-    buffer[..., n:n + t, :] = new
-    return buffer[..., :n + t, :]
+    buffer[..., n : n + t, :] = new
+    return buffer[..., : n + t, :]
 
 
 def _crop(cache, length: int) -> None:

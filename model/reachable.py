@@ -51,11 +51,15 @@ def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dic
 
     tokenizer = tokenizer or build_tokenizer(compact=True)
     longest = facts.get("longest_script") or 0
-    gen = Generator.without_model(tokenizer, allowed=facts.get("instructions"), literals=facts.get("literals"),
-                                  max_statements=max(DEFAULT_MAX_STATEMENTS, int(1.25 * longest) + 1))
+    gen = Generator.without_model(
+        tokenizer,
+        allowed=facts.get("instructions"),
+        literals=facts.get("literals"),
+        max_statements=max(DEFAULT_MAX_STATEMENTS, int(1.25 * longest) + 1),
+    )
     out = []
     for r in rows:
-        if "answer" in r:      # an evaluation's answer in place of the label (`with_answers`)
+        if "answer" in r:  # an evaluation's answer in place of the label (`with_answers`)
             body = r["answer"]
         else:
             ex = example(r)
@@ -63,12 +67,24 @@ def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dic
         slower = body_of_text(r["prompt_script"]) if r.get("task") == "improvement" and r.get("prompt_script") else None
         try:
             reach = gen.reachable(r["workload_text"], _target(r) or target, body, slower)
-            verdict = {"ok": reach.ok, "statements": reach.statements, "total": reach.total,
-                       "refused": reach.refused, "why": reach.why}
-        except Exception as e:  # noqa: BLE001 - a row whose workload does not load is reported, not fatal
+            verdict = {
+                "ok": reach.ok,
+                "statements": reach.statements,
+                "total": reach.total,
+                "refused": reach.refused,
+                "why": reach.why,
+            }
+        except Exception as e:
             verdict = {"ok": False, "statements": 0, "total": 0, "refused": None, "why": f"error: {e}"}
-        out.append({"id": r.get("id", ""), "family": r.get("family", ""), "task": r.get("task", "construction"),
-                    "source": r.get("source", ""), **verdict})
+        out.append(
+            {
+                "id": r.get("id", ""),
+                "family": r.get("family", ""),
+                "task": r.get("task", "construction"),
+                "source": r.get("source", ""),
+                **verdict,
+            }
+        )
     return out
 
 
@@ -82,13 +98,13 @@ def with_answers(rows: list, files) -> list:
     for f in files:
         try:
             data = json.loads(Path(f).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:   # its line and column
+        except json.JSONDecodeError as e:  # its line and column
             raise ValueError(f"{f}: {e}") from None
         if not isinstance(data, dict) or not isinstance(data.get("answers"), list):
-            raise ValueError(f"{f}: not an answer file (no \"answers\" list)")
+            raise ValueError(f'{f}: not an answer file (no "answers" list)')
         for i, a in enumerate(data["answers"]):
             if not isinstance(a, dict) or not {"workload", "script"} <= a.keys():
-                raise ValueError(f"{f}: answer {i + 1} has no \"workload\" and \"script\"")
+                raise ValueError(f'{f}: answer {i + 1} has no "workload" and "script"')
             task = a.get("task", "construction")
             r = by.get((a["workload"], task))
             if r is None:
@@ -108,11 +124,21 @@ def summary(verdicts: list[dict]) -> dict:
         by[v["family"]].append(v)
     families = {}
     for fam, vs in sorted(by.items()):
-        refused = Counter(f"{(v['refused'] or '').split('(')[0].split('= ')[-1]}: {reason(v['why'])}" for v in vs if not v["ok"])
-        families[fam] = {"rows": len(vs), "reachable": sum(v["ok"] for v in vs), "refused": dict(refused.most_common(3))}
+        refused = Counter(
+            f"{(v['refused'] or '').split('(')[0].split('= ')[-1]}: {reason(v['why'])}" for v in vs if not v["ok"]
+        )
+        families[fam] = {
+            "rows": len(vs),
+            "reachable": sum(v["ok"] for v in vs),
+            "refused": dict(refused.most_common(3)),
+        }
     n = len(verdicts)
-    return {"rows": n, "reachable": sum(v["ok"] for v in verdicts), "families": families,
-            "reasons": dict(Counter(reason(v["why"]) for v in verdicts if not v["ok"]).most_common())}
+    return {
+        "rows": n,
+        "reachable": sum(v["ok"] for v in verdicts),
+        "families": families,
+        "reasons": dict(Counter(reason(v["why"]) for v in verdicts if not v["ok"]).most_common()),
+    }
 
 
 def main(argv=None) -> int:
@@ -124,8 +150,12 @@ def main(argv=None) -> int:
     p.add_argument("--split", default="train", help="the split whose rows are judged")
     p.add_argument("--families", help="only these families (comma-separated)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--answers", nargs="+", metavar="FILE",
-                   help="evaluations' answer files: their answers judged in place of their rows' labels")
+    p.add_argument(
+        "--answers",
+        nargs="+",
+        metavar="FILE",
+        help="evaluations' answer files: their answers judged in place of their rows' labels",
+    )
     p.add_argument("--json", action="store_true", help="print the verdicts and the summary as JSON")
     args = p.parse_args(argv)
 

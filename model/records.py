@@ -36,8 +36,8 @@ import argparse
 import json
 import random
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
 from dragon_model.tokenizer import EOS
 
@@ -51,11 +51,21 @@ def _split(name: str) -> str:
 
 
 def _row(name: str, family: str, target, workload_text: str, task: str, body: str, prompt: str, **extra) -> dict:
-    return {"id": f"{name}:{task}:{extra.pop('n', 0)}", "task": task, "split": _split(name), "family": family,
-            "workload": name, "target": target if isinstance(target, str) else json.dumps(target),
-            "workload_text": workload_text, "prompt": prompt, "completion": body + EOS,
-            # load_rows keeps rows with a script and a trace: the body stands for both
-            "script": body, "trace": "", **extra}
+    return {
+        "id": f"{name}:{task}:{extra.pop('n', 0)}",
+        "task": task,
+        "split": _split(name),
+        "family": family,
+        "workload": name,
+        "target": target if isinstance(target, str) else json.dumps(target),
+        "workload_text": workload_text,
+        "prompt": prompt,
+        "completion": body + EOS,
+        # load_rows keeps rows with a script and a trace: the body stands for both
+        "script": body,
+        "trace": "",
+        **extra,
+    }
 
 
 def candidate_id(name: str, text: str) -> str:
@@ -90,9 +100,17 @@ def label_candidates(record: dict) -> list:
     return out
 
 
-def write_batch(records: list, path, max_flops: Optional[float] = None, min_flops: Optional[float] = None,
-                require_space: Optional[str] = None, per_space: Optional[int] = None, skip=frozenset(),
-                max_bytes: Optional[float] = None, families: Optional[Iterable] = None) -> int:
+def write_batch(
+    records: list,
+    path,
+    max_flops: float | None = None,
+    min_flops: float | None = None,
+    require_space: str | None = None,
+    per_space: int | None = None,
+    skip=frozenset(),
+    max_bytes: float | None = None,
+    families: Iterable | None = None,
+) -> int:
     """A `dragon measure` batch of every record's scripts (workloads as .tvmscript files beside
     it), smallest workloads first. With MAX_FLOPS, larger workloads are left out: the verifier's
     reference runs the unscheduled program on a CPU, minutes for the largest (4e11 FLOPs); with
@@ -150,11 +168,11 @@ def read_measured(paths: Iterable) -> dict:
             try:
                 row = json.loads(line)
             except ValueError:
-                continue   # a line cut short by a kill
+                continue  # a line cut short by a kill
             key = str(row.get("id"))
             lat = row.get("latency_us") if row.get("status") == "ok" else None
             if lat is not None and out.get(key) is not None:
-                lat = min(lat, out[key])        # measured twice: the faster verified time
+                lat = min(lat, out[key])  # measured twice: the faster verified time
             if lat is not None or key not in out:
                 out[key] = lat
     return out
@@ -173,8 +191,13 @@ def measured_label(record: dict, measured: dict) -> tuple:
         return None, []
     lat, src, text = ok[0]
     dl = next((x for x, s, _t in seen if s == "dlight"), None)
-    label = {"body": body_of_text(text), "source": src, "latency_us": lat, "dlight_us": dl,
-             "unscheduled_us": next((x for x, s, _t in seen if s == "unscheduled"), None)}
+    label = {
+        "body": body_of_text(text),
+        "source": src,
+        "latency_us": lat,
+        "dlight_us": dl,
+        "unscheduled_us": next((x for x, s, _t in seen if s == "unscheduled"), None),
+    }
     ranked = [t for _l, _s, t in seen if _l is None] + [t for _l, _s, t in reversed(ok[1:])]
     return label, ranked
 
@@ -191,7 +214,7 @@ def slow_texts(record: dict) -> set:
 
     if not resolve_target(record["target"]).is_gpu:
         return set()
-    workload = load_workload(record["workload"])     # parsed once for all its scripts
+    workload = load_workload(record["workload"])  # parsed once for all its scripts
     out = set()
     for s in record["scripts"]:
         try:
@@ -203,9 +226,16 @@ def slow_texts(record: dict) -> set:
     return out
 
 
-def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int = 2, seed: int = 0,
-                   ranked: Optional[list] = None, keep_slow: bool = False, pretrain: bool = True,
-                   plain: bool = False) -> tuple:
+def rows_of_record(
+    record: dict,
+    label: dict | None = None,
+    improvements: int = 2,
+    seed: int = 0,
+    ranked: list | None = None,
+    keep_slow: bool = False,
+    pretrain: bool = True,
+    plain: bool = False,
+) -> tuple:
     """(pretraining rows, sft rows) of one pretraining record; `label` overrides dlight's script
     as the workload's best ({"body": ..., "source": ...}); `ranked`: texts of measured scripts
     the label beats, the first ones paired with it before unmeasured samples. A sample that is
@@ -222,25 +252,69 @@ def rows_of_record(record: dict, label: Optional[dict] = None, improvements: int
     dl = record.get("dlight")
     dl_body = body_of_text(dl["text"]) if dl else None
     h = record.get("hash", "")
-    pre = [_row(name, family, target, wl, "construction", b, construct, n=i, source=space, workload_hash=h)
-           for i, (space, b) in enumerate(taught)] if pretrain else []
+    pre = (
+        [
+            _row(name, family, target, wl, "construction", b, construct, n=i, source=space, workload_hash=h)
+            for i, (space, b) in enumerate(taught)
+        ]
+        if pretrain
+        else []
+    )
     if dl_body and pretrain:
-        pre.append(_row(name, family, target, wl, "construction", dl_body, construct, n=len(pre), source="dlight",
-                        workload_hash=h))
+        pre.append(
+            _row(
+                name,
+                family,
+                target,
+                wl,
+                "construction",
+                dl_body,
+                construct,
+                n=len(pre),
+                source="dlight",
+                workload_hash=h,
+            )
+        )
     best = label or ({"body": dl_body, "source": "dlight"} if dl_body else None)
-    if best is None or best["source"] == "unscheduled":   # no schedule beats the program: nothing to teach
+    if best is None or best["source"] == "unscheduled":  # no schedule beats the program: nothing to teach
         return pre, []
     measured = {k: best[k] for k in ("latency_us", "dlight_us", "unscheduled_us") if best.get(k) is not None}
     answer = without_unused_queries(best["body"]) if plain else best["body"]
-    sft = [_row(name, family, target, wl, "construction", answer, construct, source=best["source"],
-                workload_hash=h, **measured)]
+    sft = [
+        _row(
+            name,
+            family,
+            target,
+            wl,
+            "construction",
+            answer,
+            construct,
+            source=best["source"],
+            workload_hash=h,
+            **measured,
+        )
+    ]
     rng = random.Random(f"{seed}:{name}")
     first = [b for b in dict.fromkeys(body_of_text(t) for t in (ranked or [])) if b != best["body"]]
     rest = [b for _s, b in bodies if b != best["body"] and b not in first]
     slower = (first + rng.sample(rest, len(rest)))[:improvements]
     for i, b in enumerate(slower):
-        sft.append(_row(name, family, target, wl, "improvement", answer, prompt_text(wl, target, b),
-                        n=i + 1, source=best["source"], prompt_script=b, workload_hash=h, **measured))
+        sft.append(
+            _row(
+                name,
+                family,
+                target,
+                wl,
+                "improvement",
+                answer,
+                prompt_text(wl, target, b),
+                n=i + 1,
+                source=best["source"],
+                prompt_script=b,
+                workload_hash=h,
+                **measured,
+            )
+        )
     return pre, sft
 
 
@@ -252,13 +326,20 @@ def corpus_rows(corpus_dir, target_kind: str = "cuda", plain: bool = False) -> l
     queries, as `rows_of_record`."""
     from dragon_dsl.tvm.dlight import dlight_trace
     from dragon_dsl.tvm.workload import load_workload
-    from dragon_model.data import (body_of_text, load_rows, prompt_text, row_target, script_body, slower_than_written,
-                                   without_unused_queries)
+    from dragon_model.data import (
+        body_of_text,
+        load_rows,
+        prompt_text,
+        row_target,
+        script_body,
+        slower_than_written,
+        without_unused_queries,
+    )
 
     out = []
     for i, r in enumerate(load_rows(corpus_dir, splits=["train", "valid"], target_kind=target_kind)):
         if slower_than_written(r):
-            continue    # not taught: see data.slower_than_written
+            continue  # not taught: see data.slower_than_written
         body, source = script_body(r["trace"]), "corpus"
         lat, base = r.get("latency_us"), r.get("dlight_us")
         if lat and base and lat > base:
@@ -269,9 +350,18 @@ def corpus_rows(corpus_dir, target_kind: str = "cuda", plain: bool = False) -> l
         slower = body_of_text(r["prompt_script"]) if r.get("task") == "improvement" and r.get("prompt_script") else None
         if slower == body:
             continue
-        row = _row(r["workload"], r.get("family", ""), row_target(r), r["workload_text"], r.get("task", "construction"),
-                   without_unused_queries(body) if plain else body, prompt_text(r["workload_text"], row_target(r), slower), n=f"corpus{i}", source=source,
-                   workload_hash=r.get("workload_hash", ""))
+        row = _row(
+            r["workload"],
+            r.get("family", ""),
+            row_target(r),
+            r["workload_text"],
+            r.get("task", "construction"),
+            without_unused_queries(body) if plain else body,
+            prompt_text(r["workload_text"], row_target(r), slower),
+            n=f"corpus{i}",
+            source=source,
+            workload_hash=r.get("workload_hash", ""),
+        )
         row["split"] = r.get("split", "train")
         out.append(row)
     return out
@@ -298,12 +388,13 @@ def _work(args) -> tuple:
     record, improvements, measured, keep_slow, pretrain, plain = args
     try:
         label, ranked = measured_label(record, measured) if measured else (None, [])
-        pre, sft = rows_of_record(record, label, improvements=improvements, ranked=ranked, keep_slow=keep_slow,
-                                  pretrain=pretrain, plain=plain)
-    except Exception as exc:  # noqa: BLE001  (a record this code cannot render is reported, not fatal)
+        pre, sft = rows_of_record(
+            record, label, improvements=improvements, ranked=ranked, keep_slow=keep_slow, pretrain=pretrain, plain=plain
+        )
+    except Exception as exc:
         return [], [], 0, f"{record['name']}: {type(exc).__name__}: {exc}"
     left_out = len(record["scripts"]) + bool(record.get("dlight")) - len(pre) if pretrain else 0
-    return pre, sft, left_out   # the slow samples left out
+    return pre, sft, left_out  # the slow samples left out
 
 
 def write_rows(folder: Path, rows: Iterable[dict]) -> int:
@@ -327,9 +418,21 @@ def repeated_labels(rows: list, times: int) -> list:
     return out
 
 
-def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None, log=print, measured=(),
-          keep_slow: bool = False, pretrain: bool = True, label_repeat: int = 1, plain: bool = False,
-          measured_only: bool = False, exclude_families: Iterable = ()) -> dict:
+def build(
+    pre_dirs: list,
+    out,
+    jobs: int = 1,
+    improvements: int = 2,
+    corpus=None,
+    log=print,
+    measured=(),
+    keep_slow: bool = False,
+    pretrain: bool = True,
+    label_repeat: int = 1,
+    plain: bool = False,
+    measured_only: bool = False,
+    exclude_families: Iterable = (),
+) -> dict:
     """Writes OUT/pretrain/ and OUT/sft/ (only sft/ without PRETRAIN: a fine-tuning run from a
     pretrained model needs no pretraining rows, and rendering them is most of the time).
     LABEL_REPEAT: how often a measured label that is not dlight's script is trained on
@@ -342,7 +445,7 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
 
     excluded = set(exclude_families)
     records = [r for r in merged_records(pre_dirs) if r.get("family") not in excluded]
-    by_workload: dict = {}   # workload name -> {candidate id: latency}
+    by_workload: dict = {}  # workload name -> {candidate id: latency}
     for key, lat in read_measured(measured).items():
         by_workload.setdefault(key.rsplit("|", 1)[0], {})[key] = lat
     if measured_only:
@@ -363,7 +466,7 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
         slow += res[2]
         if len(res) > 3:
             errors.append(res[3])
-    if corpus:   # the corpus of the records' target (an llvm corpus beside llvm records)
+    if corpus:  # the corpus of the records' target (an llvm corpus beside llvm records)
         from dragon_model.render import target_kind
 
         kinds = {target_kind(r["target"]) for r in records} or {"cuda"}
@@ -372,11 +475,15 @@ def build(pre_dirs: list, out, jobs: int = 1, improvements: int = 2, corpus=None
     out = Path(out)
     labels = [r for r in sft if r["task"] == "construction" and r.get("latency_us")]
     sft = repeated_labels(sft, label_repeat) if label_repeat > 1 else sft
-    figures = {"workloads": len(records), "pretrain_rows": write_rows(out / "pretrain", pre) if pretrain else None,
-               "slow_samples_left_out": slow,
-               "sft_rows": write_rows(out / "sft", sft), "errors": len(errors),
-               "measured_labels": len(labels),
-               "measured_labels_not_dlight": sum(1 for r in labels if r["source"] != "dlight")}
+    figures = {
+        "workloads": len(records),
+        "pretrain_rows": write_rows(out / "pretrain", pre) if pretrain else None,
+        "slow_samples_left_out": slow,
+        "sft_rows": write_rows(out / "sft", sft),
+        "errors": len(errors),
+        "measured_labels": len(labels),
+        "measured_labels_not_dlight": sum(1 for r in labels if r["source"] != "dlight"),
+    }
     (out / "errors.txt").write_text("".join(e + "\n" for e in errors), encoding="utf-8")
     log(json.dumps(figures))
     return figures
@@ -387,35 +494,67 @@ def main(argv=None) -> int:
     ap.add_argument("pretrain", nargs="+", help="pretraining run folders (with records/)")
     ap.add_argument("--out", help="folder for pretrain/ and sft/ rows")
     ap.add_argument("--batch", help="write a `dragon measure` batch of every record's scripts here instead of rows")
-    ap.add_argument("--max-flops", type=float,
-                    help="with --batch: leave out workloads above this many FLOPs (their CPU reference takes minutes)")
+    ap.add_argument(
+        "--max-flops",
+        type=float,
+        help="with --batch: leave out workloads above this many FLOPs (their CPU reference takes minutes)",
+    )
     ap.add_argument("--min-flops", type=float, help="with --batch: leave out workloads below this many FLOPs")
-    ap.add_argument("--max-bytes", type=float, help="with --batch: leave out workloads whose parameter buffers "
-                    "take more bytes (the verifier keeps every input set and output)")
-    ap.add_argument("--require-space", help="with --batch: only workloads with a script of this design space "
-                    "(e.g. cuda-tensorcore)")
-    ap.add_argument("--per-space", type=int, help="with --batch: at most this many scripts of each design space "
-                    "per workload (dlight's script and, on a CPU, the program as written always)")
+    ap.add_argument(
+        "--max-bytes",
+        type=float,
+        help="with --batch: leave out workloads whose parameter buffers "
+        "take more bytes (the verifier keeps every input set and output)",
+    )
+    ap.add_argument(
+        "--require-space", help="with --batch: only workloads with a script of this design space (e.g. cuda-tensorcore)"
+    )
+    ap.add_argument(
+        "--per-space",
+        type=int,
+        help="with --batch: at most this many scripts of each design space "
+        "per workload (dlight's script and, on a CPU, the program as written always)",
+    )
     ap.add_argument("--families", help="with --batch: only the records of these families (comma-separated)")
-    ap.add_argument("--measured", action="append", default=[],
-                    help="`dragon measure` results of that batch: labels are the fastest verified scripts "
-                    "(repeatable); with --batch, the candidates they hold are left out")
+    ap.add_argument(
+        "--measured",
+        action="append",
+        default=[],
+        help="`dragon measure` results of that batch: labels are the fastest verified scripts "
+        "(repeatable); with --batch, the candidates they hold are left out",
+    )
     ap.add_argument("--sft-only", action="store_true", help="write only the fine-tuning rows (sft/)")
     ap.add_argument("--jobs", type=int, default=1, help="processes rendering records (default 1)")
     ap.add_argument("--corpus", help="a measured corpus (e.g. data/corpus/cuda) whose rows join the sft rows")
     ap.add_argument("--improvements", type=int, default=2, help="improvement rows per workload (default 2)")
-    ap.add_argument("--label-repeat", type=int, default=1,
-                    help="train on each measured label that is not dlight's script this many times (default 1)")
-    ap.add_argument("--plain-labels", action="store_true",
-                    help="fine-tuning answers without the queries whose results nothing uses (the same schedule)")
-    ap.add_argument("--measured-only", action="store_true",
-                    help="only the workloads with a verified measured script (and the corpus' rows): no "
-                    "dlight-script labels for the workloads nobody measured")
-    ap.add_argument("--exclude-families", default="",
-                    help="comma-separated families whose records give no rows (e.g. row_absmax, whose dlight "
-                    "label runs one thread per row)")
-    ap.add_argument("--keep-slow", action="store_true",
-                    help="GPU targets: keep samples that are slow before they run as construction rows")
+    ap.add_argument(
+        "--label-repeat",
+        type=int,
+        default=1,
+        help="train on each measured label that is not dlight's script this many times (default 1)",
+    )
+    ap.add_argument(
+        "--plain-labels",
+        action="store_true",
+        help="fine-tuning answers without the queries whose results nothing uses (the same schedule)",
+    )
+    ap.add_argument(
+        "--measured-only",
+        action="store_true",
+        help="only the workloads with a verified measured script (and the corpus' rows): no "
+        "dlight-script labels for the workloads nobody measured",
+    )
+    ap.add_argument(
+        "--exclude-families",
+        default="",
+        help="comma-separated families whose records give no rows (e.g. row_absmax, whose dlight "
+        "label runs one thread per row)",
+    )
+    ap.add_argument(
+        "--keep-slow",
+        action="store_true",
+        help="GPU targets: keep samples that are slow before they run as construction rows",
+    )
     args = ap.parse_args(argv)
     if args.batch:
         records = merged_records(args.pretrain)
@@ -423,23 +562,43 @@ def main(argv=None) -> int:
         if families is not None:
             have = {r.get("family") for r in records}
             missing = [f for f in families if f not in have]
-            if missing:      # a misspelt family would otherwise write an empty batch
-                ap.error(f"--families: no record of {', '.join(missing)}; the records' families: "
-                         f"{', '.join(sorted(str(f) for f in have))}")
-        n = write_batch(records, args.batch, args.max_flops, min_flops=args.min_flops,
-                        require_space=args.require_space, per_space=args.per_space,
-                        skip=frozenset(read_measured(args.measured)), max_bytes=args.max_bytes,
-                        families=families)
+            if missing:  # a misspelt family would otherwise write an empty batch
+                ap.error(
+                    f"--families: no record of {', '.join(missing)}; the records' families: "
+                    f"{', '.join(sorted(str(f) for f in have))}"
+                )
+        n = write_batch(
+            records,
+            args.batch,
+            args.max_flops,
+            min_flops=args.min_flops,
+            require_space=args.require_space,
+            per_space=args.per_space,
+            skip=frozenset(read_measured(args.measured)),
+            max_bytes=args.max_bytes,
+            families=families,
+        )
         print(json.dumps({"batch": args.batch, "candidates": n}), file=sys.stderr)
         return 0
     if not args.out:
         ap.error("--out is required (or --batch)")
     if args.measured_only and not args.measured:
         ap.error("--measured-only needs --measured results")
-    build(args.pretrain, args.out, jobs=args.jobs, improvements=args.improvements, corpus=args.corpus,
-          log=lambda m: print(m, file=sys.stderr), measured=args.measured, keep_slow=args.keep_slow,
-          pretrain=not args.sft_only, label_repeat=args.label_repeat, plain=args.plain_labels,
-          measured_only=args.measured_only, exclude_families=[f for f in args.exclude_families.split(",") if f])
+    build(
+        args.pretrain,
+        args.out,
+        jobs=args.jobs,
+        improvements=args.improvements,
+        corpus=args.corpus,
+        log=lambda m: print(m, file=sys.stderr),
+        measured=args.measured,
+        keep_slow=args.keep_slow,
+        pretrain=not args.sft_only,
+        label_repeat=args.label_repeat,
+        plain=args.plain_labels,
+        measured_only=args.measured_only,
+        exclude_families=[f for f in args.exclude_families.split(",") if f],
+    )
     return 0
 
 

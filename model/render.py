@@ -95,14 +95,16 @@ def _blocks(mod) -> list[dict]:
         names = {iv.var.name: f"v{i}" for i, iv in enumerate(blk.iter_vars)}
         iters = [f"{ITER_KINDS.get(int(iv.iter_type), 'O')}{_expr(iv.dom.extent, {})}" for iv in blk.iter_vars]
         buffers = list(blk.alloc_buffers) + [r.source for r in list(blk.reads) + list(blk.writes)]
-        out.append({
-            "name": str(blk.name_hint),
-            "iters": iters,
-            "reads": [_region(r, names) for r in blk.reads],
-            "writes": [_region(r, names) for r in blk.writes],
-            "init": blk.init is not None,
-            "buffers": buffers,
-        })
+        out.append(
+            {
+                "name": str(blk.name_hint),
+                "iters": iters,
+                "reads": [_region(r, names) for r in blk.reads],
+                "writes": [_region(r, names) for r in blk.writes],
+                "init": blk.init is not None,
+                "buffers": buffers,
+            }
+        )
     return out
 
 

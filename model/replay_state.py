@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
-from typing import Optional
 
 from dragon_dsl.language.table import INST
 from dragon_dsl.language.table.trace_json import trace_row
 from dragon_dsl.tvm import inspect
 from dragon_dsl.tvm.blocks import block_names
-
 from dragon_model.decoder_grammar import MAX_VECTOR, Env
-
 
 #: warnings of `dragon-check` that the decoder treats as errors: what they flag replays and builds,
 #: but no training script does it and it only ever made an answer slower (DRG106: a cache inlined
@@ -36,8 +33,7 @@ from dragon_model.decoder_grammar import MAX_VECTOR, Env
 REFUSED_WARNINGS = frozenset({"DRG106", "DRG107"})
 
 
-def replay_prefix(body: str, workload, target_kind: str, *,
-                  last_is_new: bool = False) -> tuple[Optional[Env], Optional[str]]:
+def replay_prefix(body: str, workload, target_kind: str, *, last_is_new: bool = False) -> tuple[Env | None, str | None]:
     """(state, None) when the script body checks and replays; (None, why) otherwise.
     LAST_IS_NEW: every statement but the last was accepted before (the decoder's prefix), so a
     refusal can only be the last one's, and the search for the statement TVM rejects starts there."""
@@ -56,7 +52,10 @@ def replay_prefix(body: str, workload, target_kind: str, *,
     if body.rstrip().rsplit("\n", 1)[-1].startswith("parallel(") and inspect.nested_parallel(result.schedule):
         # TVM accepts the instruction, but the CPU build fails: "Nested parallel loop is not
         # supported by threadpool"; reject it here, where the statement can still be resampled
-        return None, "parallel: a loop inside (or around) this one is parallel already; the CPU thread pool cannot nest them"
+        return (
+            None,
+            "parallel: a loop inside (or around) this one is parallel already; the CPU thread pool cannot nest them",
+        )
     before = _accepted_before(body, workload, target_kind, result.trace)
     if before is not None:
         env = _after_query(before, result.trace, result.schedule)
@@ -68,30 +67,38 @@ def replay_prefix(body: str, workload, target_kind: str, *,
     return env, None
 
 
-def _judged_state(result, target_kind: str) -> tuple[Optional[Env], Optional[str]]:
+def _judged_state(result, target_kind: str) -> tuple[Env | None, str | None]:
     """The state after a replayed script, or why the schedule it leaves is refused (a loop mixing
     spatial and reduction iterators, an unconditional access outside a buffer, a predicated block
     that never runs for some of its elements, an update run more than once per initialisation,
     reductions re-run to many times the program's work; on GPUs a thread loop longer than its
     outer one)."""
-    from dragon_dsl.tvm.compile import (mixed_loop_message, mixed_loops, out_of_bounds, out_of_bounds_message,
-                                        repeated_update_message, repeated_updates, repeated_work_message,
-                                        unreached_iterations, unreached_message)
+    from dragon_dsl.tvm.compile import (
+        mixed_loop_message,
+        mixed_loops,
+        out_of_bounds,
+        out_of_bounds_message,
+        repeated_update_message,
+        repeated_updates,
+        repeated_work_message,
+        unreached_iterations,
+        unreached_message,
+    )
 
     mixed = mixed_loop_message(mixed_loops(result.schedule.mod))
-    if mixed:   # no training script mixes them; a derailing model binds such a loop next (a race)
+    if mixed:  # no training script mixes them; a derailing model binds such a loop next (a race)
         return None, mixed
     outside = out_of_bounds_message(out_of_bounds(result.schedule.mod))
-    if outside:   # it would build and then crash, or read garbage: no corpus script does it
+    if outside:  # it would build and then crash, or read garbage: no corpus script does it
         return None, outside
     unreached = unreached_message(unreached_iterations(result.schedule.mod))
-    if unreached:   # the elements never written are read as garbage: no training label leaves one
+    if unreached:  # the elements never written are read as garbage: no training label leaves one
         return None, unreached
     twice = repeated_update_message(repeated_updates(result.schedule.mod))
-    if twice:       # the same values added again and again: a wrong result
+    if twice:  # the same values added again and again: a wrong result
         return None, twice
     repeated = repeated_work_message(result.schedule.mod, result.workload)
-    if repeated:   # it verifies, thousands of times slower than the program: no training label does it
+    if repeated:  # it verifies, thousands of times slower than the program: no training label does it
         return None, repeated
     env = state_of(result.trace, result.schedule, target_kind)
     if env.gpu:
@@ -119,7 +126,7 @@ def _judged_state(result, target_kind: str) -> tuple[Optional[Env], Optional[str
 # table (Trace.apply_json_to_schedule), Trace.apply_to_schedule only to objects its own trace bound,
 # and InstructionKind's apply function is not exposed to Python, so applying just the new statement
 # to `Schedule.copy()` would mean rewriting TVM's JSON-to-call translation for every instruction.
-_ACCEPTED: "OrderedDict[tuple, tuple]" = OrderedDict()
+_ACCEPTED: OrderedDict[tuple, tuple] = OrderedDict()
 
 
 def _remember(body: str, workload, target_kind: str, trace: list, env: Env) -> None:
@@ -130,14 +137,14 @@ def _remember(body: str, workload, target_kind: str, trace: list, env: Env) -> N
         _ACCEPTED.popitem(last=False)
 
 
-def _accepted_before(body: str, workload, target_kind: str, trace: list) -> Optional[Env]:
+def _accepted_before(body: str, workload, target_kind: str, trace: list) -> Env | None:
     """The state of the accepted script that BODY extends by one query instruction, None when there
     is none (not remembered, more than one instruction added, or one that changes the module). The
     remembered trace must be this one's prefix: the state's names are that trace's."""
     from dragon_dsl.tvm.trace import prefix
 
     head = body.rstrip("\n")
-    found = _ACCEPTED.get((id(workload), target_kind, head[:head.rfind("\n") + 1]))
+    found = _ACCEPTED.get((id(workload), target_kind, head[: head.rfind("\n") + 1]))
     if found is None or found[0] is not workload or not trace[0]:
         return None
     _, before, env = found
@@ -168,11 +175,11 @@ def state_of(trace: list, sch, target_kind: str) -> Env:
         _note_object(env, sch, name, rv)
     rvs = dict(named)
     for main in dict.fromkeys(m for m, _buf in env.reindexed.values()):
-        if main in env.blocks and main in rvs:   # dlight's lambdas for its reindexed buffers (grammar)
+        if main in env.blocks and main in rvs:  # dlight's lambdas for its reindexed buffers (grammar)
             layouts = inspect.gemm_layouts(sch, rvs[main])
             if layouts is not None:
                 env.gemm_layouts[main] = layouts
-    for block in env.unit_looped:   # a second unit loop only where dlight's GEMV rule writes one (grammar)
+    for block in env.unit_looped:  # a second unit loop only where dlight's GEMV rule writes one (grammar)
         if block in env.blocks and block in rvs and inspect.is_gemv(sch, rvs[block]):
             env.gemv.add(block)
     env.sblock_names = _sblock_names(sch)
@@ -243,8 +250,9 @@ def _note_object(env: Env, sch, name: str, rv) -> None:
         # a loop vectorize may take (see grammar.MAX_VECTOR): innermost, of 2..MAX_VECTOR
         # iterations; on GPUs also with loops of one iteration inside, and of one iteration
         # anywhere (a no-op there, which dlight writes: CPU builds need 2 lanes)
-        if (env.gpu and extent == 1) or (2 <= extent <= MAX_VECTOR
-                                        and inspect.innermost(sch, rv, children, unit_inside=env.gpu)):
+        if (env.gpu and extent == 1) or (
+            2 <= extent <= MAX_VECTOR and inspect.innermost(sch, rv, children, unit_inside=env.gpu)
+        ):
             env.innermost.append(name)
 
 

@@ -32,7 +32,6 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 #: a verified completion slower than SLOW_FACTOR x the baseline earns no more than a build
 from dragon_dsl.levels import is_slow
@@ -65,7 +64,7 @@ class EngineReward:
     def __call__(self, prompts, completions, workload_text=None, **kwargs) -> list[float]:
         from dragon_model.tokenizer import EOS
 
-        rewards: list[Optional[float]] = [None] * len(completions)
+        rewards: list[float | None] = [None] * len(completions)
         pending: dict[str, list] = {}
         for i, completion in enumerate(completions):
             text = completion if isinstance(completion, str) else str(completion)
@@ -84,7 +83,9 @@ class EngineReward:
 
     def score(self, workload_text: str, res) -> float:
         if not res.ok:
-            return STAGE_REWARD["replay"] if res.status.value in ("replay_error", "build_error") else STAGE_REWARD["build"]
+            return (
+                STAGE_REWARD["replay"] if res.status.value in ("replay_error", "build_error") else STAGE_REWARD["build"]
+            )
         if self.level != "time" or not res.latency_us:
             return 0.8
         base = self._baseline(workload_text)
@@ -95,7 +96,7 @@ class EngineReward:
         gain = max(-1.0, min(3.0, math.log2(base / res.latency_us)))
         return 0.8 + 0.4 * gain / 3.0
 
-    def _baseline(self, workload_text: str) -> Optional[float]:
+    def _baseline(self, workload_text: str) -> float | None:
         """The latency a completion is rewarded against: dlight's schedule on a GPU target (the
         unscheduled program does not build there), the unscheduled program on a CPU."""
         if workload_text not in self._baselines:
@@ -123,9 +124,22 @@ def rl_prompts(rows, *, canonical_names: bool = False) -> list[dict]:
     return prompts
 
 
-def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, generations: int = 4,
-             max_completion_length: int = 0, lr: float = 1e-5, level: str = "time", limit: int = 0,
-             beta: float = 0.0, seed: int = 0, log=print) -> dict:
+def train_rl(
+    corpus,
+    model_path,
+    out,
+    *,
+    target: str = "llvm",
+    steps: int = 50,
+    generations: int = 4,
+    max_completion_length: int = 0,
+    lr: float = 1e-5,
+    level: str = "time",
+    limit: int = 0,
+    beta: float = 0.0,
+    seed: int = 0,
+    log=print,
+) -> dict:
     import datasets
     import torch
     from trl import GRPOConfig, GRPOTrainer
@@ -146,8 +160,14 @@ def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, 
         raise ValueError(f"{corpus}: no training workloads for target {target}")
     model, tokenizer = load_model(model_path)
     if not max_completion_length:  # above the longest script of the corpus, so no completion is cut
-        longest = max(len(tokenizer(script_body(r["trace"]) if r.get("trace") else r["script"],
-                                    add_special_tokens=False)["input_ids"]) for r in rows)
+        longest = max(
+            len(
+                tokenizer(script_body(r["trace"]) if r.get("trace") else r["script"], add_special_tokens=False)[
+                    "input_ids"
+                ]
+            )
+            for r in rows
+        )
         max_completion_length = longest + 64
     for p in prompts:
         p["prompt"] = _plain(tokenizer, p["prompt"])
@@ -155,30 +175,64 @@ def train_rl(corpus, model_path, out, *, target: str = "llvm", steps: int = 50, 
     engine = Engine(spec, cache=False, timeout_s=60.0)
     reward = EngineReward(engine, level=level)
     args = GRPOConfig(
-        output_dir=str(Path(out) / "checkpoints"), max_steps=steps, learning_rate=lr, beta=beta,
-        num_generations=generations, per_device_train_batch_size=generations, gradient_accumulation_steps=1,
-        max_completion_length=max_completion_length, temperature=1.0, logging_steps=1, save_strategy="no",
-        report_to=[], seed=seed, use_cpu=not torch.cuda.is_available(),
-        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), disable_tqdm=True,
-        generation_kwargs={"eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id})
+        output_dir=str(Path(out) / "checkpoints"),
+        max_steps=steps,
+        learning_rate=lr,
+        beta=beta,
+        num_generations=generations,
+        per_device_train_batch_size=generations,
+        gradient_accumulation_steps=1,
+        max_completion_length=max_completion_length,
+        temperature=1.0,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        seed=seed,
+        use_cpu=not torch.cuda.is_available(),
+        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
+        disable_tqdm=True,
+        generation_kwargs={"eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id},
+    )
     try:
-        trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args,
-                              train_dataset=datasets.Dataset.from_list(prompts), processing_class=tokenizer)
+        trainer = GRPOTrainer(
+            model=model,
+            reward_funcs=[reward],
+            args=args,
+            train_dataset=datasets.Dataset.from_list(prompts),
+            processing_class=tokenizer,
+        )
         trainer.train()
     finally:
         engine.close()
     hist = reward.history
     half = max(1, len(hist) // 2)
-    figures = {"steps": steps, "completions": len(hist), "workloads": len(prompts), "level": level,
-               "mean_reward_first_half": sum(hist[:half]) / half if hist else None,
-               "mean_reward_second_half": sum(hist[half:]) / max(1, len(hist) - half) if hist else None,
-               "verified_fraction": sum(r >= 0.8 for r in hist) / len(hist) if hist else None,
-               "rl_seconds": round(time.time() - t0, 1)}
+    figures = {
+        "steps": steps,
+        "completions": len(hist),
+        "workloads": len(prompts),
+        "level": level,
+        "mean_reward_first_half": sum(hist[:half]) / half if hist else None,
+        "mean_reward_second_half": sum(hist[half:]) / max(1, len(hist) - half) if hist else None,
+        "verified_fraction": sum(r >= 0.8 for r in hist) / len(hist) if hist else None,
+        "rl_seconds": round(time.time() - t0, 1),
+    }
     # what the model was trained on and how it reads prompts (instructions, literals, longest script,
     # canonical names) stays true after RL: Generator reads it from the RL model's folder too
-    facts = {k: v for k, v in info.items() if k not in ("target", "base", "lora", "corpus", "corpus_manifest", "stages")}
-    save(trainer.model, tokenizer, out, target=target, corpus=corpus, figures=figures, base=info.get("base"),
-         lora=bool(info.get("lora")), stage="rl", extra=facts)
+    facts = {
+        k: v for k, v in info.items() if k not in ("target", "base", "lora", "corpus", "corpus_manifest", "stages")
+    }
+    save(
+        trainer.model,
+        tokenizer,
+        out,
+        target=target,
+        corpus=corpus,
+        figures=figures,
+        base=info.get("base"),
+        lora=bool(info.get("lora")),
+        stage="rl",
+        extra=facts,
+    )
     if info.get("stages", {}).get("sft"):  # keep the SFT figures beside the RL ones
         new = json.loads((Path(out) / "dragon_model.json").read_text(encoding="utf-8"))
         new.setdefault("stages", {}).setdefault("sft", info["stages"]["sft"])
@@ -191,24 +245,45 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("corpus", help="corpus folder (its train split's workloads are the prompts)")
     p.add_argument("--model", required=True, help="the SFT model folder to start from")
     p.add_argument("-o", "--output", required=True, help="folder for the trained model")
-    p.add_argument("--target", default="llvm", help="target the rewards are measured on: llvm (default), cuda, a tag or JSON")
+    p.add_argument(
+        "--target", default="llvm", help="target the rewards are measured on: llvm (default), cuda, a tag or JSON"
+    )
     p.add_argument("--steps", type=int, default=50, help="GRPO steps (default 50)")
     p.add_argument("--generations", type=int, default=4, help="completions per prompt (GRPO group size)")
-    p.add_argument("--max-completion-length", type=int, default=0,
-                   help="tokens per completion (default: the corpus' longest script + 64, so none is cut)")
+    p.add_argument(
+        "--max-completion-length",
+        type=int,
+        default=0,
+        help="tokens per completion (default: the corpus' longest script + 64, so none is cut)",
+    )
     p.add_argument("--lr", type=float, default=1e-5, help="learning rate (default 1e-5)")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient")
-    p.add_argument("--level", choices=("verify", "time"), default="time",
-                   help="time: latency reward after verification; verify: correctness only (toy runs)")
+    p.add_argument(
+        "--level",
+        choices=("verify", "time"),
+        default="time",
+        help="time: latency reward after verification; verify: correctness only (toy runs)",
+    )
     p.add_argument("--limit", type=int, default=0, help="use only the first N workloads")
     p.add_argument("--seed", type=int, default=0, help="seed of sampling and prompt order (default 0)")
 
 
 def run(args) -> int:
-    train_rl(args.corpus, args.model, args.output, target=args.target, steps=args.steps,
-             generations=args.generations, max_completion_length=args.max_completion_length, lr=args.lr,
-             level=args.level, limit=args.limit, beta=args.beta, seed=args.seed,
-             log=lambda m: print(m, file=sys.stderr))
+    train_rl(
+        args.corpus,
+        args.model,
+        args.output,
+        target=args.target,
+        steps=args.steps,
+        generations=args.generations,
+        max_completion_length=args.max_completion_length,
+        lr=args.lr,
+        level=args.level,
+        limit=args.limit,
+        beta=args.beta,
+        seed=args.seed,
+        log=lambda m: print(m, file=sys.stderr),
+    )
     return 0
 
 

@@ -30,11 +30,46 @@ WORKLOAD, IMPROVE, SCRIPT = "<workload>", "<improve>", "<script>"
 SPECIAL = (PAD, BOS, EOS, UNK, WORKLOAD, IMPROVE, SCRIPT)
 
 #: Words of the workload rendering (render.py).
-RENDER_WORDS = ("target", "buffer", "block", "iters", "reads", "writes", "init", "param", "alloc",
-                "llvm", "cuda", "root", "main")
+RENDER_WORDS = (
+    "target",
+    "buffer",
+    "block",
+    "iters",
+    "reads",
+    "writes",
+    "init",
+    "param",
+    "alloc",
+    "llvm",
+    "cuda",
+    "root",
+    "main",
+)
 #: Punctuation as the canonical form spaces it, and the grammar's operators.
-PUNCTUATION = (", ", " = ", "=", "(", ")", "[", "]", "{", "}", ": ", ":", "//", "\n", "\n\n", " ", '"',
-               "lambda ", "+", "-", "*", "%", ".")
+PUNCTUATION = (
+    ", ",
+    " = ",
+    "=",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ": ",
+    ":",
+    "//",
+    "\n",
+    "\n\n",
+    " ",
+    '"',
+    "lambda ",
+    "+",
+    "-",
+    "*",
+    "%",
+    ".",
+)
 
 
 #: the compact vocabulary (`build_tokenizer(compact=True)`) also spells as one token each the names
@@ -42,8 +77,26 @@ PUNCTUATION = (", ", " = ", "=", "(", ")", "[", "]", "{", "}", ": ", ":", "//", 
 #: schedule writes most (0..2048 and the dimensions of real models): the CUDA corpus' scripts take
 #: 1.56x fewer tokens than spelled digit by digit, and generation time falls with the token count
 COMPACT_NAMES = {"b": 96, "l": 512, "v": 192}
-COMPACT_INTEGERS = tuple(range(2049)) + (2560, 3072, 4096, 5120, 6144, 8192, 10240, 11008, 12288, 13824, 14336,
-                                         16384, 32000, 32064, 50257, 65536, 128256, 151936)
+COMPACT_INTEGERS = tuple(range(2049)) + (
+    2560,
+    3072,
+    4096,
+    5120,
+    6144,
+    8192,
+    10240,
+    11008,
+    12288,
+    13824,
+    14336,
+    16384,
+    32000,
+    32064,
+    50257,
+    65536,
+    128256,
+    151936,
+)
 
 
 def compact_words() -> list[str]:
@@ -117,9 +170,15 @@ def build_tokenizer(compact: bool = False):
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(pretokenize_pattern(words)), behavior="isolated")
     tok.decoder = decoders.Fuse()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=BOS, eos_token=EOS, unk_token=UNK,
-                                   pad_token=PAD, additional_special_tokens=[WORKLOAD, IMPROVE, SCRIPT],
-                                   clean_up_tokenization_spaces=False)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token=BOS,
+        eos_token=EOS,
+        unk_token=UNK,
+        pad_token=PAD,
+        additional_special_tokens=[WORKLOAD, IMPROVE, SCRIPT],
+        clean_up_tokenization_spaces=False,
+    )
     fast.model_input_names = ["input_ids", "attention_mask"]
     return fast
 
@@ -137,7 +196,7 @@ def load_tokenizer(path):
 
 
 def is_dragon_tokenizer(tokenizer) -> bool:
-    vocab = tokenizer.get_vocab()   # a copy of the whole vocabulary: asked once
+    vocab = tokenizer.get_vocab()  # a copy of the whole vocabulary: asked once
     return all(t in vocab for t in (WORKLOAD, SCRIPT, IMPROVE))
 
 

@@ -26,17 +26,39 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "data"
 
 #: fixture workload -> operator family
 FAMILY_OF = {
-    "matmul_64": "matmul", "matmul_31x31x17": "matmul", "matmul_relu_64": "matmul_epilogue",
-    "matmul_bias_32": "matmul_epilogue", "gmm_0": "batch_matmul", "bmm_4x32": "batch_matmul",
-    "dense_u8i8_16x32x16": "matmul", "tbg_0": "batch_matmul",
-    "c1d_0": "conv1d", "c2d_0": "conv2d", "c2d_1": "conv2d", "conv2d_nchw_16": "conv2d",
-    "c3d_3": "conv3d", "dep_3": "depthwise_conv2d", "dil_3": "conv2d_dilated", "grp_3": "conv2d_grouped",
-    "t2d_0": "conv2d_transpose", "cap_3": "capsule_conv2d", "cbr_3": "conv2d_bn_relu",
+    "matmul_64": "matmul",
+    "matmul_31x31x17": "matmul",
+    "matmul_relu_64": "matmul_epilogue",
+    "matmul_bias_32": "matmul_epilogue",
+    "gmm_0": "batch_matmul",
+    "bmm_4x32": "batch_matmul",
+    "dense_u8i8_16x32x16": "matmul",
+    "tbg_0": "batch_matmul",
+    "c1d_0": "conv1d",
+    "c2d_0": "conv2d",
+    "c2d_1": "conv2d",
+    "conv2d_nchw_16": "conv2d",
+    "c3d_3": "conv3d",
+    "dep_3": "depthwise_conv2d",
+    "dil_3": "conv2d_dilated",
+    "grp_3": "conv2d_grouped",
+    "t2d_0": "conv2d_transpose",
+    "cap_3": "capsule_conv2d",
+    "cbr_3": "conv2d_bn_relu",
     "conv2d_nchw_bias_bn_relu_16": "conv2d_bn_relu",
-    "nrm_0": "norm", "sfm_0": "softmax", "sfm_1": "softmax", "softmax_64": "softmax",
-    "max_pool2d_16": "pool", "pool_chain_1d": "pool", "row_sum_64x256": "reduction",
-    "mean_center_64x128": "reduction", "ew_add_relu_128x64": "elementwise", "transpose_64x32": "permute",
-    "gather_64": "elementwise", "inplace_add_64": "elementwise", "two_consumers_32": "elementwise",
+    "nrm_0": "norm",
+    "sfm_0": "softmax",
+    "sfm_1": "softmax",
+    "softmax_64": "softmax",
+    "max_pool2d_16": "pool",
+    "pool_chain_1d": "pool",
+    "row_sum_64x256": "reduction",
+    "mean_center_64x128": "reduction",
+    "ew_add_relu_128x64": "elementwise",
+    "transpose_64x32": "permute",
+    "gather_64": "elementwise",
+    "inplace_add_64": "elementwise",
+    "two_consumers_32": "elementwise",
 }
 #: families never seen in training
 HELD_OUT_FAMILIES = ("depthwise_conv2d", "norm", "conv2d_transpose", "reduction")
@@ -76,22 +98,47 @@ def build(out_dir, target: str = "llvm") -> dict:
         for rec in recs:
             text = from_trace_json(rec["trace"], workload=f"{wl}.tvmscript", target=rec["target"])
             scripts.append((rec, text))
-        base = {"family": FAMILY_OF.get(wl, "other"), "workload": wl, "workload_hash": wl_hash,
-                "params": json.dumps({"fixture": wl}), "target": target_json, "workload_text": wl_text,
-                "split": split_of(wl), "latency_us": None, "unscheduled_us": None, "dlight_us": None}
+        base = {
+            "family": FAMILY_OF.get(wl, "other"),
+            "workload": wl,
+            "workload_hash": wl_hash,
+            "params": json.dumps({"fixture": wl}),
+            "target": target_json,
+            "workload_text": wl_text,
+            "split": split_of(wl),
+            "latency_us": None,
+            "unscheduled_us": None,
+            "dlight_us": None,
+        }
         for i, (rec, text) in enumerate(scripts):
-            rows.append(dict(base, id=f"{wl}-{hashlib.sha256(target_json.encode()).hexdigest()[:6]}-c{i}",
-                             task="construction", prompt_script=None, prompt_latency_us=None,
-                             script=text, trace=json.dumps(rec["trace"])))
+            rows.append(
+                dict(
+                    base,
+                    id=f"{wl}-{hashlib.sha256(target_json.encode()).hexdigest()[:6]}-c{i}",
+                    task="construction",
+                    prompt_script=None,
+                    prompt_latency_us=None,
+                    script=text,
+                    trace=json.dumps(rec["trace"]),
+                )
+            )
         # improvement: each post-processed sample, given another schedule of the same workload
         sampled = [s for s in scripts if s[0]["source"] == "sampled"]
         for i, (rec, text) in enumerate(sampled):
             other = scripts[(scripts.index((rec, text)) + 1) % len(scripts)]
             if other[1] == text:
                 continue
-            rows.append(dict(base, id=f"{wl}-{hashlib.sha256(target_json.encode()).hexdigest()[:6]}-i{i}",
-                             task="improvement", prompt_script=other[1], prompt_latency_us=None,
-                             script=text, trace=json.dumps(rec["trace"])))
+            rows.append(
+                dict(
+                    base,
+                    id=f"{wl}-{hashlib.sha256(target_json.encode()).hexdigest()[:6]}-i{i}",
+                    task="improvement",
+                    prompt_script=other[1],
+                    prompt_latency_us=None,
+                    script=text,
+                    trace=json.dumps(rec["trace"]),
+                )
+            )
     with open(out / "corpus.jsonl", "w", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, sort_keys=True) + "\n")
@@ -99,9 +146,15 @@ def build(out_dir, target: str = "llvm") -> dict:
     for r in rows:
         key = f"{r['split']}/{r['task']}"
         counts[key] = counts.get(key, 0) + 1
-    manifest = {"kind": "toy", "source": "tests/data/traces (design_spaces, sampled)", "target": target,
-                "rows": len(rows), "counts": dict(sorted(counts.items())),
-                "held_out_families": list(HELD_OUT_FAMILIES), "held_out_shapes": list(HELD_OUT_SHAPES)}
+    manifest = {
+        "kind": "toy",
+        "source": "tests/data/traces (design_spaces, sampled)",
+        "target": target,
+        "rows": len(rows),
+        "counts": dict(sorted(counts.items())),
+        "held_out_families": list(HELD_OUT_FAMILIES),
+        "held_out_shapes": list(HELD_OUT_SHAPES),
+    }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 

@@ -24,7 +24,6 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 from dragon_model.tokenizer import IMPROVE, SCRIPT, WORKLOAD, build_tokenizer
 
@@ -45,11 +44,20 @@ def make_model(tokenizer, size: str = "small", max_positions: int = 4096, seed: 
 
     hidden, layers, heads, inter = SIZES[size]
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
-                         num_attention_heads=heads, num_key_value_heads=heads, intermediate_size=inter,
-                         max_position_embeddings=max_positions, rope_theta=10000.0,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                         pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        intermediate_size=inter,
+        max_position_embeddings=max_positions,
+        rope_theta=10000.0,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+    )
     return LlamaForCausalLM(config)
 
 
@@ -70,9 +78,17 @@ def load_base(path: str, lora: bool, lora_r: int = 16):
     if lora:
         from peft import LoraConfig, get_peft_model
 
-        model = get_peft_model(model, LoraConfig(r=lora_r, lora_alpha=2 * lora_r, lora_dropout=0.05,
-                                                 target_modules="all-linear", task_type="CAUSAL_LM",
-                                                 modules_to_save=["embed_tokens", "lm_head"]))
+        model = get_peft_model(
+            model,
+            LoraConfig(
+                r=lora_r,
+                lora_alpha=2 * lora_r,
+                lora_dropout=0.05,
+                target_modules="all-linear",
+                task_type="CAUSAL_LM",
+                modules_to_save=["embed_tokens", "lm_head"],
+            ),
+        )
     return model, tokenizer
 
 
@@ -83,7 +99,7 @@ def encode_examples(tokenizer, exs: list, max_length: int, batch: int = 512) -> 
     eos = tokenizer.eos_token
     out = []
     for start in range(0, len(exs), batch):
-        part = exs[start:start + batch]
+        part = exs[start : start + batch]
         prompts = tokenizer([_plain(tokenizer, ex["prompt"]) for ex in part], add_special_tokens=False)["input_ids"]
         ends = [ex["completion"].endswith(eos) for ex in part]
         texts = [ex["completion"][: -len(eos)] if end else ex["completion"] for ex, end in zip(part, ends)]
@@ -92,8 +108,12 @@ def encode_examples(tokenizer, exs: list, max_length: int, batch: int = 512) -> 
             if len(prompt_ids) >= max_length - 8:
                 continue
             completion_ids = completion_ids + [tokenizer.eos_token_id] if end else completion_ids
-            out.append({"input_ids": (prompt_ids + completion_ids)[:max_length],
-                        "labels": ([-100] * len(prompt_ids) + completion_ids)[:max_length]})
+            out.append(
+                {
+                    "input_ids": (prompt_ids + completion_ids)[:max_length],
+                    "labels": ([-100] * len(prompt_ids) + completion_ids)[:max_length],
+                }
+            )
     return out
 
 
@@ -102,7 +122,7 @@ def _plain(tokenizer, prompt: str) -> str:
     from dragon_model.tokenizer import BOS
 
     if prompt.startswith(BOS) and tokenizer.bos_token and tokenizer.bos_token != BOS:
-        return tokenizer.bos_token + prompt[len(BOS):]
+        return tokenizer.bos_token + prompt[len(BOS) :]
     return prompt
 
 
@@ -125,20 +145,46 @@ class Collator:
         return {"input_ids": ids, "labels": labels, "attention_mask": mask}
 
 
-def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: Optional[str] = None,
-              lora: bool = False, epochs: float = 3.0, max_steps: int = -1, lr: float = 1e-3,
-              batch_size: int = 4, grad_accum: int = 1, max_length: int = 4096, seed: int = 0,
-              limit: int = 0, save_dtype: str = "float32", keep_best: bool = False,
-              max_seconds: float = 0.0, compact: bool = True, renamed_copies: bool = False, renamed_seed: int = 2026,
-              renamed_tasks: tuple = ("construction",), canonical_names: bool = False, log=print) -> dict:
+def train_sft(
+    corpus,
+    out,
+    *,
+    target: str = "llvm",
+    size: str = "small",
+    base: str | None = None,
+    lora: bool = False,
+    epochs: float = 3.0,
+    max_steps: int = -1,
+    lr: float = 1e-3,
+    batch_size: int = 4,
+    grad_accum: int = 1,
+    max_length: int = 4096,
+    seed: int = 0,
+    limit: int = 0,
+    save_dtype: str = "float32",
+    keep_best: bool = False,
+    max_seconds: float = 0.0,
+    compact: bool = True,
+    renamed_copies: bool = False,
+    renamed_seed: int = 2026,
+    renamed_tasks: tuple = ("construction",),
+    canonical_names: bool = False,
+    log=print,
+) -> dict:
     """Train and save; returns the training figures (also written to dragon_model.json). RENAMED_COPIES:
     each row of RENAMED_TASKS is trained on a second time with its blocks renamed, the names drawn
     from RENAMED_SEED (`data.with_renamed_copies`)."""
     import torch
     from transformers import TrainingArguments
 
-    from dragon_model.data import (canonical_example, examples, grammar_facts, load_rows, merged_facts,
-                                   with_renamed_copies)
+    from dragon_model.data import (
+        canonical_example,
+        examples,
+        grammar_facts,
+        load_rows,
+        merged_facts,
+        with_renamed_copies,
+    )
 
     t0 = time.time()
     rows = load_rows(corpus, splits=["train"], target_kind=target)
@@ -155,19 +201,21 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     # what the decoding grammar needs of these rows, before the clock of --max-seconds decides how
     # long to train (checking every script takes a minute for 13k rows)
     extra = grammar_facts(rows)
-    if base and (Path(base) / INFO_FILE).exists():   # a fine-tune keeps its base's grammar too
+    if base and (Path(base) / INFO_FILE).exists():  # a fine-tune keeps its base's grammar too
         extra = merged_facts(json.loads((Path(base) / INFO_FILE).read_text(encoding="utf-8")), extra)
     train_examples = examples(with_renamed_copies(rows, renamed_seed, renamed_tasks) if renamed_copies else rows)
     valid_examples = examples(valid_rows)
-    if canonical_names:   # every row under its prompt's canonical names (data.canonical_mapping)
+    if canonical_names:  # every row under its prompt's canonical names (data.canonical_mapping)
         train_examples = [canonical_example(e) for e in train_examples]
         valid_examples = [canonical_example(e) for e in valid_examples]
         extra["canonical_names"] = True
     train_set = encode_examples(tokenizer, train_examples, max_length)
     valid_set = encode_examples(tokenizer, valid_examples, max_length)
     n_params = sum(p.numel() for p in model.parameters())
-    log(f"sft: {len(train_set)} training and {len(valid_set)} validation examples, "
-        f"{n_params / 1e6:.2f}M parameters, target {target}, ready to train after {time.time() - t0:.1f} s")
+    log(
+        f"sft: {len(train_set)} training and {len(valid_set)} validation examples, "
+        f"{n_params / 1e6:.2f}M parameters, target {target}, ready to train after {time.time() - t0:.1f} s"
+    )
     lengths = {}
     if _has_field(TrainingArguments, "train_sampling_strategy"):
         # batches of similar lengths: CUDA scripts run from a few hundred to 5k tokens, and a random
@@ -176,36 +224,68 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
     elif _has_field(TrainingArguments, "group_by_length"):
         lengths = dict(group_by_length=True)
     args = TrainingArguments(
-        output_dir=str(Path(out) / "checkpoints"), num_train_epochs=epochs, max_steps=max_steps,
-        per_device_train_batch_size=batch_size, per_device_eval_batch_size=batch_size,
-        gradient_accumulation_steps=grad_accum, learning_rate=lr if not base else min(lr, 2e-4),
+        output_dir=str(Path(out) / "checkpoints"),
+        num_train_epochs=epochs,
+        max_steps=max_steps,
+        per_device_train_batch_size=batch_size,
+        per_device_eval_batch_size=batch_size,
+        gradient_accumulation_steps=grad_accum,
+        learning_rate=lr if not base else min(lr, 2e-4),
         # under --max-seconds the epochs are a ceiling the clock rarely lets training reach: the
         # step-based cosine would barely decay, so the rate follows the clock instead (TimeLimit)
         lr_scheduler_type="constant_with_warmup" if max_seconds > 0 else "cosine",
         warmup_steps=max(1, int(0.05 * max(1, max_steps if max_steps > 0 else 20))),
-        weight_decay=0.01, logging_steps=10, report_to=[],
+        weight_decay=0.01,
+        logging_steps=10,
+        report_to=[],
         # --keep-best: validation loss after every epoch, and the best epoch's weights are the result
-        **(dict(eval_strategy="epoch", save_strategy="epoch", save_total_limit=1, load_best_model_at_end=True,
-                metric_for_best_model="eval_loss", greater_is_better=False)
-           if keep_best and valid_set else dict(eval_strategy="no", save_strategy="no")),
-        seed=seed, dataloader_num_workers=0, use_cpu=not torch.cuda.is_available(),
-        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), remove_unused_columns=False,
-        disable_tqdm=True, **lengths)
+        **(
+            dict(
+                eval_strategy="epoch",
+                save_strategy="epoch",
+                save_total_limit=1,
+                load_best_model_at_end=True,
+                metric_for_best_model="eval_loss",
+                greater_is_better=False,
+            )
+            if keep_best and valid_set
+            else dict(eval_strategy="no", save_strategy="no")
+        ),
+        seed=seed,
+        dataloader_num_workers=0,
+        use_cpu=not torch.cuda.is_available(),
+        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
+        remove_unused_columns=False,
+        disable_tqdm=True,
+        **lengths,
+    )
     limit = _time_limit_callback()(max_seconds, t0) if max_seconds > 0 else None
-    trainer = guarded_trainer()(model=model, args=args, train_dataset=train_set, data_collator=Collator(tokenizer.pad_token_id),
-                      eval_dataset=valid_set if keep_best and valid_set else None,
-                      callbacks=[limit] if limit else None)
+    trainer = guarded_trainer()(
+        model=model,
+        args=args,
+        train_dataset=train_set,
+        data_collator=Collator(tokenizer.pad_token_id),
+        eval_dataset=valid_set if keep_best and valid_set else None,
+        callbacks=[limit] if limit else None,
+    )
     result = trainer.train()
     if keep_best and getattr(trainer.model.config, "tie_word_embeddings", False):
         trainer.model.tie_weights()  # the best checkpoint is loaded without lm_head (it is the embedding)
-    figures = {"train_loss": float(result.training_loss), "steps": int(result.global_step),
-               "train_examples": len(train_set), "parameters": n_params,
-               "epochs_done": round(float(trainer.state.epoch or 0.0), 2)}
+    figures = {
+        "train_loss": float(result.training_loss),
+        "steps": int(result.global_step),
+        "train_examples": len(train_set),
+        "parameters": n_params,
+        "epochs_done": round(float(trainer.state.epoch or 0.0), 2),
+    }
     figures["skipped_steps"] = trainer.skipped_steps
     if limit is not None:
         figures["stopped_by_time_limit"] = limit.fired
-    curve = [{"epoch": round(h["epoch"], 2), "valid_loss": round(h["eval_loss"], 4)}
-             for h in trainer.state.log_history if "eval_loss" in h]
+    curve = [
+        {"epoch": round(h["epoch"], 2), "valid_loss": round(h["eval_loss"], 4)}
+        for h in trainer.state.log_history
+        if "eval_loss" in h
+    ]
     if curve:
         figures["valid_curve"] = curve
     if valid_set:
@@ -214,11 +294,24 @@ def train_sft(corpus, out, *, target: str = "llvm", size: str = "small", base: O
         figures["valid_perplexity"] = math.exp(min(50.0, ev["eval_loss"]))
     figures["train_seconds"] = round(time.time() - t0, 1)
     broken = [name for name, p in trainer.model.named_parameters() if not torch.isfinite(p).all()]
-    if broken:   # a diverged run's weights would only be a later stage's NaN start
-        raise TrainingDiverged(f"training diverged: {len(broken)} weight tensors hold NaN or inf "
-                               f"(first: {broken[0]}); nothing saved to {out}: {json.dumps(figures)}")
-    save(trainer.model, tokenizer, out, target=target, corpus=corpus, figures=figures, base=base,
-         lora=lora, save_dtype=save_dtype, stage="sft", extra=extra)
+    if broken:  # a diverged run's weights would only be a later stage's NaN start
+        raise TrainingDiverged(
+            f"training diverged: {len(broken)} weight tensors hold NaN or inf "
+            f"(first: {broken[0]}); nothing saved to {out}: {json.dumps(figures)}"
+        )
+    save(
+        trainer.model,
+        tokenizer,
+        out,
+        target=target,
+        corpus=corpus,
+        figures=figures,
+        base=base,
+        lora=lora,
+        save_dtype=save_dtype,
+        stage="sft",
+        extra=extra,
+    )
     log(f"sft: saved to {out}: " + json.dumps(figures))
     return figures
 
@@ -246,13 +339,15 @@ def guarded_trainer(max_share: float = 0.1, grace: int = 20):
             self.seen_steps += 1
             grads = [p.grad for p in model.parameters() if p.grad is not None]
             values = [loss.detach().float().reshape(-1)] + [n.float().reshape(1) for n in torch._foreach_norm(grads)]
-            if bool(torch.isfinite(torch.cat(values)).all()):    # one device sync a step
+            if bool(torch.isfinite(torch.cat(values)).all()):  # one device sync a step
                 return loss
             model.zero_grad(set_to_none=True)
             self.skipped_steps += 1
             if self.skipped_steps > grace and self.skipped_steps > max_share * self.seen_steps:
-                raise TrainingDiverged(f"training diverged: {self.skipped_steps} of {self.seen_steps} steps had a "
-                                       f"loss or gradient that is not finite")
+                raise TrainingDiverged(
+                    f"training diverged: {self.skipped_steps} of {self.seen_steps} steps had a "
+                    f"loss or gradient that is not finite"
+                )
             return loss.detach().new_zeros(())
 
     return GuardedTrainer
@@ -308,8 +403,20 @@ def _time_limit_callback():
 MAX_SHARD_SIZE = "15MB"
 
 
-def save(model, tokenizer, out, *, target, corpus, figures, base=None, lora=False, save_dtype="float32",
-         stage="sft", extra: Optional[dict] = None) -> None:
+def save(
+    model,
+    tokenizer,
+    out,
+    *,
+    target,
+    corpus,
+    figures,
+    base=None,
+    lora=False,
+    save_dtype="float32",
+    stage="sft",
+    extra: dict | None = None,
+) -> None:
     import torch
 
     out = Path(out)
@@ -324,8 +431,15 @@ def save(model, tokenizer, out, *, target, corpus, figures, base=None, lora=Fals
         manifest = json.loads(corpus_manifest.read_text(encoding="utf-8"))
     info_path = out / INFO_FILE
     info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.exists() else {}
-    info.update({"target": target, "base": base, "lora": lora, "corpus": str(corpus) if corpus else None,
-                 "corpus_manifest": manifest})
+    info.update(
+        {
+            "target": target,
+            "base": base,
+            "lora": lora,
+            "corpus": str(corpus) if corpus else None,
+            "corpus_manifest": manifest,
+        }
+    )
     info.setdefault("stages", {})[stage] = figures
     if extra:
         info.update(extra)
@@ -346,52 +460,105 @@ def _task_list(text: str) -> tuple:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("corpus", help="corpus folder (JSON Lines, also xz-compressed / Parquet / saved dataset, with manifest.json)")
+    p.add_argument(
+        "corpus", help="corpus folder (JSON Lines, also xz-compressed / Parquet / saved dataset, with manifest.json)"
+    )
     p.add_argument("-o", "--output", required=True, help="folder for the trained model")
     p.add_argument("--target", default="llvm", help="target kind of the rows to train on (llvm, cuda)")
     p.add_argument("--size", choices=sorted(SIZES), default="small", help="random-init model size")
     p.add_argument("--base", help="a local HF causal LM to fine-tune instead")
     p.add_argument("--lora", action="store_true", help="with --base: train LoRA adapters (peft)")
     p.add_argument("--epochs", type=float, default=3.0, help="passes over the training rows (default 3)")
-    p.add_argument("--max-steps", type=int, default=-1, help="stop after this many optimizer steps (default: --epochs decides)")
+    p.add_argument(
+        "--max-steps", type=int, default=-1, help="stop after this many optimizer steps (default: --epochs decides)"
+    )
     p.add_argument("--lr", type=float, default=1e-3, help="learning rate (default 1e-3)")
     p.add_argument("--batch-size", type=int, default=4, help="rows per device batch (default 4)")
     p.add_argument("--grad-accum", type=int, default=1, help="batches per optimizer step (default 1)")
-    p.add_argument("--max-length", type=int, default=4096, help="tokens per row at most; longer rows are left out (default 4096)")
+    p.add_argument(
+        "--max-length", type=int, default=4096, help="tokens per row at most; longer rows are left out (default 4096)"
+    )
     p.add_argument("--limit", type=int, default=0, help="use only the first N training rows (toy runs)")
-    p.add_argument("--save-dtype", choices=("float32", "float16", "bfloat16"), default="float32",
-                   help="the saved weights' data type (default float32)")
+    p.add_argument(
+        "--save-dtype",
+        choices=("float32", "float16", "bfloat16"),
+        default="float32",
+        help="the saved weights' data type (default float32)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of initialisation and data order (default 0)")
-    p.add_argument("--max-seconds", type=float, default=0.0,
-                   help="stop training after this many seconds (counted from the start, data loading included)")
-    p.add_argument("--tokenizer", choices=("compact", "spelled"), default="compact",
-                   help="compact: names and frequent integers are one token each (1.56x fewer tokens on CUDA scripts); "
-                        "spelled: digit by digit, as the first-generation weights")
-    p.add_argument("--keep-best", action="store_true",
-                   help="evaluate on the valid split after every epoch and keep the best epoch's weights")
-    p.add_argument("--renamed-copies", action="store_true",
-                   help="train on each row of --renamed-tasks twice, the second time with its blocks and allocated "
-                        "buffers renamed at random, so that names stop being a cue for a schedule")
-    p.add_argument("--renamed-seed", type=int, default=2026,
-                   help="with --renamed-copies: the seed the new names are drawn from (default 2026); train one epoch "
-                        "at a time with another seed each for new names every epoch")
-    p.add_argument("--renamed-tasks", type=_task_list, default=("construction",),
-                   help="with --renamed-copies: the tasks whose rows get a copy, comma-separated "
-                        "(construction, improvement; default construction)")
-    p.add_argument("--canonical-names", action="store_true",
-                   help="train on every row under canonical block and buffer names (q0, q1, ... in the order the "
-                        "prompt lists them); the model then reads every workload under them (dragon_model.json)")
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0.0,
+        help="stop training after this many seconds (counted from the start, data loading included)",
+    )
+    p.add_argument(
+        "--tokenizer",
+        choices=("compact", "spelled"),
+        default="compact",
+        help="compact: names and frequent integers are one token each (1.56x fewer tokens on CUDA scripts); "
+        "spelled: digit by digit, as the first-generation weights",
+    )
+    p.add_argument(
+        "--keep-best",
+        action="store_true",
+        help="evaluate on the valid split after every epoch and keep the best epoch's weights",
+    )
+    p.add_argument(
+        "--renamed-copies",
+        action="store_true",
+        help="train on each row of --renamed-tasks twice, the second time with its blocks and allocated "
+        "buffers renamed at random, so that names stop being a cue for a schedule",
+    )
+    p.add_argument(
+        "--renamed-seed",
+        type=int,
+        default=2026,
+        help="with --renamed-copies: the seed the new names are drawn from (default 2026); train one epoch "
+        "at a time with another seed each for new names every epoch",
+    )
+    p.add_argument(
+        "--renamed-tasks",
+        type=_task_list,
+        default=("construction",),
+        help="with --renamed-copies: the tasks whose rows get a copy, comma-separated "
+        "(construction, improvement; default construction)",
+    )
+    p.add_argument(
+        "--canonical-names",
+        action="store_true",
+        help="train on every row under canonical block and buffer names (q0, q1, ... in the order the "
+        "prompt lists them); the model then reads every workload under them (dragon_model.json)",
+    )
 
 
 def run(args) -> int:
     try:
-        train_sft(args.corpus, args.output, target=args.target, size=args.size, base=args.base, lora=args.lora,
-                  epochs=args.epochs, max_steps=args.max_steps, lr=args.lr, batch_size=args.batch_size,
-                  grad_accum=args.grad_accum, max_length=args.max_length, seed=args.seed, limit=args.limit,
-                  save_dtype=args.save_dtype, keep_best=args.keep_best, max_seconds=args.max_seconds,
-                  compact=args.tokenizer == "compact", renamed_copies=args.renamed_copies,
-                  renamed_seed=args.renamed_seed, renamed_tasks=args.renamed_tasks,
-                  canonical_names=args.canonical_names, log=lambda m: print(m, file=sys.stderr))
+        train_sft(
+            args.corpus,
+            args.output,
+            target=args.target,
+            size=args.size,
+            base=args.base,
+            lora=args.lora,
+            epochs=args.epochs,
+            max_steps=args.max_steps,
+            lr=args.lr,
+            batch_size=args.batch_size,
+            grad_accum=args.grad_accum,
+            max_length=args.max_length,
+            seed=args.seed,
+            limit=args.limit,
+            save_dtype=args.save_dtype,
+            keep_best=args.keep_best,
+            max_seconds=args.max_seconds,
+            compact=args.tokenizer == "compact",
+            renamed_copies=args.renamed_copies,
+            renamed_seed=args.renamed_seed,
+            renamed_tasks=args.renamed_tasks,
+            canonical_names=args.canonical_names,
+            log=lambda m: print(m, file=sys.stderr),
+        )
     except TrainingDiverged as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, settings
 DATA = Path(__file__).parent / "data"
 GOLDEN = Path(__file__).parent / "golden"
 
-settings.register_profile("ci", derandomize=True, deadline=None, max_examples=200,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") or os.environ.get("DRAGON_DERANDOMIZE", "1") == "1" else "dev")
 

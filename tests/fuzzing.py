@@ -22,18 +22,18 @@ import copy
 import json
 import random
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
 GOLDEN = HERE / "golden"
 
-CHARS = "()[]{},:=\"\\#\n -_0123456789abclvx.e+*/%"
+CHARS = '()[]{},:="\\#\n -_0123456789abclvx.e+*/%'
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|[A-Za-z_][A-Za-z_0-9]*|[0-9.]+(?:[eE][+-]?[0-9]+)?|//|\S')
 
 
-@lru_cache(maxsize=None)
+@cache
 def seeds() -> tuple[str, ...]:
     """Real scripts to mutate (deterministic order)."""
     import dragon_dsl
@@ -43,14 +43,15 @@ def seeds() -> tuple[str, ...]:
     out += [p.read_text(encoding="utf-8") for p in sorted((GOLDEN / "check").glob("*.dragon"))]
     for rec in traces()[::7]:
         try:
-            out.append(dragon_dsl.from_trace_json(rec["trace"], workload=f"{rec['workload']}.tvmscript",
-                                                  target=rec["target"]))
+            out.append(
+                dragon_dsl.from_trace_json(rec["trace"], workload=f"{rec['workload']}.tvmscript", target=rec["target"])
+            )
         except dragon_dsl.DragonError:
             pass
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def traces() -> tuple[dict, ...]:
     out = []
     for path in sorted((DATA / "traces").glob("*.jsonl")):
@@ -121,7 +122,7 @@ def _hostile(text: str, rnd: random.Random) -> str:
     op = rnd.randrange(12)
     if op == 0:
         n = rnd.choice((99, 100, 101, 150, 500, 1000, 5000, 20000))
-        o, c = rnd.choice((("[", "]"), ("(", ")"), ("{\"k\": ", "}"), ("f(", ")")))
+        o, c = rnd.choice((("[", "]"), ("(", ")"), ('{"k": ', "}"), ("f(", ")")))
         piece = f'annotate(b0, "k", {o * n}1{c * n})'
     elif op == 1:
         piece = "x = lambda i: " + " + ".join(["i"] * rnd.choice((50, 120, 3000))) + "\n"
@@ -142,8 +143,11 @@ def _hostile(text: str, rnd: random.Random) -> str:
     elif op == 9:
         piece = rnd.choice(("007", "1e999", "-0.0", "nan", "inf", ".5e", "0x10", "1_000", "True", "lambda"))
     elif op == 10:
-        piece = "\n" + " " * rnd.randrange(4) + rnd.choice(("explain:", "postproc:", 'workload "w"',
-                                                             'target {"kind": "llvm"}', "fact(\"x\", about=[b0])"))
+        piece = (
+            "\n"
+            + " " * rnd.randrange(4)
+            + rnd.choice(("explain:", "postproc:", 'workload "w"', 'target {"kind": "llvm"}', 'fact("x", about=[b0])'))
+        )
     else:
         piece = rnd.choice(("\\\n", "#", "\n\n\n", ")" * 3, "(" * 3, ",,", "= =", ":", "x:"))
     return text[:pos] + piece + text[pos:]
@@ -165,8 +169,28 @@ def mutant(i: int, hostile: bool = True) -> str:
 
 # ---- trace mutants -------------------------------------------------------------------------
 
-_VALUES = [None, 0, 1, -1, 2**40, 1.5, True, "", "b0", "l1", "v2", '"x"', "None", [], [[]], {}, {"a": 1},
-           "{\"root\": 1}", [1, 2], ["l1", "l2"]]
+_VALUES = [
+    None,
+    0,
+    1,
+    -1,
+    2**40,
+    1.5,
+    True,
+    "",
+    "b0",
+    "l1",
+    "v2",
+    '"x"',
+    "None",
+    [],
+    [[]],
+    {},
+    {"a": 1},
+    '{"root": 1}',
+    [1, 2],
+    ["l1", "l2"],
+]
 
 
 def trace_mutant(i: int):
@@ -218,7 +242,7 @@ def check(text: str):
                 f(text)
             except dragon_dsl.DragonError:
                 pass
-    except Exception as exc:  # noqa: BLE001 - the property is that nothing else escapes
+    except Exception as exc:
         return exc
     return None
 
@@ -232,7 +256,7 @@ def check_trace(trace):
         except dragon_dsl.DragonError:
             return None
         dragon_dsl.to_trace_json(text)  # a decoded trace must encode
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return exc
     return None
 

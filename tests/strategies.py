@@ -24,12 +24,16 @@ small = st.integers(min_value=-(2**40), max_value=2**40)
 
 
 def index_exprs(params):
-    leaves = st.one_of(st.sampled_from(params), st.integers(-64, 64).map(imap.IntImm)) if params else \
-        st.integers(-64, 64).map(imap.IntImm)
+    leaves = (
+        st.one_of(st.sampled_from(params), st.integers(-64, 64).map(imap.IntImm))
+        if params
+        else st.integers(-64, 64).map(imap.IntImm)
+    )
 
     def extend(children):
-        return st.tuples(st.sampled_from(["Add", "Sub", "Mul", "FloorDiv", "FloorMod", "Min", "Max"]), children, children) \
-            .map(lambda t: imap.Op(t[0], (t[1], t[2]), "int32"))
+        return st.tuples(
+            st.sampled_from(["Add", "Sub", "Mul", "FloorDiv", "FloorMod", "Min", "Max"]), children, children
+        ).map(lambda t: imap.Op(t[0], (t[1], t[2]), "int32"))
 
     return st.recursive(leaves, extend, max_leaves=6)
 
@@ -47,8 +51,9 @@ def plain_values(depth=2):
     base = st.one_of(st.none(), st.booleans(), small, floats, texts)
     if depth == 0:
         return base
-    return st.one_of(base, st.lists(plain_values(depth - 1), max_size=3),
-                     st.dictionaries(texts, plain_values(depth - 1), max_size=3))
+    return st.one_of(
+        base, st.lists(plain_values(depth - 1), max_size=3), st.dictionaries(texts, plain_values(depth - 1), max_size=3)
+    )
 
 
 @st.composite
@@ -184,13 +189,20 @@ def draw_value(draw, p, args, pools):
     if t == "any":
         if pools["value"] and draw(st.booleans()):
             return Ref(draw(st.sampled_from(pools["value"])), "value")
-        return draw(st.one_of(st.booleans(), small, floats, texts,
-                              st.lists(st.one_of(small, texts), max_size=3),
-                              st.dictionaries(texts, plain_values(1), max_size=3)))
+        return draw(
+            st.one_of(
+                st.booleans(),
+                small,
+                floats,
+                texts,
+                st.lists(st.one_of(small, texts), max_size=3),
+                st.dictionaries(texts, plain_values(1), max_size=3),
+            )
+        )
     raise AssertionError(t)
 
 
-MUTATION_ALPHABET = "()[]{},:=\"\\#\n -_0123456789abclvx.e+*/%"
+MUTATION_ALPHABET = '()[]{},:="\\#\n -_0123456789abclvx.e+*/%'
 
 
 def mutate(text: str, rnd, n: int, alphabet: str = MUTATION_ALPHABET) -> str:

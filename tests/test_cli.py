@@ -6,14 +6,15 @@ import json
 import subprocess
 import sys
 
-from dragon_dsl.cli.main import main
-
 from conftest import DATA
+
+from dragon_dsl.cli.main import main
 
 
 def run(args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", *args], input=stdin,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "dragon_dsl.cli.main", *args], input=stdin, capture_output=True, text=True
+    )
 
 
 def test_demo_decodes_checks_round_trips_and_replays():
@@ -21,7 +22,7 @@ def test_demo_decodes_checks_round_trips_and_replays():
     assert r.returncode == 0, r.stderr
     assert "round trip exact" in r.stdout
     assert "0 error(s)" in r.stdout
-    assert "T.sblock(\"C\")" in r.stdout and "meta_schedule.unroll_explicit" in r.stdout
+    assert 'T.sblock("C")' in r.stdout and "meta_schedule.unroll_explicit" in r.stdout
 
 
 def test_import_then_export_is_exact(tmp_path):

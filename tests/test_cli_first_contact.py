@@ -25,8 +25,9 @@ WORKLOAD = EXAMPLES / "matmul_256.tvmscript"
 
 
 def run(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "dragon_dsl.cli.main", *map(str, args)], capture_output=True, text=True, cwd=cwd
+    )
 
 
 @pytest.fixture
@@ -65,13 +66,19 @@ def test_show_writes_to_a_file_with_o(script, tmp_path):
 
 
 # --- a workload that is not TVMScript ------------------------------------------------------------
-@pytest.mark.parametrize("text, where, words", [
-    ("hello world, this is not TVMScript\n", ":1:7:", ["not TVMScript: invalid syntax", "hello world", "^"]),
-    ("import numpy\nx = 1\n", ":1:1:", ["cannot parse workload", "import numpy"]),
-    ('# from tvm.script import ir as I\n@I.ir_module\nclass M:\n    @T.prim_func\n'
-     '    def main(A: T.Buffer((4,), "float32")):\n        T.evaluate(B)\n', ":6:9:",
-     ["Undefined variable: B", "T.evaluate(B)"]),
-])
+@pytest.mark.parametrize(
+    "text, where, words",
+    [
+        ("hello world, this is not TVMScript\n", ":1:7:", ["not TVMScript: invalid syntax", "hello world", "^"]),
+        ("import numpy\nx = 1\n", ":1:1:", ["cannot parse workload", "import numpy"]),
+        (
+            "# from tvm.script import ir as I\n@I.ir_module\nclass M:\n    @T.prim_func\n"
+            '    def main(A: T.Buffer((4,), "float32")):\n        T.evaluate(B)\n',
+            ":6:9:",
+            ["Undefined variable: B", "T.evaluate(B)"],
+        ),
+    ],
+)
 def test_a_workload_that_does_not_parse_is_named_with_its_line(tmp_path, text, where, words):
     bad = tmp_path / "bad.py"
     bad.write_text(text)
@@ -115,7 +122,7 @@ def test_an_unknown_target_in_the_header_is_a_diagnostic_at_every_level(script, 
     script.write_text(text)
     assert check_cli.main([str(script), "--level", level]) == 1
     out = capsys.readouterr().out
-    assert f"{script}:2:8: error DRG207: unknown target \"nosuchtarget\"" in out
+    assert f'{script}:2:8: error DRG207: unknown target "nosuchtarget"' in out
 
 
 def test_a_misspelt_target_option_gets_a_hint(script, capsys):
@@ -136,8 +143,10 @@ def test_import_of_json_that_is_not_a_trace_says_what_the_file_holds(tmp_path):
     obj.write_text('{"name": "matmul", "trials": 3}\n')
     r = run("import", obj)
     assert r.returncode == 1
-    assert r.stderr.strip() == (f'{obj}: error: not a trace: a TVM trace is [instructions, decisions], '
-                                f'but this file holds a JSON object (keys: "name", "trials")')
+    assert r.stderr.strip() == (
+        f"{obj}: error: not a trace: a TVM trace is [instructions, decisions], "
+        f'but this file holds a JSON object (keys: "name", "trials")'
+    )
 
 
 def test_import_of_an_invalid_trace_points_at_the_instruction_in_the_file(tmp_path):
@@ -146,7 +155,9 @@ def test_import_of_an_invalid_trace_points_at_the_instruction_in_the_file(tmp_pa
     r = run("import", bad)
     assert r.returncode == 1
     first = r.stderr.splitlines()[0]
-    assert first == f"{bad}:3:4: error DRG502: instruction 1: unknown instruction kind 'Nope' (not in TVM 0.27's 52 kinds)"
+    assert (
+        first == f"{bad}:3:4: error DRG502: instruction 1: unknown instruction kind 'Nope' (not in TVM 0.27's 52 kinds)"
+    )
     assert '["Nope", [], [], []]' in r.stderr and "<trace>" not in r.stderr and "error: <" not in r.stderr
 
 
@@ -207,6 +218,9 @@ def _without_help(p: argparse.ArgumentParser, name: str) -> list[str]:
 
 
 def test_every_argument_has_help_text():
-    missing = (_without_help(build_parser(), "dragon") + _without_help(check_cli.build_parser(), "dragon-check")
-               + _without_help(fmt_cli.build_parser(), "dragon-fmt"))
+    missing = (
+        _without_help(build_parser(), "dragon")
+        + _without_help(check_cli.build_parser(), "dragon-check")
+        + _without_help(fmt_cli.build_parser(), "dragon-fmt")
+    )
     assert missing == []

@@ -25,7 +25,7 @@ def test_fmt_rewrites_in_place_and_check_mode_reports(tmp_path, capsys):
     assert fmt_cli.main(["--check", str(f)]) == 1
     assert f.read_text() == UGLY.read_text(), "--check writes nothing"
     assert fmt_cli.main(["--diff", str(f)]) == 0
-    assert "+workload \"matmul.tvmscript\"" in capsys.readouterr().out
+    assert '+workload "matmul.tvmscript"' in capsys.readouterr().out
     assert fmt_cli.main([str(f)]) == 0
     assert f.read_text() == PRETTY.read_text()
     assert fmt_cli.main(["--check", str(f)]) == 0
@@ -35,8 +35,9 @@ def test_fmt_on_a_folder_and_on_stdin(tmp_path):
     (tmp_path / "sub").mkdir()
     shutil.copy(UGLY, tmp_path / "sub" / "x.dragon")
     assert fmt_cli.main(["--check", str(tmp_path)]) == 1
-    r = subprocess.run([sys.executable, "-m", "dragon_dsl.cli.fmt", "-"], input=UGLY.read_text(),
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "dragon_dsl.cli.fmt", "-"], input=UGLY.read_text(), capture_output=True, text=True
+    )
     assert r.returncode == 0 and r.stdout == PRETTY.read_text()
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "eval_state.sh"
 
-FILES = {   # path in the state -> kept by pack
+FILES = {  # path in the state -> kept by pack
     "metaschedule/mm-1/metaschedule-16/meta.json": True,
     "metaschedule/mm-1/metaschedule-16/database_workload.json": True,
     "metaschedule/mm-1/metaschedule-16/database_tuning_record.json": True,
     "metaschedule/mm-1/metaschedule-16/logs/tvm.s_tir.meta_schedule.logging.task_0.log": False,
-    "metaschedule/mm-1/metaschedule-64/database_workload.json": False,        # no meta.json: unfinished
+    "metaschedule/mm-1/metaschedule-64/database_workload.json": False,  # no meta.json: unfinished
     "metaschedule/mm-1/metaschedule-64/database_tuning_record.json": False,
     "model/mm-construction-n1-0123456789ab.json": True,
     "cache/wall_times.json": True,
@@ -45,8 +45,14 @@ def _state(folder: Path) -> None:
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(json.dumps({"file": rel}))
     cache = ResultsCache(folder / "cache" / "results.sqlite")
-    cache.store("w", "t", "cuda", "local", Task(workload="w", trace=[[], []], level="time"),
-                Result(Status.OK, n_checked=5, latencies_us=[3.0], level="time"))
+    cache.store(
+        "w",
+        "t",
+        "cuda",
+        "local",
+        Task(workload="w", trace=[[], []], level="time"),
+        Result(Status.OK, n_checked=5, latencies_us=[3.0], level="time"),
+    )
     cache.put_reference("w", "c", b"\0" * 200_000)
     cache.close()
 
@@ -59,12 +65,12 @@ def test_pack_keeps_what_a_later_call_needs(tmp_path):
     with tarfile.open(tmp_path / "s.tgz") as tar:
         names = {m.name for m in tar.getmembers() if m.isfile()}
         assert all(n.startswith("eval-h200/") for n in names)
-        kept = {n[len("eval-h200/"):] for n in names}
+        kept = {n[len("eval-h200/") :] for n in names}
         assert kept == {rel for rel, keep in FILES.items() if keep} | {"cache/results.sqlite"}
         tar.extract("eval-h200/cache/results.sqlite", tmp_path / "x", filter="data")
     db = sqlite3.connect(tmp_path / "x" / "eval-h200" / "cache" / "results.sqlite")
     assert db.execute("SELECT COUNT(*) FROM results").fetchone() == (1,)
-    assert db.execute("SELECT COUNT(*) FROM refs").fetchone() == (0,)      # references are computed again
+    assert db.execute("SELECT COUNT(*) FROM refs").fetchone() == (0,)  # references are computed again
 
 
 def test_unpack_restores_and_never_replaces(tmp_path):

@@ -23,14 +23,15 @@ def dump(node):
         return tuple(dump(x) for x in node)
     if dataclasses.is_dataclass(node) and not isinstance(node, ast.Trivia):
         return (type(node).__name__,) + tuple(
-            (f.name, dump(getattr(node, f.name))) for f in dataclasses.fields(node) if f.name != "trivia")
+            (f.name, dump(getattr(node, f.name))) for f in dataclasses.fields(node) if f.name != "trivia"
+        )
     return node
 
 
 def lark_tree(text):
     try:
         return _parser().parse(text, start="start")
-    except Exception:  # noqa: BLE001 - any Lark rejection
+    except Exception:
         return None
 
 
@@ -44,8 +45,10 @@ def agree(text):
 
 
 def test_labels_and_sections_agree():
-    text = ('b0 = get_sblock("C")\ntile: l1, l2 = get_loops(b0)\nmark: parallel(l1)\npostproc:\n'
-            'explain:\nr = rationale("x", produces=[tile, mark])\n')
+    text = (
+        'b0 = get_sblock("C")\ntile: l1, l2 = get_loops(b0)\nmark: parallel(l1)\npostproc:\n'
+        'explain:\nr = rationale("x", produces=[tile, mark])\n'
+    )
     assert fast_parse(text) is not None
     agree(text)
 
@@ -74,6 +77,6 @@ def test_mutated_labeled_scripts_agree(rnd, n):
     agree(mutate(LABELED, rnd, n))
 
 
-@given(st.text(alphabet="ab01(),[]{}:=\"#\n -.e+*/%lambd\\", max_size=60))
+@given(st.text(alphabet='ab01(),[]{}:="#\n -.e+*/%lambd\\', max_size=60))
 def test_token_soup_agrees(text):
     agree(text)

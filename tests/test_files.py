@@ -106,7 +106,7 @@ def test_create_text_creates_once(tmp_path):
 
 
 def test_stray_temporaries_are_those_of_dead_writers(tmp_path):
-    dead = 2 ** 22 + 12345  # above the default pid_max: no such process
+    dead = 2**22 + 12345  # above the default pid_max: no such process
     stray = tmp_path / f".w.json.1a2b3c4d.{dead}.tmp"
     legacy = tmp_path / f".v.json.{dead}.tmp"
     mine = tmp_path / f".x.json.1a2b3c4d.{os.getpid()}.tmp"

@@ -27,8 +27,9 @@ def test_script_mutants_raise_only_dragon_errors():
 
 
 def test_trace_mutants_raise_only_dragon_errors_and_decoded_traces_encode():
-    failures = [(i, repr(e)[:200]) for i in range(N_TRACES)
-                if (e := fuzzing.check_trace(fuzzing.trace_mutant(i))) is not None]
+    failures = [
+        (i, repr(e)[:200]) for i in range(N_TRACES) if (e := fuzzing.check_trace(fuzzing.trace_mutant(i))) is not None
+    ]
     assert failures == []
 
 
@@ -46,9 +47,14 @@ def mutant_dir(tmp_path_factory):
     return d
 
 
-@pytest.mark.parametrize("tool,args", [("dragon_dsl.cli.fmt", ["--check", "-q"]),
-                                       ("dragon_dsl.cli.check", ["--level", "types"]),
-                                       ("dragon_dsl.cli.check", ["--level", "types", "--format", "json"])])
+@pytest.mark.parametrize(
+    "tool,args",
+    [
+        ("dragon_dsl.cli.fmt", ["--check", "-q"]),
+        ("dragon_dsl.cli.check", ["--level", "types"]),
+        ("dragon_dsl.cli.check", ["--level", "types", "--format", "json"]),
+    ],
+)
 def test_cli_tools_never_print_a_traceback(mutant_dir, tool, args):
     """In process (every file, one by one, so a failure names it), then once as a command."""
     import importlib
@@ -63,7 +69,8 @@ def test_cli_tools_never_print_a_traceback(mutant_dir, tool, args):
                 code = exc.code
         assert code in (0, 1, 2), path
         assert "Traceback" not in err.getvalue() + out.getvalue(), path
-    run = subprocess.run([sys.executable, "-m", tool, *args, str(mutant_dir)], capture_output=True, text=True,
-                         timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-m", tool, *args, str(mutant_dir)], capture_output=True, text=True, timeout=600
+    )
     assert run.returncode in (0, 1, 2)
     assert "Traceback" not in run.stderr + run.stdout

@@ -56,11 +56,14 @@ def test_nesting_limit_is_exact():
         dragon_dsl.from_trace_json(trace)
 
 
-@pytest.mark.parametrize("text", [
-    HEAD + 'annotate(b0, "k", ' + "-" * 10_000 + "1)\n",
-    HEAD + "transform_layout(b0, read(0), lambda i: " + " + ".join(["i"] * 10_000) + ")\n",
-    HEAD + ")\n" + 'annotate(b0, "k", ' + "[" * 10_000 + "1" + "]" * 10_000 + ")\n",  # the recovery path
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        HEAD + 'annotate(b0, "k", ' + "-" * 10_000 + "1)\n",
+        HEAD + "transform_layout(b0, read(0), lambda i: " + " + ".join(["i"] * 10_000) + ")\n",
+        HEAD + ")\n" + 'annotate(b0, "k", ' + "[" * 10_000 + "1" + "]" * 10_000 + ")\n",  # the recovery path
+    ],
+)
 def test_long_operator_chains_and_recovery_are_limited_too(text):
     _, diags = dragon_dsl.check_text(text)
     assert "DRG005" in codes(diags)
@@ -77,8 +80,9 @@ def test_a_trace_nested_10000_deep_is_a_diagnostic():
 
 
 def _run(module: str, *args, stdin: str | None = None):
-    return subprocess.run([sys.executable, "-m", module, *args], input=stdin, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], input=stdin, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.parametrize("n", [10_000, 50_000])
@@ -104,7 +108,7 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
     check = _run("dragon_dsl.cli.check", str(path))
     assert check.returncode == 0, check.stdout + check.stderr
     # positions are the editor's: the mark is not a column
-    _, diags = dragon_dsl.check_text("\ufeffb0 = get_sblock(\"C\")\nl1 = get_loops(b9)\n")
+    _, diags = dragon_dsl.check_text('\ufeffb0 = get_sblock("C")\nl1 = get_loops(b9)\n')
     d = [d for d in diags if d.code == "DRG101"][0]
     assert (d.span.line, d.span.column) == (2, 16)
 
@@ -127,7 +131,7 @@ def test_a_huge_line_is_cut_around_the_caret():
 
 
 def test_rendering_indexes_the_source_once():
-    text = "".join(f"b{i} = get_sblock(\"C{i}\")\n" for i in range(2000))
+    text = "".join(f'b{i} = get_sblock("C{i}")\n' for i in range(2000))
     lines = SourceLines(text)
     assert len(lines) == 2000 and lines.line(1234) == 'b1233 = get_sblock("C1233")'
     assert len(SourceLines("a\r\nb\rc")) == 3 and SourceLines("a\r\nb\rc").line(2) == "b"
@@ -157,14 +161,21 @@ def test_a_long_integer_is_a_diagnostic():
 
 
 def test_recovery_keeps_positions_and_continuations():
-    text = HEAD + "l1, l2 = get_loops(b0)\n" * 3 + ")\n" + "l9 = fuse(l1,\n  l2)\n" + "l7, l8 = \\\n  get_loops(b0)\n" + "bad(\n"
+    text = (
+        HEAD
+        + "l1, l2 = get_loops(b0)\n" * 3
+        + ")\n"
+        + "l9 = fuse(l1,\n  l2)\n"
+        + "l7, l8 = \\\n  get_loops(b0)\n"
+        + "bad(\n"
+    )
     _, diags = dragon_dsl.check_text(text)
     syntax = [(d.code, d.span.line, d.span.column) for d in diags if d.code < "DRG100"]
     assert syntax == [("DRG002", 5, 1), ("DRG003", 10, 5)], syntax
 
 
 def test_did_you_mean_among_many_definitions():
-    text = "".join(f"block_{i} = get_sblock(\"C{i}\")\n" for i in range(5000)) + "l = get_loops(blok_4321)\n"
+    text = "".join(f'block_{i} = get_sblock("C{i}")\n' for i in range(5000)) + "l = get_loops(blok_4321)\n"
     _, diags = dragon_dsl.check_text(text)
     d = [d for d in diags if d.code == "DRG101"][0]
     assert d.suggestion == "block_4321"

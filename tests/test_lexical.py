@@ -27,7 +27,9 @@ def _same_regex(a: str, b: str) -> bool:
 
 
 def test_lark_grammar_spells_the_lexical_rules():
-    terminals = {t.name: t.pattern.value for t in Lark(grammar_text(), parser="lalr", start=["start", "line"]).terminals}
+    terminals = {
+        t.name: t.pattern.value for t in Lark(grammar_text(), parser="lalr", start=["start", "line"]).terminals
+    }
     for name, pattern in lexical.LARK_TERMINALS.items():
         assert _same_regex(terminals[name], pattern), (name, terminals[name], pattern)
 
@@ -78,10 +80,10 @@ def test_float_rule_and_canonical_spelling():
 
 
 def test_string_text_is_a_string_token():
-    for v in ("", "a\"b\\c\n\t\x01", "\ud800 lone surrogate", "日本", "/"):
+    for v in ("", 'a"b\\c\n\t\x01', "\ud800 lone surrogate", "日本", "/"):
         text = lexical.string_text(v)
         assert lexical.is_string(text), text
-    assert lexical.string_value(lexical.string_text("a\"b")) == "a\"b"
+    assert lexical.string_value(lexical.string_text('a"b')) == 'a"b'
 
 
 def test_names():

@@ -14,10 +14,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_language_core_imports_neither_tvm_nor_torch():
-    code = ("import sys, dragon_dsl, dragon_dsl.language.format, dragon_dsl.language.docs, dragon_dsl.language.canonical; "
-            "import dragon_dsl.tvm, dragon_dsl.tvm.replay; "
-            "bad = [m for m in ('tvm', 'torch', 'lsprotocol', 'pygls') if m in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, dragon_dsl, dragon_dsl.language.format, dragon_dsl.language.docs, dragon_dsl.language.canonical; "
+        "import dragon_dsl.tvm, dragon_dsl.tvm.replay; "
+        "bad = [m for m in ('tvm', 'torch', 'lsprotocol', 'pygls') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -132,8 +134,9 @@ sys.exit(run(sys.argv[1], sys.argv[2], sys.argv[3:]))
 
 
 def _without_tvm(prog, target, *args):
-    return subprocess.run([sys.executable, "-c", _WITHOUT, prog, target, *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", _WITHOUT, prog, target, *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
 
 
 def test_language_tools_work_without_tvm(tmp_path):

@@ -65,7 +65,7 @@ def test_arbitrary_text_never_raises(text):
     _never_raises(text)
 
 
-@given(st.text(alphabet="b0l1v2=(),[]{}:\"\\#\n .-_aeiolrstnpdkx*/%+lambda", max_size=120))
+@given(st.text(alphabet='b0l1v2=(),[]{}:"\\#\n .-_aeiolrstnpdkx*/%+lambda', max_size=120))
 def test_token_soup_never_raises(text):
     _never_raises(text)
 

@@ -39,8 +39,13 @@ def _check(tmp_path, script: str, *args: str) -> subprocess.CompletedProcess:
     name = re.search(r'^workload "([^"]+)"', SCRIPT, re.M).group(1)
     (tmp_path / name).write_text(WORKLOAD)
     (tmp_path / "matmul.dragon").write_text(script)
-    return subprocess.run([sys.executable, "-m", "dragon_dsl.cli.check", "matmul.dragon", *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "dragon_dsl.cli.check", "matmul.dragon", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_the_script_is_about_ten_lines_canonical_and_replays_on_its_workload(tmp_path):
@@ -72,14 +77,17 @@ def test_the_mistake_shown_gives_the_diagnostic_quoted(tmp_path):
 
 
 def test_every_command_is_in_the_table():
-    from dragon_dsl.cli.main import build_parser
-
     import argparse
+
+    from dragon_dsl.cli.main import build_parser
 
     subs = next(a.choices for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     table = README.split("## Commands", 1)[1].split("\n## ", 1)[0]
-    missing = [name for name in subs if name not in ("fmt", "check") and f"| `dragon {name}" not in table
-               and f"/ `dragon {name}" not in table]
+    missing = [
+        name
+        for name in subs
+        if name not in ("fmt", "check") and f"| `dragon {name}" not in table and f"/ `dragon {name}" not in table
+    ]
     assert missing == []
     assert "| `dragon-fmt" in table and "| `dragon-check" in table
 

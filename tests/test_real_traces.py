@@ -14,8 +14,16 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from tracetools import (database_module, ensure_tensor_intrin, fixture_lines, graphs, traces_equal, tuning_records,
-                        tvm_graphs_equal, workload_module)
+from tracetools import (
+    database_module,
+    ensure_tensor_intrin,
+    fixture_lines,
+    graphs,
+    traces_equal,
+    tuning_records,
+    tvm_graphs_equal,
+    workload_module,
+)
 
 import dragon_dsl
 from dragon_dsl.language.table import BY_KIND
@@ -115,14 +123,20 @@ def _partitioned(make_factors):
     return trace_json(sch), len(parts)
 
 
-@pytest.mark.parametrize("case,factors,parts", [
-    ("constants that leave a rest", lambda sch, j: [8, 16], 3),
-    ("one constant", lambda sch, j: [40], 2),
-    ("a None factor takes the rest", lambda sch, j: [8, None], 2),
-    ("sampled perfect tile", lambda sch, j: sch.sample_perfect_tile(j, n=2), 3),
-    ("sampled partitioned tile", lambda sch, j: sch.sample_partitioned_tile(j, n=3, partition_pos=1,
-                                                                            innerpart_factor=4), 4),
-])
+@pytest.mark.parametrize(
+    "case,factors,parts",
+    [
+        ("constants that leave a rest", lambda sch, j: [8, 16], 3),
+        ("one constant", lambda sch, j: [40], 2),
+        ("a None factor takes the rest", lambda sch, j: [8, None], 2),
+        ("sampled perfect tile", lambda sch, j: sch.sample_perfect_tile(j, n=2), 3),
+        (
+            "sampled partitioned tile",
+            lambda sch, j: sch.sample_partitioned_tile(j, n=3, partition_pos=1, innerpart_factor=4),
+            4,
+        ),
+    ],
+)
 def test_loop_partition_with_a_rest_round_trips_and_replays(case, factors, parts):
     """TVM makes one more part than factors when no factor is None (the rest of the loop)."""
     import tvm

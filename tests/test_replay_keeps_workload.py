@@ -28,7 +28,7 @@ def test_a_replay_that_annotates_the_root_leaves_the_shared_workload_unscheduled
     from dragon_dsl.tvm.replay import replay, replay_steps
     from dragon_dsl.tvm.workload import load_workload
 
-    text = WORKLOAD + f"# {how}\n"          # a parse of its own: the cache is shared by the tests
+    text = WORKLOAD + f"# {how}\n"  # a parse of its own: the cache is shared by the tests
     mod = load_workload(text)
     before = mod.script()
     program, _ = check_text(ROOT_THEN_SPLIT)

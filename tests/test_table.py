@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from dragon_dsl.language import docs
 from dragon_dsl.language.table import BY_KIND, BY_NAME, INSTRUCTIONS, REQUIRED
@@ -21,8 +21,18 @@ ReIndex ReindexCacheRead ReindexCacheWrite ReadAt WriteAt ComputeAt ReverseCompu
 ReverseComputeInline FuseReductionEpilogue DecomposeReduction RFactor StorageAlign SetScope UnsafeSetDType
 Blockize Tensorize Annotate Unannotate TransformLayout TransformBlockLayout DecomposePadding PadEinsum
 RollingBuffer UnsafeHideBufferAccess AnnotateBufferAccess EnterPostproc""".split()
-PURE = {"GetSBlock", "GetLoops", "GetChildBlocks", "GetProducers", "GetConsumers", "GetOutputBlocks",
-        "SampleCategorical", "SamplePerfectTile", "SamplePartitionedTile", "SampleComputeLocation"}
+PURE = {
+    "GetSBlock",
+    "GetLoops",
+    "GetChildBlocks",
+    "GetProducers",
+    "GetConsumers",
+    "GetOutputBlocks",
+    "SampleCategorical",
+    "SamplePerfectTile",
+    "SamplePartitionedTile",
+    "SampleComputeLocation",
+}
 
 
 def test_all_52_kinds_once():
@@ -42,7 +52,11 @@ def test_kinds_match_the_field_notes_when_available():
 def test_purity_and_decisions():
     assert {i.kind for i in INSTRUCTIONS if i.pure} == PURE
     assert {i.kind for i in INSTRUCTIONS if i.decision} == {
-        "SampleCategorical", "SamplePerfectTile", "SamplePartitionedTile", "SampleComputeLocation"}
+        "SampleCategorical",
+        "SamplePerfectTile",
+        "SamplePartitionedTile",
+        "SampleComputeLocation",
+    }
 
 
 def test_slots_are_dense_and_defaults_sane():
@@ -77,7 +91,7 @@ def test_every_instruction_is_in_one_family_and_groups_name_instructions():
     assert INST.split is BY_NAME["split"] and in_group(INST.split, "loop_making")
     assert in_group(INST.cache_read, "cache") and not in_group(INST.cache_read, "layout")
     with pytest.raises(AttributeError, match="no instruction 'splt'"):
-        INST.splt
+        _ = INST.splt
 
 
 def test_annotation_keys_are_metaschedules_and_read_by_tokenizer_and_decoder():
@@ -90,8 +104,12 @@ def test_annotation_keys_are_metaschedules_and_read_by_tokenizer_and_decoder():
     assert all(a.value in ("int", "str", "list", "bool") for a in ANNOTATION_KEYS)
     known = set(FAMILIES) | {"unroll", "vectorize", "parallel", "pipeline", "tiling", "rule"}
     assert all(a.family in known for a in ANNOTATION_KEYS)
-    assert set(annotation_keys("unroll")) == {"meta_schedule.unroll_explicit", "meta_schedule.unroll_implicit",
-                                              "pragma_auto_unroll_max_step", "pragma_unroll_explicit"}
+    assert set(annotation_keys("unroll")) == {
+        "meta_schedule.unroll_explicit",
+        "meta_schedule.unroll_implicit",
+        "pragma_auto_unroll_max_step",
+        "pragma_unroll_explicit",
+    }
     # the shipped weights' vocabulary holds exactly these 13 keys as words: token ids depend on it
     assert sum(a.vocabulary for a in ANNOTATION_KEYS) == 13
 
@@ -107,13 +125,13 @@ def test_annotation_keys_cover_metaschedules_traces():
     for name in ("design_spaces.jsonl", "sampled.jsonl"):  # MetaSchedule's (handwritten.jsonl: any key)
         path = ROOT / "tests" / "data" / "traces" / name
         for line in path.read_text(encoding="utf-8").splitlines():
-            for js in (json.loads(line)["trace"][0] if line.strip() else []):
+            for js in json.loads(line)["trace"][0] if line.strip() else []:
                 row = trace_row(js)
                 if row.entry is INST.annotate or row.entry is INST.unannotate:
                     seen.add(row.arg("key"))
     assert seen, "no annotation in the recorded traces"
     assert seen <= set(ANNOTATION), sorted(seen - set(ANNOTATION))
-    assert seen <= {a.key for a in ANNOTATION_KEYS if a.decoded}   # the decoder may write every one of them
+    assert seen <= {a.key for a in ANNOTATION_KEYS if a.decoded}  # the decoder may write every one of them
 
 
 def test_trace_row_reads_parameters_by_their_slots():

@@ -72,8 +72,13 @@ def _run(mode: str, cache: Path, tmp_path: Path) -> dict:
     trace_file.write_text(json.dumps(LINE["trace"]))
     env = dict(os.environ, DRAGON_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
     workload = str(DATA / "workloads" / f"{LINE['workload']}.tvmscript")
-    done = subprocess.run([sys.executable, "-c", SCRIPT, mode, workload, str(trace_file)], env=env,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode, workload, str(trace_file)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -82,7 +87,7 @@ def test_cached_intrinsics_equal_tvms_replay_the_same_and_a_damaged_cache_is_not
     import tvm
 
     cache = tmp_path / "cache"
-    full = _run("full", cache, tmp_path)   # TVM's own import (seconds), which fills the cache
+    full = _run("full", cache, tmp_path)  # TVM's own import (seconds), which fills the cache
     assert full["cached"] > 100 and full["differ"] == []
     cached = _run("cached", cache, tmp_path)
     assert cached["imported_tvm_modules"] is False and cached["imported_after"] is True
@@ -94,7 +99,7 @@ def test_cached_intrinsics_equal_tvms_replay_the_same_and_a_damaged_cache_is_not
     for f in files:
         f.write_text("{not json")
     damaged = _run("damaged", cache, tmp_path)
-    assert damaged["from_cache"] is False and damaged["registered"] == []   # then TVM's own import runs
+    assert damaged["from_cache"] is False and damaged["registered"] == []  # then TVM's own import runs
 
 
 def test_a_script_that_tensorizes_replays_in_a_process_that_registered_no_intrinsic(tmp_path):
@@ -108,8 +113,19 @@ def test_a_script_that_tensorizes_replays_in_a_process_that_registered_no_intrin
     script = tmp_path / "tensorized.dragon"
     script.write_text(dragon_dsl.from_trace_json(LINE["trace"], workload=workload, target=LINE["target"]))
     assert "tensorize(" in script.read_text()
-    done = subprocess.run([sys.executable, "-c", "from dragon_dsl.cli.entry import dragon_check; dragon_check()",
-                           "--level", "replay", str(script)], env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from dragon_dsl.cli.entry import dragon_check; dragon_check()",
+            "--level",
+            "replay",
+            str(script),
+        ],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "0 error(s)" in done.stdout + done.stderr

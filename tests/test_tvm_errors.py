@@ -31,12 +31,24 @@ GPU_LIMIT = """GPU constraint(s) violated:
   In function main"""
 
 
-@pytest.mark.parametrize("text, shown", [
-    (PASS_CHECK, "Cross-thread reduction requires all the reduction-related loops to be the deepest among all "
-                 "statements outside the desired block. However, block Y needs cross-thread reduction, while the "
-                 "reduction-related loops outside of it are not the deepest statements, which violates the condition."),
-    (GPU_LIMIT, "GPU constraint(s) violated: Used threads per block (2048) is greater than the allowed maximum (1024)"),
-    ("Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: the last line", "RuntimeError: the last line"),
-])
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        (
+            PASS_CHECK,
+            "Cross-thread reduction requires all the reduction-related loops to be the deepest among all "
+            "statements outside the desired block. However, block Y needs cross-thread reduction, while the "
+            "reduction-related loops outside of it are not the deepest statements, which violates the condition.",
+        ),
+        (
+            GPU_LIMIT,
+            "GPU constraint(s) violated: Used threads per block (2048) is greater than the allowed maximum (1024)",
+        ),
+        (
+            'Traceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: the last line',
+            "RuntimeError: the last line",
+        ),
+    ],
+)
 def test_tvm_message(text, shown):
     assert tvm_message(ValueError(text)) == shown

@@ -28,10 +28,19 @@ def test_tune_survives_unnamed_log_handlers_and_restores_them(tmp_path, capfd):
     level = logger.level
     try:
         mod = load_workload((DATA / "workloads" / "matmul_64.tvmscript").read_text())
-        db = tune(mod, tvm.target.Target({"kind": "llvm", "num-cores": 1}), tmp_path, quiet=False, max_trials_global=1,
-                  num_trials_per_iter=1, cost_model="random", runner=ms.runner.LocalRunner(), seed=0,
-                  # its build worker imports every tensor intrinsic (default_build): in seconds through here
-                  builder=ms.builder.LocalBuilder(max_workers=1, initializer=register_tensor_intrinsics))
+        db = tune(
+            mod,
+            tvm.target.Target({"kind": "llvm", "num-cores": 1}),
+            tmp_path,
+            quiet=False,
+            max_trials_global=1,
+            num_trials_per_iter=1,
+            cost_model="random",
+            runner=ms.runner.LocalRunner(),
+            seed=0,
+            # its build worker imports every tensor intrinsic (default_build): in seconds through here
+            builder=ms.builder.LocalBuilder(max_workers=1, initializer=register_tensor_intrinsics),
+        )
         assert len(db.get_all_tuning_records()) == 1
         assert foreign in logger.handlers and logger.level == level
         assert "[INFO]" not in capfd.readouterr().out, "MetaSchedule's log must not reach standard output"

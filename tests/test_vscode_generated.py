@@ -77,11 +77,15 @@ def test_snippets_write_required_parameters_and_results_as_the_table_says():
 
 
 def test_grammar_names_every_instruction_once():
-    grammar = json.loads((ROOT / "vscode-extension" / "syntaxes" / "dragon.tmLanguage.json").read_text(encoding="utf-8"))
+    grammar = json.loads(
+        (ROOT / "vscode-extension" / "syntaxes" / "dragon.tmLanguage.json").read_text(encoding="utf-8")
+    )
     callee = "\n".join(p["match"] for p in grammar["repository"]["callee"]["patterns"])
     for inst in INSTRUCTIONS:
         if not inst.section:
             assert f"|{inst.name}|" in callee.replace("(?:", "|").replace(")", "|"), inst.name
-    test_case = (ROOT / "vscode-extension" / "test" / "grammar" / "instructions.test.dragon").read_text(encoding="utf-8")
+    test_case = (ROOT / "vscode-extension" / "test" / "grammar" / "instructions.test.dragon").read_text(
+        encoding="utf-8"
+    )
     calls = [line for line in test_case.splitlines() if line and not line.startswith("#")]
     assert len(calls) == len(INSTRUCTIONS)

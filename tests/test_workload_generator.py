@@ -46,7 +46,10 @@ def test_max_flops_caps_the_work_and_still_reaches_the_count(tmp_path, capsys):
     uncapped = write(generate(6, seed=4), tmp_path / "all")
     assert max(r["flops"] for r in uncapped) > cap, "the cap must have left something out for this seed"
     assert dragon_main(["workloads", "--count", "2", "--max-flops", "0", "-o", str(tmp_path)]) == 2
-    assert dragon_main(["workloads", "--count", "3", "--seed", "4", "--max-bytes", "2e5", "-o", str(tmp_path / "small")]) == 0
+    assert (
+        dragon_main(["workloads", "--count", "3", "--seed", "4", "--max-bytes", "2e5", "-o", str(tmp_path / "small")])
+        == 0
+    )
     small = [json.loads(x) for x in (tmp_path / "small" / "manifest.jsonl").read_text().splitlines()]
     assert len(small) == 3 and all(0 < r["bytes"] <= 2e5 for r in small)
 
@@ -57,7 +60,9 @@ def test_starting_scripts_give_each_workload_an_improvement_task(tmp_path, capsy
 
     args = ["workloads", "--count", "2", "--families", "softmax,elementwise", "--max-flops", "1e6", "-o", str(tmp_path)]
     assert dragon_main(args + ["--starting-scripts", "nope"]) == 2
-    assert "--starting-scripts" in capsys.readouterr().err and not list(tmp_path.glob("*")), "a bad target writes nothing"
+    assert "--starting-scripts" in capsys.readouterr().err and not list(tmp_path.glob("*")), (
+        "a bad target writes nothing"
+    )
     assert dragon_main(args + ["--starting-scripts", "cuda"]) == 0
     entries, problems = discover(tmp_path)
     assert len(entries) == 2 and not problems

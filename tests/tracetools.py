@@ -8,7 +8,7 @@ with types (1 is not True, 1 is not 1.0) and the index maps are structurally equ
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from conftest import DATA, read_jsonl
@@ -46,25 +46,34 @@ def tuning_records() -> list[dict]:
         for line in db.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 rec = json.loads(line)
-                out.append({"workload": db.parent.name, "db": db.parent, "trace": rec[1][0],
-                            "target": {"kind": "llvm", "num-cores": 2}, "source": "tuned"})
+                out.append(
+                    {
+                        "workload": db.parent.name,
+                        "db": db.parent,
+                        "trace": rec[1][0],
+                        "target": {"kind": "llvm", "num-cores": 2},
+                        "source": "tuned",
+                    }
+                )
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def workload_module(name: str):
     from dragon_dsl.tvm.workload import load_workload
 
     return load_workload(DATA / "workloads" / f"{name}.tvmscript")
 
 
-@lru_cache(maxsize=None)
+@cache
 def database_module(db_dir: Path):
     """The workload a tuning database was tuned on (one per database here)."""
     from tvm.s_tir import meta_schedule as ms
 
-    db = ms.database.JSONDatabase(path_workload=str(db_dir / "database_workload.json"),
-                                  path_tuning_record=str(db_dir / "database_tuning_record.json"))
+    db = ms.database.JSONDatabase(
+        path_workload=str(db_dir / "database_workload.json"),
+        path_tuning_record=str(db_dir / "database_tuning_record.json"),
+    )
     return db.get_all_tuning_records()[0].workload.mod
 
 

@@ -46,16 +46,28 @@ def parse_target(text):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dragon-check", description="Check Dragon scripts: syntax, types, and with TVM "
-                                "replay, build, numeric verification and timing.")
+    p = argparse.ArgumentParser(
+        prog="dragon-check",
+        description="Check Dragon scripts: syntax, types, and with TVM replay, build, numeric verification and timing.",
+    )
     p.add_argument("files", nargs="+", help=".dragon files or folders, or - for standard input")
     p.add_argument("--workload", help="workload .tvmscript file (overrides the scripts' headers)")
-    p.add_argument("--target", type=parse_target, help='llvm, cuda, a target tag or a JSON object (overrides headers)')
+    p.add_argument("--target", type=parse_target, help="llvm, cuda, a target tag or a JSON object (overrides headers)")
     p.add_argument("--level", choices=LEVELS, default="types", help="how far to check (default: types)")
-    p.add_argument("--format", choices=("text", "json", "sarif"), default="text",
-                   help="text (file:line:col, the line and a caret; default), json (a list of findings) or sarif (SARIF 2.1.0)")
-    p.add_argument("--workers", type=int, default=1, dest="jobs", metavar="N",
-                   help="worker processes: files checked at once below build, build workers from build up (default 1)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "sarif"),
+        default="text",
+        help="text (file:line:col, the line and a caret; default), json (a list of findings) or sarif (SARIF 2.1.0)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        dest="jobs",
+        metavar="N",
+        help="worker processes: files checked at once below build, build workers from build up (default 1)",
+    )
     p.add_argument("--jobs", "-j", type=int, dest="jobs", help=argparse.SUPPRESS)  # the old name, kept working
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task (default 60)")
     p.add_argument("--strict", action="store_true", help="warnings are findings too (exit 1)")
@@ -103,8 +115,16 @@ def run(args, err: Console) -> tuple[list[Report], dict[str, str], int]:
     reports: list[Report] = []
     measuring = LEVELS.index(args.level) >= LEVELS.index("build")
     show_progress = err.is_terminal and len(jobs) > 1
-    progress = Progress(TextColumn("[bold]dragon-check"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TextColumn("{task.description}"), console=err, transient=True, disable=not show_progress)
+    progress = Progress(
+        TextColumn("[bold]dragon-check"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        transient=True,
+        disable=not show_progress,
+    )
     with progress:
         task = progress.add_task("", total=len(jobs))
         if measuring:
@@ -112,8 +132,16 @@ def run(args, err: Console) -> tuple[list[Report], dict[str, str], int]:
             try:
                 for job in jobs:
                     progress.update(task, description=job[0])
-                    reports.append(check_text_at_level(job[1], job[0], level=args.level, workload=args.workload,
-                                                       target=args.target, engine_for=engines))
+                    reports.append(
+                        check_text_at_level(
+                            job[1],
+                            job[0],
+                            level=args.level,
+                            workload=args.workload,
+                            target=args.target,
+                            engine_for=engines,
+                        )
+                    )
                     progress.advance(task)
             finally:
                 engines.close()
@@ -153,8 +181,10 @@ def main(argv=None) -> int:
                     out.print(body, markup=False, soft_wrap=True)
         errors = sum(r.errors for r in reports)
         warnings = sum(r.warnings for r in reports)
-        err.print(f"{len(reports)} file(s) checked at level {args.level}: {errors} error(s), {warnings} warning(s)",
-                  markup=False)
+        err.print(
+            f"{len(reports)} file(s) checked at level {args.level}: {errors} error(s), {warnings} warning(s)",
+            markup=False,
+        )
     if internal:
         return 2
     if any(r.errors for r in reports) or (args.strict and any(r.warnings for r in reports)):

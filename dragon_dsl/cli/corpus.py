@@ -22,8 +22,16 @@ from dragon_dsl.cli.check import parse_target
 
 
 def _progress(err: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TextColumn("{task.fields[info]}"), console=err, transient=False, disable=not err.is_terminal)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+        console=err,
+        transient=False,
+        disable=not err.is_terminal,
+    )
 
 
 def _plain(err: Console, line: str) -> None:
@@ -49,11 +57,20 @@ def cmd_search(args, out: Console, err: Console) -> int:
 
     try:
         shard = parse_shard(args.shard)
-        cfg = SearchConfig(target=resolve_target(args.target).spec, budget=args.budget, seed=args.seed,
-                           num_trials_per_iter=args.per_iter or min(args.budget, 64), cost_model=args.cost_model,
-                           population_size=args.population, genetic_num_iters=args.genetic_iters,
-                           init_min_unmeasured=min(args.population, 32), device=args.device,
-                           timeout_s=args.timeout, cache=not args.no_cache, baselines=not args.no_baselines)
+        cfg = SearchConfig(
+            target=resolve_target(args.target).spec,
+            budget=args.budget,
+            seed=args.seed,
+            num_trials_per_iter=args.per_iter or min(args.budget, 64),
+            cost_model=args.cost_model,
+            population_size=args.population,
+            genetic_num_iters=args.genetic_iters,
+            init_min_unmeasured=min(args.population, 32),
+            device=args.device,
+            timeout_s=args.timeout,
+            cache=not args.no_cache,
+            baselines=not args.no_baselines,
+        )
         run = SearchRun(args.out, args.workloads_dir, cfg, workers=args.workers)
         run.select(shard, args.limit)  # a bad manifest fails here, before a run folder or a worker exists
         run.open()
@@ -67,8 +84,10 @@ def cmd_search(args, out: Console, err: Console) -> int:
 
         def info() -> str:
             minutes = max((time.perf_counter() - state["t0"]) / 60, 1e-9)
-            return (f"{state['trials']} trials, {state['trials'] / minutes:.0f}/min, "
-                    f"{state['failed_candidates']} failed candidates, {state['failed']} failed workloads")
+            return (
+                f"{state['trials']} trials, {state['trials'] / minutes:.0f}/min, "
+                f"{state['failed_candidates']} failed candidates, {state['failed']} failed workloads"
+            )
 
         def progress(event, **kw):
             if event == "start":
@@ -90,10 +109,13 @@ def cmd_search(args, out: Console, err: Console) -> int:
             err.print(f"error: {exc}", markup=False)
             return 2
     per = summary.per_workload_s
-    err.print(f"{summary.done} workload(s) searched ({summary.failed} failed), {summary.skipped} already done; "
-              f"{summary.trials} trials in {summary.wall_s:.1f} s"
-              + (f", {sum(per) / len(per):.1f} s per workload" if per else "")
-              + f"; records in {run.records_dir}", markup=False)
+    err.print(
+        f"{summary.done} workload(s) searched ({summary.failed} failed), {summary.skipped} already done; "
+        f"{summary.trials} trials in {summary.wall_s:.1f} s"
+        + (f", {sum(per) / len(per):.1f} s per workload" if per else "")
+        + f"; records in {run.records_dir}",
+        markup=False,
+    )
     if args.json:
         _write_json(out, summary.to_json(), args.json)
     return 1 if summary.failed else 0
@@ -105,11 +127,18 @@ def cmd_build(args, out: Console, err: Console) -> int:
     from dragon_dsl.corpus.search_run import RunConfigError
 
     try:
-        cfg = BuildConfig(improvements=args.improvements, slower=args.slower,
-                          test_families=tuple(args.test_families.split(",")) if args.test_families else None,
-                          n_test_families=args.n_test_families, split_seed=args.split_seed,
-                          shape_pct=args.shape_pct, valid_pct=args.valid_pct, level=args.level,
-                          timeout_s=args.timeout, chunk=args.chunk)
+        cfg = BuildConfig(
+            improvements=args.improvements,
+            slower=args.slower,
+            test_families=tuple(args.test_families.split(",")) if args.test_families else None,
+            n_test_families=args.n_test_families,
+            split_seed=args.split_seed,
+            shape_pct=args.shape_pct,
+            valid_pct=args.valid_pct,
+            level=args.level,
+            timeout_s=args.timeout,
+            chunk=args.chunk,
+        )
     except ValueError as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
@@ -121,25 +150,31 @@ def cmd_build(args, out: Console, err: Console) -> int:
             if event == "start":
                 bar.update(task, total=kw["total"], completed=kw["done"], info=f"{kw['rows']} examples")
                 if kw["done"]:
-                    _plain(err, f"resuming: {kw['done']} of {kw['total']} workloads measured before, "
-                                f"{kw['rows']} examples")
+                    _plain(
+                        err, f"resuming: {kw['done']} of {kw['total']} workloads measured before, {kw['rows']} examples"
+                    )
             else:
                 bar.update(task, advance=kw["n"], info=f"{kw['rows']} examples")
                 t = bar.tasks[0]
-                _plain(err, f"{t.completed}/{t.total} workloads, {kw['rows']} examples, "
-                            f"{time.perf_counter() - t0:.0f} s")
+                _plain(
+                    err, f"{t.completed}/{t.total} workloads, {kw['rows']} examples, {time.perf_counter() - t0:.0f} s"
+                )
 
         try:
-            manifest = build_corpus(args.runs, args.out, cfg, workers=args.workers, workloads_dir=args.workloads,
-                                    progress=progress)
+            manifest = build_corpus(
+                args.runs, args.out, cfg, workers=args.workers, workloads_dir=args.workloads, progress=progress
+            )
         except (RunConfigError, ValueError) as exc:
             err.print(f"error: {exc}", markup=False)
             return 2
     c = manifest["counts"]
-    err.print(f"{c['examples']} verified example(s) from {c['workloads_in_runs']} workload(s) in {args.out}: "
-              + ", ".join(f"{s} {sum(v.values())}" for s, v in c["by_split"].items())
-              + f"; held-out families: {', '.join(manifest['build']['test_families']) or 'none'}"
-              + (f"; dropped: {json.dumps(c['dropped'])}" if c["dropped"] else ""), markup=False)
+    err.print(
+        f"{c['examples']} verified example(s) from {c['workloads_in_runs']} workload(s) in {args.out}: "
+        + ", ".join(f"{s} {sum(v.values())}" for s, v in c["by_split"].items())
+        + f"; held-out families: {', '.join(manifest['build']['test_families']) or 'none'}"
+        + (f"; dropped: {json.dumps(c['dropped'])}" if c["dropped"] else ""),
+        markup=False,
+    )
     return 0
 
 
@@ -157,8 +192,9 @@ def cmd_verify(args, out: Console, err: Console) -> int:
             else:
                 bar.update(task, advance=kw["n"], info=f"{kw['failed']} failing")
                 t = bar.tasks[0]
-                _plain(err, f"{t.completed}/{t.total} examples, {kw['failed']} failing, "
-                            f"{time.perf_counter() - t0:.0f} s")
+                _plain(
+                    err, f"{t.completed}/{t.total} examples, {kw['failed']} failing, {time.perf_counter() - t0:.0f} s"
+                )
 
         try:
             report = verify_corpus(args.corpus, workers=args.workers, timeout_s=args.timeout, progress=progress)
@@ -208,10 +244,16 @@ def add_parsers(sub) -> None:
     s.add_argument("--out", required=True, help="run folder (created, or resumed when it exists)")
     s.add_argument("--target", type=parse_target, required=True, help="llvm, cuda, a tag or a JSON object")
     s.add_argument("--budget", type=_positive, required=True, help="MetaSchedule trials per workload")
-    s.add_argument("--seed", type=int, default=0, help="run seed; each workload's search seed derives from it (default 0)")
+    s.add_argument(
+        "--seed", type=int, default=0, help="run seed; each workload's search seed derives from it (default 0)"
+    )
     s.add_argument("--per-iter", type=_positive, help="trials per search round (default: min(budget, 64))")
-    s.add_argument("--cost-model", choices=("xgb", "random"), default="xgb",
-                   help="MetaSchedule's cost model: xgb (default) or random (seeded: one search round is reproducible)")
+    s.add_argument(
+        "--cost-model",
+        choices=("xgb", "random"),
+        default="xgb",
+        help="MetaSchedule's cost model: xgb (default) or random (seeded: one search round is reproducible)",
+    )
     s.add_argument("--population", type=_positive, default=128, help="evolutionary search population (default 128)")
     s.add_argument("--genetic-iters", type=int, default=2, help="evolutionary search iterations per round (default 2)")
     s.add_argument("--shard", default="0/1", help="i/n: this process searches shard i of n")
@@ -227,24 +269,38 @@ def add_parsers(sub) -> None:
 
     c = sub.add_parser("corpus", help="build, re-verify and describe a corpus of verified examples")
     csub = c.add_subparsers(dest="corpus_command", required=True)
-    b = csub.add_parser("build", help="search runs -> verified examples (HF datasets Parquet + manifest.json); resumable")
+    b = csub.add_parser(
+        "build", help="search runs -> verified examples (HF datasets Parquet + manifest.json); resumable"
+    )
     b.add_argument("runs", nargs="+", help="run folders of `dragon search`")
     b.add_argument("--out", required=True, help="corpus folder (created, or resumed when a build was cut short)")
     b.add_argument("--improvements", type=int, default=2, help="improvement examples per workload at most (K)")
     b.add_argument("--slower", type=float, default=1.2, help="an improvement's prompt is at least this much slower")
     b.add_argument("--test-families", help="comma-separated held-out families (default: chosen by hash)")
-    b.add_argument("--n-test-families", type=int, default=2,
-                   help="how many families to hold out when --test-families is not given (default 2)")
+    b.add_argument(
+        "--n-test-families",
+        type=int,
+        default=2,
+        help="how many families to hold out when --test-families is not given (default 2)",
+    )
     b.add_argument("--split-seed", type=int, default=0, help="seed of the split by family and shape (default 0)")
     b.add_argument("--shape-pct", type=int, default=10, help="percent of shapes held out as test_shape (default 10)")
     b.add_argument("--valid-pct", type=int, default=10, help="percent of the rest kept for validation (default 10)")
-    b.add_argument("--level", choices=("verify", "time"), default="time",
-                   help="verify: keep examples that verify; time (default): measure them again too")
+    b.add_argument(
+        "--level",
+        choices=("verify", "time"),
+        default="time",
+        help="verify: keep examples that verify; time (default): measure them again too",
+    )
     b.add_argument("--workloads", help="the workloads folder, when it moved since the search")
     _workers(b)
     b.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task (default 60)")
-    b.add_argument("--chunk", type=_positive, default=32,
-                   help="workloads per engine call (their results are kept as each call ends: a killed build resumes)")
+    b.add_argument(
+        "--chunk",
+        type=_positive,
+        default=32,
+        help="workloads per engine call (their results are kept as each call ends: a killed build resumes)",
+    )
     b.set_defaults(func=cmd_build)
     v = csub.add_parser("verify", help="re-verify every example of a corpus from scratch")
     v.add_argument("corpus", help="corpus folder (from `dragon corpus build`)")
@@ -257,8 +313,11 @@ def add_parsers(sub) -> None:
     d.set_defaults(func=cmd_card)
     from dragon_dsl.corpus import pretrain
 
-    pt = csub.add_parser("pretrain", help="valid scripts sampled from MetaSchedule's design spaces and dlight's "
-                         "schedules, no measurement (the model's pretraining records); resumable, sharded")
+    pt = csub.add_parser(
+        "pretrain",
+        help="valid scripts sampled from MetaSchedule's design spaces and dlight's "
+        "schedules, no measurement (the model's pretraining records); resumable, sharded",
+    )
     pretrain.add_arguments(pt)
     pt.set_defaults(func=lambda args, out, err: pretrain.run_command(args))
 

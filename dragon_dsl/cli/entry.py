@@ -13,11 +13,24 @@ from importlib import import_module
 
 #: a top-level module -> the extra that installs it
 EXTRA_OF = {
-    "tvm": "tvm", "tvm_ffi": "tvm", "numpy": "tvm", "psutil": "tvm", "xgboost": "tvm", "cloudpickle": "tvm",
+    "tvm": "tvm",
+    "tvm_ffi": "tvm",
+    "numpy": "tvm",
+    "psutil": "tvm",
+    "xgboost": "tvm",
+    "cloudpickle": "tvm",
     "tornado": "tvm",
-    "torch": "model", "transformers": "model", "tokenizers": "model", "safetensors": "model", "xgrammar": "model",
-    "accelerate": "train", "trl": "train", "peft": "train",
-    "datasets": "eval", "pyarrow": "eval", "matplotlib": "eval",
+    "torch": "model",
+    "transformers": "model",
+    "tokenizers": "model",
+    "safetensors": "model",
+    "xgrammar": "model",
+    "accelerate": "train",
+    "trl": "train",
+    "peft": "train",
+    "datasets": "eval",
+    "pyarrow": "eval",
+    "matplotlib": "eval",
 }
 
 
@@ -40,8 +53,9 @@ def run(prog: str, target: str, argv=None) -> int:
         if found is None:
             raise
         name, extra = found
-        print(f"{prog}: this needs {name}, which is not installed: pip install 'little-dragon[{extra}]'",
-              file=sys.stderr)
+        print(
+            f"{prog}: this needs {name}, which is not installed: pip install 'little-dragon[{extra}]'", file=sys.stderr
+        )
         return 2
 
 

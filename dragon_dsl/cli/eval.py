@@ -31,33 +31,58 @@ def add_parser(sub) -> None:
     p.add_argument("--seeds", type=int, default=3, help="the verifier's random input sets")
     p.add_argument("--repeat", type=int, default=5, help="timing repeats")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per build (default 120)")
-    p.add_argument("--run-timeout", type=float, default=30.0,
-                   help="seconds for a candidate's verify and time on the device, once it holds the device "
-                        "(default 30: a hanging kernel keeps every process sharing the GPU waiting that long)")
-    p.add_argument("--generation-version", type=int, metavar="N",
-                   help="measure the model's stored answers of decoder version N (OUT_DIR/model) instead of "
-                        "this code's; answers missing there are 'not available', never generated")
+    p.add_argument(
+        "--run-timeout",
+        type=float,
+        default=30.0,
+        help="seconds for a candidate's verify and time on the device, once it holds the device "
+        "(default 30: a hanging kernel keeps every process sharing the GPU waiting that long)",
+    )
+    p.add_argument(
+        "--generation-version",
+        type=int,
+        metavar="N",
+        help="measure the model's stored answers of decoder version N (OUT_DIR/model) instead of "
+        "this code's; answers missing there are 'not available', never generated",
+    )
     p.add_argument("--workers", type=int, help="build workers (default: one per core)")
     p.add_argument("--jobs", "-j", type=int, dest="workers", help=argparse.SUPPRESS)  # the other commands' old name
     p.add_argument("--cache", help="results cache file (default: OUT_DIR/cache/results.sqlite)")
     p.add_argument("--gpu-name", help="GPU name for the roofline peaks (default: nvidia-smi's), e.g. H200")
     p.add_argument("--limit", type=int, help="evaluate only the first N workloads (by name)")
     p.add_argument("--seed", type=int, default=20260101, help="MetaSchedule's seed")
-    p.add_argument("--shard", help="i/n: measure shard i of n only, into OUT_DIR's caches (no report); "
-                                   "run the shards at once, then once without --shard for the report")
-    p.add_argument("--stop-after", type=float, metavar="SECONDS",
-                   help="start no measurement expected to end later than SECONDS after the start (MetaSchedule "
-                        "runs are estimated from the finished ones); the rest waits for the next run (exit 3)")
-    p.add_argument("--generate-only", action="store_true",
-                   help="only write the model's scripts into OUT_DIR/model (no engine, no GPU); a later run "
-                        "with the same options measures them")
+    p.add_argument(
+        "--shard",
+        help="i/n: measure shard i of n only, into OUT_DIR's caches (no report); "
+        "run the shards at once, then once without --shard for the report",
+    )
+    p.add_argument(
+        "--stop-after",
+        type=float,
+        metavar="SECONDS",
+        help="start no measurement expected to end later than SECONDS after the start (MetaSchedule "
+        "runs are estimated from the finished ones); the rest waits for the next run (exit 3)",
+    )
+    p.add_argument(
+        "--generate-only",
+        action="store_true",
+        help="only write the model's scripts into OUT_DIR/model (no engine, no GPU); a later run "
+        "with the same options measures them",
+    )
     p.add_argument("--out", required=True, help="output folder")
     p.set_defaults(func=cmd_eval)
-    r = sub.add_parser("eval-report", help="merge the shard results of a `dragon eval --shard` run into "
-                       "results.json + report.md, or render a results.json again, measuring nothing")
+    r = sub.add_parser(
+        "eval-report",
+        help="merge the shard results of a `dragon eval --shard` run into "
+        "results.json + report.md, or render a results.json again, measuring nothing",
+    )
     r.add_argument("out_dir", nargs="?", help="the evaluation's OUT_DIR (holds results-shard-I-of-N.json)")
-    r.add_argument("--results", metavar="FILE", help="instead of merging shards: compute the metrics of this "
-                   "results.json again from its measurements and write the report (needs --to)")
+    r.add_argument(
+        "--results",
+        metavar="FILE",
+        help="instead of merging shards: compute the metrics of this "
+        "results.json again from its measurements and write the report (needs --to)",
+    )
     r.add_argument("--to", help="folder for results.json, report.md and the plots (default: OUT_DIR)")
     r.set_defaults(func=cmd_eval_report)
 
@@ -87,8 +112,9 @@ def cmd_eval_report(args, out: Console, err: Console) -> int:
             except (OSError, UnicodeDecodeError, json.JSONDecodeError):
                 merged_before = False
             if not merged_before:
-                raise EvalInputError(f"{existing} is a complete run's results (not a merge): not replaced; "
-                                     "give --to another folder")
+                raise EvalInputError(
+                    f"{existing} is a complete run's results (not a merge): not replaced; give --to another folder"
+                )
     except EvalInputError as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
@@ -96,10 +122,14 @@ def cmd_eval_report(args, out: Console, err: Console) -> int:
     write_results(results, dest)
     path = report.write(results, dest)
     n = sum(r["status"] == "measured" for r in results["measurements"])
-    gaps = ([f"{len(results['deferred'])} measurement(s) still deferred"] if results["deferred"] else []) + \
-        ([f"shard(s) {', '.join(map(str, results['missing_shards']))} missing"] if results["missing_shards"] else [])
-    err.print(f"{n} measurement rows over {len(results['workloads'])} workloads from {len(results['merged_from'])} "
-              f"shard files; report: {path}" + (f" (interim: {'; '.join(gaps)})" if gaps else ""), markup=False)
+    gaps = ([f"{len(results['deferred'])} measurement(s) still deferred"] if results["deferred"] else []) + (
+        [f"shard(s) {', '.join(map(str, results['missing_shards']))} missing"] if results["missing_shards"] else []
+    )
+    err.print(
+        f"{n} measurement rows over {len(results['workloads'])} workloads from {len(results['merged_from'])} "
+        f"shard files; report: {path}" + (f" (interim: {'; '.join(gaps)})" if gaps else ""),
+        markup=False,
+    )
     return 0
 
 
@@ -125,8 +155,11 @@ def _render_again(args, err: Console) -> int:
     except json.JSONDecodeError as exc:
         err.print(f"error: {src}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}", markup=False)
         return 2
-    missing = [k for k in ("measurements", "workloads", "methods", "command") if k not in results] \
-        if isinstance(results, dict) else ["(not an object)"]
+    missing = (
+        [k for k in ("measurements", "workloads", "methods", "command") if k not in results]
+        if isinstance(results, dict)
+        else ["(not an object)"]
+    )
     if missing:
         err.print(f"error: {src}: not a `dragon eval` results file (missing {', '.join(missing)})", markup=False)
         return 2
@@ -139,8 +172,9 @@ def _render_again(args, err: Console) -> int:
     write_results(results, dest)
     path = report.write(results, dest)
     n = sum(r.get("status") == "measured" for r in results["measurements"])
-    err.print(f"{n} measurement rows over {len(results['workloads'])} workloads "
-              f"rendered again; report: {path}", markup=False)
+    err.print(
+        f"{n} measurement rows over {len(results['workloads'])} workloads rendered again; report: {path}", markup=False
+    )
     return 0
 
 
@@ -166,9 +200,28 @@ def _target(text: str):
 def command_of(args) -> list:
     """The exact command, every option spelled out (defaults included), from the parsed arguments."""
     cmd = ["dragon", "eval"]
-    for name in ("workloads", "target", "device", "methods", "budgets", "k", "model_path", "seeds", "repeat",
-                 "timeout", "run_timeout", "generation_version", "workers", "cache", "gpu_name", "limit", "seed", "shard", "stop_after",
-                 "out"):
+    for name in (
+        "workloads",
+        "target",
+        "device",
+        "methods",
+        "budgets",
+        "k",
+        "model_path",
+        "seeds",
+        "repeat",
+        "timeout",
+        "run_timeout",
+        "generation_version",
+        "workers",
+        "cache",
+        "gpu_name",
+        "limit",
+        "seed",
+        "shard",
+        "stop_after",
+        "out",
+    ):
         value = getattr(args, name)
         if value is not None:
             cmd += [f"--{name.replace('_', '-')}", str(value)]
@@ -184,15 +237,29 @@ def cmd_eval(args, out: Console, err: Console) -> int:
     from dragon_dsl.eval.harness import Settings, generate, parse_methods, run, write_results
 
     try:
-        settings = Settings(workloads=args.workloads, target=_target(args.target), out_dir=args.out,
-                            device=args.device, methods=parse_methods(args.methods),
-                            budgets=_ints(args.budgets, "--budgets"), k=args.k, seeds=args.seeds,
-                            repeat=args.repeat, timeout_s=args.timeout,
-                            run_timeout_s=args.run_timeout, generation_version=args.generation_version,
-                            workers=args.workers, cache=args.cache,
-                            model_path=args.model_path, gpu_name=args.gpu_name, limit=args.limit, seed=args.seed,
-                            shard=parse_shard(args.shard) if args.shard else None, stop_after_s=args.stop_after,
-                            command=command_of(args))
+        settings = Settings(
+            workloads=args.workloads,
+            target=_target(args.target),
+            out_dir=args.out,
+            device=args.device,
+            methods=parse_methods(args.methods),
+            budgets=_ints(args.budgets, "--budgets"),
+            k=args.k,
+            seeds=args.seeds,
+            repeat=args.repeat,
+            timeout_s=args.timeout,
+            run_timeout_s=args.run_timeout,
+            generation_version=args.generation_version,
+            workers=args.workers,
+            cache=args.cache,
+            model_path=args.model_path,
+            gpu_name=args.gpu_name,
+            limit=args.limit,
+            seed=args.seed,
+            shard=parse_shard(args.shard) if args.shard else None,
+            stop_after_s=args.stop_after,
+            command=command_of(args),
+        )
         if args.k < 1:
             raise ValueError("--k must be at least 1")
         for option, value in (("--timeout", args.timeout), ("--run-timeout", args.run_timeout)):
@@ -203,8 +270,14 @@ def cmd_eval(args, out: Console, err: Console) -> int:
     except ValueError as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, disable=not err.is_terminal) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not err.is_terminal,
+    ) as progress:
         current = {}
 
         def phase(label, total):
@@ -215,7 +288,7 @@ def cmd_eval(args, out: Console, err: Console) -> int:
         def advance():
             progress.advance(current["task"])
 
-        def log(line):   # one line per measurement, above the bar or alone in a log file
+        def log(line):  # one line per measurement, above the bar or alone in a log file
             progress.console.print(line, markup=False, highlight=False)
 
         try:
@@ -226,28 +299,40 @@ def cmd_eval(args, out: Console, err: Console) -> int:
         except EvalInputError as exc:
             err.print(f"error: {exc}", markup=False)
             return 2
-        except ValueError as exc:     # an unknown target or device, no model for --generate-only
+        except ValueError as exc:  # an unknown target or device, no model for --generate-only
             err.print(f"error: {exc}", markup=False)
             return 2
     if args.generate_only:
         made = [g for g in summary["generated"] if not g["cached"]]
-        err.print(f"{len(summary['generated'])} model answers for {summary['workloads']} workloads in "
-                  f"{args.out}/model ({len(made)} generated now, {sum(g['generation_s'] for g in made):.1f} s of "
-                  f"generation; the others were there)"
-                  + (f"; improvement left to the measured run (several scripts): "
-                     f"{', '.join(summary['improvement_left_to_the_measured_run'])}"
-                     if summary["improvement_left_to_the_measured_run"] else ""), markup=False)
+        err.print(
+            f"{len(summary['generated'])} model answers for {summary['workloads']} workloads in "
+            f"{args.out}/model ({len(made)} generated now, {sum(g['generation_s'] for g in made):.1f} s of "
+            f"generation; the others were there)"
+            + (
+                f"; improvement left to the measured run (several scripts): "
+                f"{', '.join(summary['improvement_left_to_the_measured_run'])}"
+                if summary["improvement_left_to_the_measured_run"]
+                else ""
+            ),
+            markup=False,
+        )
         return 0
     deferred = results["deferred"]
     why = f"the interruption ({results['interrupted']})" if results.get("interrupted") else "--stop-after"
-    later = (f"; {len(deferred)} measurement(s) deferred by {why} "
-             f"({', '.join(sorted({d['method'] for d in deferred}))}): run again over {args.out} to go on"
-             if deferred else "")
+    later = (
+        f"; {len(deferred)} measurement(s) deferred by {why} "
+        f"({', '.join(sorted({d['method'] for d in deferred}))}): run again over {args.out} to go on"
+        if deferred
+        else ""
+    )
     if settings.shard is not None:
         i, n = settings.shard
         path = write_results(results, args.out, f"results-shard-{i}-of-{n}.json")
-        err.print(f"shard {i}/{n}: {len(results['workloads'])} workloads measured into {args.out}'s caches "
-                  f"({path.name})" + (later or "; run again without --shard for the report"), markup=False)
+        err.print(
+            f"shard {i}/{n}: {len(results['workloads'])} workloads measured into {args.out}'s caches "
+            f"({path.name})" + (later or "; run again without --shard for the report"),
+            markup=False,
+        )
         return 3 if deferred else 0
     if deferred:
         err.print(f"no report{later}", markup=False)

@@ -13,9 +13,9 @@ from dragon_dsl import DragonError, check_text
 from dragon_dsl.cli.check import parse_target
 from dragon_dsl.cli.files import read_source
 from dragon_dsl.cli.output import print_workload_error
-from dragon_dsl.language.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.language.diagnostics import Severity
+from dragon_dsl.language.files import write_text
 
 
 def add_parser(sub) -> None:

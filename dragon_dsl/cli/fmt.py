@@ -13,9 +13,9 @@ import sys
 from rich.console import Console
 
 from dragon_dsl.cli.files import FileProblem, expand, read_source
-from dragon_dsl.language.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.language.diagnostics import DragonError
+from dragon_dsl.language.files import write_text
 from dragon_dsl.language.format import format_text
 
 
@@ -55,8 +55,11 @@ def main(argv=None) -> int:
         changed += 1
         if args.diff:
             name = "<stdin>" if path == "-" else path
-            sys.stdout.writelines(difflib.unified_diff(src.splitlines(True), new.splitlines(True),
-                                                       f"{name}\t(original)", f"{name}\t(formatted)"))
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    src.splitlines(True), new.splitlines(True), f"{name}\t(original)", f"{name}\t(formatted)"
+                )
+            )
         elif args.check:
             if not args.quiet:
                 err.print(f"would reformat {path}", markup=False, highlight=False)
@@ -71,8 +74,11 @@ def main(argv=None) -> int:
                 err.print(f"reformatted {path}", markup=False, highlight=False)
     if not args.quiet and files != ["-"]:
         verb = "would be reformatted" if (args.check or args.diff) else "reformatted"
-        err.print(f"{changed} file(s) {verb}, {len(files) - changed - failed} unchanged, {failed} failed",
-                  markup=False, highlight=False)
+        err.print(
+            f"{changed} file(s) {verb}, {len(files) - changed - failed} unchanged, {failed} failed",
+            markup=False,
+            highlight=False,
+        )
     if failed:
         return 2
     return 1 if changed and args.check else 0

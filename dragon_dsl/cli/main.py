@@ -1,15 +1,15 @@
 """`dragon`: the umbrella command.
 
-    dragon demo                        decode the shipped example, check it, replay it, print the TensorIR
-    dragon import TRACE.json [...]     raw trace JSON -> a .dragon script
-    dragon import --database DIR -o D  a MetaSchedule database -> .dragon files and their workload files
-    dragon export FILE.dragon          .dragon script -> trace JSON
-    dragon show FILE.dragon [--cuda]   the scheduled TensorIR (or the generated CUDA source)
-    dragon workload SPEC -o F          write a .tvmscript workload (te_workload name or TVMScript file)
-    dragon workloads --count N -o DIR  generate N distinct workloads from operator families
-    dragon search DIR --out RUN ...    MetaSchedule over a workload folder, resumable (dragon_dsl/cli/corpus.py)
-    dragon corpus build|verify|card    search runs -> verified examples; re-verify; DATA_CARD.md
-    dragon fmt ... / dragon check ...  the same as dragon-fmt / dragon-check
+dragon demo                        decode the shipped example, check it, replay it, print the TensorIR
+dragon import TRACE.json [...]     raw trace JSON -> a .dragon script
+dragon import --database DIR -o D  a MetaSchedule database -> .dragon files and their workload files
+dragon export FILE.dragon          .dragon script -> trace JSON
+dragon show FILE.dragon [--cuda]   the scheduled TensorIR (or the generated CUDA source)
+dragon workload SPEC -o F          write a .tvmscript workload (te_workload name or TVMScript file)
+dragon workloads --count N -o DIR  generate N distinct workloads from operator families
+dragon search DIR --out RUN ...    MetaSchedule over a workload folder, resumable (dragon_dsl/cli/corpus.py)
+dragon corpus build|verify|card    search runs -> verified examples; re-verify; DATA_CARD.md
+dragon fmt ... / dragon check ...  the same as dragon-fmt / dragon-check
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
 from dragon_dsl.cli.check import parse_target
 from dragon_dsl.cli.files import FileProblem, json_position, read_source
 from dragon_dsl.cli.output import print_workload_error
-from dragon_dsl.language.files import write_text
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.language.diagnostics import Severity, Span
 from dragon_dsl.language.diagnostics import make as make_diagnostic
+from dragon_dsl.language.files import write_text
 
 EXAMPLE_TRACE = "matmul_256.llvm.trace.json"
 EXAMPLE_WORKLOAD = "matmul_256.tvmscript"
@@ -93,19 +93,26 @@ def cmd_import(args, out: Console, err: Console) -> int:
         trace = json.loads(raw)
     except json.JSONDecodeError as exc:
         name = "<stdin>" if args.trace == "-" else args.trace
-        print_diagnostics(err, [make_diagnostic("DRG501", Span.point(exc.lineno, exc.colno), f"not JSON: {exc.msg}")],
-                          raw, name)
+        print_diagnostics(
+            err, [make_diagnostic("DRG501", Span.point(exc.lineno, exc.colno), f"not JSON: {exc.msg}")], raw, name
+        )
         return 2
     name = "<stdin>" if args.trace == "-" else args.trace
     if not (isinstance(trace, list) and len(trace) == 2):
-        err.print(f"{name}: error: not a trace: a TVM trace is [instructions, decisions], but this file holds "
-                  f"{_json_kind(trace)}", markup=False, highlight=False)
+        err.print(
+            f"{name}: error: not a trace: a TVM trace is [instructions, decisions], but this file holds "
+            f"{_json_kind(trace)}",
+            markup=False,
+            highlight=False,
+        )
         return 1
     try:
         text = from_trace_json(trace, workload=args.workload, target=args.target)
     except DragonError as exc:
-        located = [dataclasses.replace(d, span=Span.point(*json_position(raw, _trace_path(trace, d.message))))
-                   for d in exc.diagnostics]
+        located = [
+            dataclasses.replace(d, span=Span.point(*json_position(raw, _trace_path(trace, d.message))))
+            for d in exc.diagnostics
+        ]
         print_diagnostics(err, located, raw, name)
         return 1
     _emit(out, text, args.output)
@@ -152,8 +159,10 @@ def _import_database(args, out: Console, err: Console) -> int:
         return 2
     n_workloads = len({r.workload_key for r in records})
     if args.workload and n_workloads > 1:
-        err.print(f"error: --workload names one workload file, but {args.database} holds {n_workloads} workloads",
-                  markup=False)
+        err.print(
+            f"error: --workload names one workload file, but {args.database} holds {n_workloads} workloads",
+            markup=False,
+        )
         return 2
     outdir = Path(args.output)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -179,8 +188,11 @@ def _import_database(args, out: Console, err: Console) -> int:
         write_text(str(outdir / f"{rec.workload_key}_{n:03d}.dragon"), text)
         written[rec.workload_key] = n + 1
     total = sum(written.values())
-    err.print(f"imported {total} script(s) for {len(written)} workload(s) into {outdir}"
-              + (f"; {failures} record(s) rejected" if failures else ""), markup=False)
+    err.print(
+        f"imported {total} script(s) for {len(written)} workload(s) into {outdir}"
+        + (f"; {failures} record(s) rejected" if failures else ""),
+        markup=False,
+    )
     return 1 if failures else 0
 
 
@@ -228,20 +240,28 @@ def cmd_show(args, out: Console, err: Console) -> int:
         return 1
     if kind != "cuda":
         where = "--target" if args.target else "the script's target"
-        err.print(f"{args.script}: error: --cuda shows CUDA source, but {where} is {kind} "
-                  f"({json.dumps(target)}); pass --target with a CUDA target (e.g. nvidia/nvidia-h100) "
-                  f"to see the CUDA this schedule would give", markup=False, highlight=False)
+        err.print(
+            f"{args.script}: error: --cuda shows CUDA source, but {where} is {kind} "
+            f"({json.dumps(target)}); pass --target with a CUDA target (e.g. nvidia/nvidia-h100) "
+            f"to see the CUDA this schedule would give",
+            markup=False,
+            highlight=False,
+        )
         return 1
     try:
         source = cuda_source(result.module, target)
     except NoKernel:
-        err.print(f"{args.script}: error: no CUDA kernel: the schedule binds no loop to blockIdx/threadIdx "
-                  f"(bind loops, or check it with dragon-check --level build --target cuda)", markup=False,
-                  highlight=False)
+        err.print(
+            f"{args.script}: error: no CUDA kernel: the schedule binds no loop to blockIdx/threadIdx "
+            f"(bind loops, or check it with dragon-check --level build --target cuda)",
+            markup=False,
+            highlight=False,
+        )
         return 1
     except Exception as exc:  # TVM's build errors come as its own exception types
-        err.print(f"{args.script}: error: CUDA code generation failed: {tvm_message(exc)}", markup=False,
-                  highlight=False)
+        err.print(
+            f"{args.script}: error: CUDA code generation failed: {tvm_message(exc)}", markup=False, highlight=False
+        )
         return 1
     _emit(out, source, args.output)
     return 0
@@ -341,8 +361,10 @@ def cmd_workloads(args, out: Console, err: Console) -> int:
         if missing:
             err.print(f"no sampled script compiled for {len(missing)} workload(s): {', '.join(missing)}", markup=False)
     note = f", {tried - written} over the caps or already there" if capped else ""
-    err.print(f"{tried} distinct specs{note}; {written} new workload(s) written to {args.output} "
-              f"(manifest.jsonl lists them)", markup=False)
+    err.print(
+        f"{tried} distinct specs{note}; {written} new workload(s) written to {args.output} (manifest.jsonl lists them)",
+        markup=False,
+    )
     return 0
 
 
@@ -354,7 +376,10 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("trace", nargs="?", help="trace JSON file, or - for standard input")
     imp.add_argument("--database", help="MetaSchedule JSONDatabase folder (or its database_tuning_record.json)")
     imp.add_argument("--top", type=int, default=0, help="with --database: keep the K best records per workload")
-    imp.add_argument("--workload", help="workload file named in the script's header (with --database: the one workload's file, written by you; none is written)")
+    imp.add_argument(
+        "--workload",
+        help="workload file named in the script's header (with --database: the one workload's file, written by you; none is written)",
+    )
     imp.add_argument("--target", type=parse_target, help="target tag or JSON object named in the header")
     imp.add_argument("-o", "--output", help="output file (trace) or folder (--database)")
     imp.set_defaults(func=cmd_import)
@@ -366,8 +391,14 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("script", help=".dragon file, or - for standard input")
     show.add_argument("--workload", help="workload .tvmscript file (overrides the script's header)")
     show.add_argument("--cuda", action="store_true", help="print the generated CUDA source instead")
-    show.add_argument("--target", type=parse_target, help="CUDA target tag or JSON object for --cuda (default: the header's, else nvidia/nvidia-h100)")
-    show.add_argument("-o", "--output", help="write the TensorIR (or CUDA source) to this file (default: standard output)")
+    show.add_argument(
+        "--target",
+        type=parse_target,
+        help="CUDA target tag or JSON object for --cuda (default: the header's, else nvidia/nvidia-h100)",
+    )
+    show.add_argument(
+        "-o", "--output", help="write the TensorIR (or CUDA source) to this file (default: standard output)"
+    )
     show.set_defaults(func=cmd_show)
     wl = sub.add_parser("workload", help="write a .tvmscript workload")
     wl.add_argument("spec", help="a te_workload (e.g. 'C2D:0', 'matmul(1024,1024,1024)') or a TVMScript .py file")
@@ -375,17 +406,33 @@ def build_parser() -> argparse.ArgumentParser:
     wl.set_defaults(func=cmd_workload)
     gen = sub.add_parser("workloads", help="generate distinct workloads from operator families")
     gen.add_argument("--count", type=int, default=100, help="how many workloads to write (default 100)")
-    gen.add_argument("--seed", type=int, default=0, help="seed of the shape draws: the same seed gives the same workloads (default 0)")
-    gen.add_argument("--families", help="comma-separated (default: the classic families; "
-                     "dragon_dsl/corpus/families.py lists today's operators too)")
-    gen.add_argument("--held-out-operators", action="store_true",
-                     help="write the 50 held-out real operators (LLM and vision shapes) that no training run sees")
-    gen.add_argument("--max-flops", type=float, help="leave out workloads with more floating-point work (TVM's estimate)")
+    gen.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the shape draws: the same seed gives the same workloads (default 0)",
+    )
+    gen.add_argument(
+        "--families",
+        help="comma-separated (default: the classic families; "
+        "dragon_dsl/corpus/families.py lists today's operators too)",
+    )
+    gen.add_argument(
+        "--held-out-operators",
+        action="store_true",
+        help="write the 50 held-out real operators (LLM and vision shapes) that no training run sees",
+    )
+    gen.add_argument(
+        "--max-flops", type=float, help="leave out workloads with more floating-point work (TVM's estimate)"
+    )
     gen.add_argument("--max-bytes", type=float, help="leave out workloads whose parameter buffers take more bytes")
     gen.add_argument("-o", "--output", required=True, help="folder for the .tvmscript files and manifest.jsonl")
-    gen.add_argument("--starting-scripts", metavar="TARGET",
-                     help="also write beside each workload a sampled schedule for TARGET that compiles "
-                          "(NAME.dragon: the improvement task of `dragon eval` starts from it)")
+    gen.add_argument(
+        "--starting-scripts",
+        metavar="TARGET",
+        help="also write beside each workload a sampled schedule for TARGET that compiles "
+        "(NAME.dragon: the improvement task of `dragon eval` starts from it)",
+    )
     gen.set_defaults(func=cmd_workloads)
     from dragon_dsl.cli import eval as eval_cli  # dragon eval: the evaluation harness (issue 7)
 
@@ -397,8 +444,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     measure_cli.add_parser(sub)
     # its options are the engine's (`dragon rpc-server --help`), parsed where it runs
-    sub.add_parser("rpc-server", help="a TVM RPC server for a GPU farm, timing kernels as the engine does locally",
-                   add_help=False)
+    sub.add_parser(
+        "rpc-server", help="a TVM RPC server for a GPU farm, timing kernels as the engine does locally", add_help=False
+    )
     from dragon_dsl.cli.corpus import add_parsers as add_corpus_parsers
 
     add_corpus_parsers(sub)  # dragon search, dragon corpus build|verify|card
@@ -426,7 +474,7 @@ def _exit_on_sigterm() -> None:
 
 
 def main(argv=None) -> int:
-    if argv is None:            # run as the program (not called by a host process with its own handlers)
+    if argv is None:  # run as the program (not called by a host process with its own handlers)
         _exit_on_sigterm()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "rpc-server":

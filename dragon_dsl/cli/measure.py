@@ -22,18 +22,30 @@ PHASES = ("replay", "checks", "codegen", "compile", "upload", "wait", "verify", 
 def add_parser(sub) -> None:
     from dragon_dsl.cli.check import parse_target
 
-    p = sub.add_parser("measure", help="build, verify and time a JSON-lines batch of candidates (resumable)",
-                       description="Measure every candidate of BATCH.jsonl (one JSON object a line: 'workload' or "
-                                   "'workload_text', 'script' or 'trace', optional 'id') and append one JSON row "
-                                   "per candidate to --out. A rerun measures only the ids --out does not hold yet.")
+    p = sub.add_parser(
+        "measure",
+        help="build, verify and time a JSON-lines batch of candidates (resumable)",
+        description="Measure every candidate of BATCH.jsonl (one JSON object a line: 'workload' or "
+        "'workload_text', 'script' or 'trace', optional 'id') and append one JSON row "
+        "per candidate to --out. A rerun measures only the ids --out does not hold yet.",
+    )
     p.add_argument("batch", help="the batch file (JSON lines)")
-    p.add_argument("--target", required=True, type=parse_target, help="llvm, cuda, a target tag or a target JSON object")
+    p.add_argument(
+        "--target", required=True, type=parse_target, help="llvm, cuda, a target tag or a target JSON object"
+    )
     p.add_argument("--out", required=True, help="the results file (JSON lines, appended; resumed when it exists)")
-    p.add_argument("--level", choices=("verify", "time"), default="time",
-                   help="verify: build and compare with the reference; time: verify, then time (default)")
-    p.add_argument("--device", default="local",
-                   help="local (default: one worker per GPU CUDA_VISIBLE_DEVICES shows), cuda:0,1 (these GPUs), "
-                        "or rpc://HOST:PORT/KEY (the GPUs of a TVM RPC tracker)")
+    p.add_argument(
+        "--level",
+        choices=("verify", "time"),
+        default="time",
+        help="verify: build and compare with the reference; time: verify, then time (default)",
+    )
+    p.add_argument(
+        "--device",
+        default="local",
+        help="local (default: one worker per GPU CUDA_VISIBLE_DEVICES shows), cuda:0,1 (these GPUs), "
+        "or rpc://HOST:PORT/KEY (the GPUs of a TVM RPC tracker)",
+    )
     p.add_argument("--workers", type=int, help="build workers (default: one per core)")
     p.add_argument("--jobs", "-j", type=int, dest="workers", help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true", help="no progress; print the summary as JSON on standard output")
@@ -42,20 +54,38 @@ def add_parser(sub) -> None:
     p.add_argument("--repeat", type=int, default=5, help="timing repeats (default 5)")
     p.add_argument("--min-repeat-ms", type=float, default=5.0, help="grow calls per repeat to this long (default 5)")
     p.add_argument("--flush-l2", action="store_true", help="flush the cache before every timed call")
-    p.add_argument("--gpu-timer", choices=("blocked", "evaluator"), default="blocked",
-                   help="CUDA kernels: device time behind a blocking kernel (default), or TVM's time_evaluator "
-                        "(which counts the host's launch rate for kernels of a few microseconds)")
+    p.add_argument(
+        "--gpu-timer",
+        choices=("blocked", "evaluator"),
+        default="blocked",
+        help="CUDA kernels: device time behind a blocking kernel (default), or TVM's time_evaluator "
+        "(which counts the host's launch rate for kernels of a few microseconds)",
+    )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per build (default 60)")
-    p.add_argument("--run-timeout", type=float, default=30.0,
-                   help="seconds for a candidate's verify and time once it holds the device (default 30)")
-    p.add_argument("--seconds", type=float,
-                   help="start no engine call after this many seconds (the running one ends first; the rows are "
-                        "kept and the same command measures the rest)")
+    p.add_argument(
+        "--run-timeout",
+        type=float,
+        default=30.0,
+        help="seconds for a candidate's verify and time once it holds the device (default 30)",
+    )
+    p.add_argument(
+        "--seconds",
+        type=float,
+        help="start no engine call after this many seconds (the running one ends first; the rows are "
+        "kept and the same command measures the rest)",
+    )
     p.add_argument("--chunk", type=int, help="candidates per engine call (default: 1024 on GPUs, 4 x workers on a CPU)")
-    p.add_argument("--build-group", type=int, default=1,
-                   help="compile up to N candidates of one workload as one library (one nvcc call; default 1)")
-    p.add_argument("--no-dedupe", action="store_true",
-                   help="build and measure candidates with an identical program each on its own")
+    p.add_argument(
+        "--build-group",
+        type=int,
+        default=1,
+        help="compile up to N candidates of one workload as one library (one nvcc call; default 1)",
+    )
+    p.add_argument(
+        "--no-dedupe",
+        action="store_true",
+        help="build and measure candidates with an identical program each on its own",
+    )
     p.add_argument("--cache", help="answer from (and fill) this results cache file; by default everything is measured")
     p.set_defaults(func=cmd_measure)
 
@@ -93,7 +123,7 @@ def cmd_measure(args, out: Console, err: Console) -> int:
         err.print(f"error: {exc}", markup=False)
         return 2
     if visible is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = visible     # the device workers inherit it
+        os.environ["CUDA_VISIBLE_DEVICES"] = visible  # the device workers inherit it
 
     options = engine_options(args.target, device)
     if args.no_dedupe:
@@ -101,23 +131,44 @@ def cmd_measure(args, out: Console, err: Console) -> int:
     options["build_group"] = args.build_group
     options["gpu_timer"] = args.gpu_timer
     try:
-        engine = Engine(args.target, device=device, workers=args.workers, timeout_s=args.timeout,
-                        run_timeout_s=args.run_timeout, cache=args.cache if args.cache else False, **options)
+        engine = Engine(
+            args.target,
+            device=device,
+            workers=args.workers,
+            timeout_s=args.timeout,
+            run_timeout_s=args.run_timeout,
+            cache=args.cache if args.cache else False,
+            **options,
+        )
     except (ValueError, EngineError) as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
     quiet = args.json or not err.is_terminal
     progress = None
     try:
-        kw = dict(seeds=args.seeds, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms, flush_l2=args.flush_l2,
-                  use_cache=bool(args.cache), chunk=args.chunk, seconds=args.seconds)
+        kw = dict(
+            seeds=args.seeds,
+            repeat=args.repeat,
+            min_repeat_ms=args.min_repeat_ms,
+            flush_l2=args.flush_l2,
+            use_cache=bool(args.cache),
+            chunk=args.chunk,
+            seconds=args.seconds,
+        )
         if quiet:
             summary = measure_batch(args.batch, args.out, engine, args.level, **kw)
         else:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            progress = Progress(TextColumn("[bold]measure"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), console=err, transient=False)
+            progress = Progress(
+                TextColumn("[bold]measure"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[tally]}"),
+                TimeElapsedColumn(),
+                console=err,
+                transient=False,
+            )
             tally: dict = {}
             state = {}
 
@@ -127,16 +178,17 @@ def cmd_measure(args, out: Console, err: Console) -> int:
 
             def on_row(row):
                 tally[row["status"]] = tally.get(row["status"], 0) + 1
-                progress.update(state["task"], advance=1,
-                                tally=" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+                progress.update(state["task"], advance=1, tally=" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
 
             summary = measure_batch(args.batch, args.out, engine, args.level, on_row=on_row, on_start=on_start, **kw)
-    except (BatchError, EngineError, PoolError) as exc:    # no device, workers that cannot start
+    except (BatchError, EngineError, PoolError) as exc:  # no device, workers that cannot start
         err.print(f"error: {exc}", markup=False)
         return 2
     except KeyboardInterrupt:
-        err.print(f"interrupted: the rows written to {args.out} are kept; run the same command again to measure "
-                  f"the rest", markup=False)
+        err.print(
+            f"interrupted: the rows written to {args.out} are kept; run the same command again to measure the rest",
+            markup=False,
+        )
         return 130
     finally:
         if progress is not None:
@@ -168,11 +220,16 @@ def _print_summary(console: Console, summary, args) -> None:
         console.print(f"note: {problem}", markup=False)
     passed = "verified and timed" if args.level == "time" else "verified"
     ok_rate = summary.counts.get("ok", 0) * 60.0 / summary.wall_s if summary.wall_s > 0 else 0.0
-    console.print(f"{summary.written} row(s) written in {summary.wall_s:.1f} s: "
-                  f"{summary.per_minute:.1f} candidates per minute ({ok_rate:.1f} {passed}){dup}{torn}", markup=False)
+    console.print(
+        f"{summary.written} row(s) written in {summary.wall_s:.1f} s: "
+        f"{summary.per_minute:.1f} candidates per minute ({ok_rate:.1f} {passed}){dup}{torn}",
+        markup=False,
+    )
     if summary.left:
-        console.print(f"stopped at --seconds {args.seconds:g}: {summary.left} candidate(s) left; the same command "
-                      f"measures them", markup=False)
+        console.print(
+            f"stopped at --seconds {args.seconds:g}: {summary.left} candidate(s) left; the same command measures them",
+            markup=False,
+        )
 
 
 def _print_profile(console: Console, profile: dict) -> None:

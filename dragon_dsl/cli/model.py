@@ -15,7 +15,6 @@ imported only by these commands.
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 from dragon_dsl.cli.check import parse_target
@@ -26,12 +25,18 @@ EXAMPLE_WORKLOAD = Path(__file__).resolve().parent.parent / "examples" / "matmul
 
 
 def add_commands(sub) -> None:
-    for name, helptext in (("suggest", "write a verified schedule for a workload with the model"),
-                           ("improve", "write a faster schedule from scratch, given a workload and a script")):
+    for name, helptext in (
+        ("suggest", "write a verified schedule for a workload with the model"),
+        ("improve", "write a faster schedule from scratch, given a workload and a script"),
+    ):
         p = sub.add_parser(name, help=helptext)
         if name == "suggest":  # the embedded default: the shipped 256^3 matmul, so `dragon suggest` runs as is
-            p.add_argument("workload", nargs="?", default=str(EXAMPLE_WORKLOAD),
-                           help="the workload (.tvmscript; default: the shipped matmul_256 example)")
+            p.add_argument(
+                "workload",
+                nargs="?",
+                default=str(EXAMPLE_WORKLOAD),
+                help="the workload (.tvmscript; default: the shipped matmul_256 example)",
+            )
         else:
             p.add_argument("workload", help="the workload (.tvmscript)")
         if name == "improve":
@@ -43,11 +48,14 @@ def add_commands(sub) -> None:
         p.add_argument("--no-model", action="store_true", help="skip the model: search only")
         p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
         p.add_argument("-o", "--output", help="write the script there")
-        p.add_argument("--seed", type=int, default=0, help="sampling seed: the same seed gives the same candidates (default 0)")
+        p.add_argument(
+            "--seed", type=int, default=0, help="sampling seed: the same seed gives the same candidates (default 0)"
+        )
         p.set_defaults(func=cmd_suggest)
     train = sub.add_parser("train", help="train the schedule model (sft, then rl)")
     stages = train.add_subparsers(dest="stage", required=True)
-    from dragon_model import rl, train as sft
+    from dragon_model import rl
+    from dragon_model import train as sft
 
     sft_p = stages.add_parser("sft", help="supervised training on a corpus")
     sft.add_arguments(sft_p)
@@ -125,13 +133,25 @@ def cmd_suggest(args, out, err) -> int:
         stages("loading", "the model")
         from dragon_model.api import recommend
 
-        rec = recommend(args.workload, target=args.target, script=script, k=args.k, model_path=args.model,
-                        search_trials=args.search_trials, use_model=not args.no_model, seed=args.seed,
-                        log=lambda m: None if args.json else err.print(m, markup=False), stage=stages)
+        rec = recommend(
+            args.workload,
+            target=args.target,
+            script=script,
+            k=args.k,
+            model_path=args.model,
+            search_trials=args.search_trials,
+            use_model=not args.no_model,
+            seed=args.seed,
+            log=lambda m: None if args.json else err.print(m, markup=False),
+            stage=stages,
+        )
     finally:
         stages.stop()
-    shown = rec.explanation if rec.explanation and not rec.explanation.startswith("# explanation unavailable") \
+    shown = (
+        rec.explanation
+        if rec.explanation and not rec.explanation.startswith("# explanation unavailable")
         else rec.script
+    )
     if args.output and shown:
         write_text(args.output, shown)
     if args.json:
@@ -143,9 +163,11 @@ def cmd_suggest(args, out, err) -> int:
         return 1
     if not args.output:  # one script: the explained one when the explanation graph is there
         out.print(shown, markup=False, highlight=False, soft_wrap=True, end="" if shown.endswith("\n") else "\n")
-    figures = [f"source: {rec.source}" + (f" ({rec.note})" if rec.note else ""),
-               f"candidates tried: {rec.candidates_tried}",
-               f"latency: {rec.latency_us:.3f} us" if rec.latency_us else "latency: not timed"]
+    figures = [
+        f"source: {rec.source}" + (f" ({rec.note})" if rec.note else ""),
+        f"candidates tried: {rec.candidates_tried}",
+        f"latency: {rec.latency_us:.3f} us" if rec.latency_us else "latency: not timed",
+    ]
     if rec.speedup_vs_baseline:
         figures.append(f"speedup vs {rec.baseline_kind}: {rec.speedup_vs_baseline:.2f}x ({rec.baseline:.3f} us)")
     if rec.speedup_vs_given:

@@ -14,8 +14,16 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.I
 
 def finding(report, d) -> dict:
     s = d.span
-    out = {"code": d.code, "severity": d.severity.value, "file": report.path, "line": s.line, "column": s.column,
-           "end_line": s.end_line, "end_column": s.end_column, "message": d.message}
+    out = {
+        "code": d.code,
+        "severity": d.severity.value,
+        "file": report.path,
+        "line": s.line,
+        "column": s.column,
+        "end_line": s.end_line,
+        "end_column": s.end_column,
+        "message": d.message,
+    }
     if d.related:
         out["related"] = [{"line": r.span.line, "column": r.span.column, "message": r.message} for r in d.related]
     if d.code == "DRG706" and report.figures:
@@ -29,9 +37,15 @@ def to_json(reports) -> str:
 
 def to_sarif(reports, tool_name: str = "dragon-check") -> str:
     used = sorted({d.code for r in reports for d in r.diagnostics})
-    rules = [{"id": code, "name": CODES[code][1].title().replace(" ", ""),
-              "shortDescription": {"text": CODES[code][1]},
-              "defaultConfiguration": {"level": _SARIF_LEVEL[CODES[code][0]]}} for code in used]
+    rules = [
+        {
+            "id": code,
+            "name": CODES[code][1].title().replace(" ", ""),
+            "shortDescription": {"text": CODES[code][1]},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[CODES[code][0]]},
+        }
+        for code in used
+    ]
     results = []
     for r in reports:
         for d in r.diagnostics:
@@ -41,25 +55,39 @@ def to_sarif(reports, tool_name: str = "dragon-check") -> str:
                 "ruleIndex": used.index(d.code),
                 "level": _SARIF_LEVEL[d.severity],
                 "message": {"text": d.message},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": r.path},
-                    "region": {"startLine": s.line, "startColumn": s.column,
-                               "endLine": s.end_line, "endColumn": max(s.end_column, s.column)}}}],
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": r.path},
+                            "region": {
+                                "startLine": s.line,
+                                "startColumn": s.column,
+                                "endLine": s.end_line,
+                                "endColumn": max(s.end_column, s.column),
+                            },
+                        }
+                    }
+                ],
             }
             if d.related:
-                res["relatedLocations"] = [{"id": i, "message": {"text": rel.message}, "physicalLocation": {
-                    "artifactLocation": {"uri": r.path},
-                    "region": {"startLine": rel.span.line, "startColumn": rel.span.column}}}
-                    for i, rel in enumerate(d.related)]
+                res["relatedLocations"] = [
+                    {
+                        "id": i,
+                        "message": {"text": rel.message},
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": r.path},
+                            "region": {"startLine": rel.span.line, "startColumn": rel.span.column},
+                        },
+                    }
+                    for i, rel in enumerate(d.related)
+                ]
             if d.code == "DRG706" and r.figures:
                 res["properties"] = {"figures": r.figures}
             results.append(res)
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{"tool": {"driver": {"name": tool_name, "version": __version__,
-                                      "rules": rules}},
-                  "results": results}],
+        "runs": [{"tool": {"driver": {"name": tool_name, "version": __version__, "rules": rules}}, "results": results}],
     }
     return json.dumps(log, indent=2, ensure_ascii=False)
 

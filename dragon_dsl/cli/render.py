@@ -8,8 +8,6 @@ around the caret, with "..." where it was cut.
 
 from __future__ import annotations
 
-from typing import Union
-
 from dragon_dsl.language.diagnostics import Diagnostic, Severity
 from dragon_dsl.language.limits import MAX_SNIPPET_CHARS
 
@@ -55,7 +53,7 @@ class SourceLines:
 _last: tuple = (None, None)
 
 
-def _lines(source: Union[str, SourceLines]) -> SourceLines:
+def _lines(source: str | SourceLines) -> SourceLines:
     global _last
     if isinstance(source, SourceLines):
         return source
@@ -88,7 +86,7 @@ def snippet(line: str, column: int, width: int) -> tuple[str, int, int]:
     return text, caret, width
 
 
-def render_diagnostic(d: Diagnostic, source: Union[str, SourceLines], filename: str) -> str:
+def render_diagnostic(d: Diagnostic, source: str | SourceLines, filename: str) -> str:
     """Plain text: the header line, the source line and a caret under the span."""
     out = [d.render(filename)]
     lines = _lines(source)

@@ -41,7 +41,6 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.corpus.search_run import RunConfigError, read_folder_json, read_records
 from dragon_dsl.language.files import write_json
@@ -49,22 +48,38 @@ from dragon_dsl.language.files import write_json
 SPLITS = ("train", "valid", "test_family", "test_shape")
 TASKS = ("construction", "improvement")
 CORPUS_FORMAT = 1
-ROW_KEYS = ("id", "task", "split", "family", "workload", "workload_hash", "params", "target", "workload_text",
-            "prompt_script", "prompt_latency_us", "script", "trace", "latency_us", "unscheduled_us", "dlight_us")
+ROW_KEYS = (
+    "id",
+    "task",
+    "split",
+    "family",
+    "workload",
+    "workload_hash",
+    "params",
+    "target",
+    "workload_text",
+    "prompt_script",
+    "prompt_latency_us",
+    "script",
+    "trace",
+    "latency_us",
+    "unscheduled_us",
+    "dlight_us",
+)
 
 
 @dataclass(frozen=True)
 class BuildConfig:
-    improvements: int = 2                 # K: improvement examples per workload at most
-    slower: float = 1.2                   # an improvement's prompt is at least this much slower
-    test_families: Optional[tuple] = None  # explicit held-out families (else chosen by hash)
+    improvements: int = 2  # K: improvement examples per workload at most
+    slower: float = 1.2  # an improvement's prompt is at least this much slower
+    test_families: tuple | None = None  # explicit held-out families (else chosen by hash)
     n_test_families: int = 2
     split_seed: int = 0
     shape_pct: int = 10
     valid_pct: int = 10
-    level: str = "time"                   # re-measurement level ("time" verifies, then times)
+    level: str = "time"  # re-measurement level ("time" verifies, then times)
     timeout_s: float = 60.0
-    chunk: int = 32                       # workloads per engine call (a call waits for its slowest build)
+    chunk: int = 32  # workloads per engine call (a call waits for its slowest build)
 
     def __post_init__(self):
         if self.improvements < 0:
@@ -131,7 +146,7 @@ def choose(record: dict, cfg: BuildConfig) -> tuple:
         seen.add(key)
         slower.append(c)
     slower.sort(key=lambda c: _h(f"{record['workload_hash']}:{canonical(c['trace'])}"))
-    return best, slower[:cfg.improvements]
+    return best, slower[: cfg.improvements]
 
 
 # --- scripts --------------------------------------------------------------------------------------
@@ -144,7 +159,7 @@ def _explainer():
     return getattr(module, "explain", None)
 
 
-def make_script(trace, workload_file: str, target, workload_path: Optional[str] = None, explain=None) -> tuple:
+def make_script(trace, workload_file: str, target, workload_path: str | None = None, explain=None) -> tuple:
     """(Dragon text for a trace, the trace it encodes to). The text must encode back to the same
     trace, up to what the codec drops on purpose (index maps' source spans: codec/equal.py); the
     returned trace is the exact encoding, so that a stored row's script and trace agree exactly."""
@@ -173,8 +188,9 @@ def load_runs(run_dirs, workloads_override=None) -> tuple:
         run, records = read_records(run_dir)
         t = canonical(run["config"]["target"])
         if target is not None and (t != target or run["tvm_version"] != tvm_version):
-            raise RunConfigError(f"{run_dir}: another target or TVM version than {run_dirs[0]}: "
-                                 f"runs of one corpus must match")
+            raise RunConfigError(
+                f"{run_dir}: another target or TVM version than {run_dirs[0]}: runs of one corpus must match"
+            )
         target, tvm_version = t, run["tvm_version"]
         wdir = Path(workloads_override or run["workloads_dir"])
         for rec in records:
@@ -188,8 +204,9 @@ def load_runs(run_dirs, workloads_override=None) -> tuple:
     return json.loads(target), tvm_version, out, duplicates
 
 
-def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=None, workers=None,
-                 workloads_dir=None, progress=None) -> dict:
+def build_corpus(
+    run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=None, workers=None, workloads_dir=None, progress=None
+) -> dict:
     """Build, verify and write the corpus; returns its manifest. `progress(event, **info)`."""
     import datasets
 
@@ -206,7 +223,7 @@ def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=Non
     if len(items) > len(usable):
         drop("search failed", len(items) - len(usable))
     plans = []
-    for rec, wdir, run_dir in usable:
+    for rec, wdir, _run_dir in usable:
         best, slower = choose(rec, cfg)
         if best is None:
             drop("no candidate passed the search")
@@ -215,18 +232,28 @@ def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=Non
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise RunConfigError(f"workload {rec['workload']}: cannot read {path}: {exc.strerror} "
-                                 f"(give the workloads folder with --workloads)") from None
+            raise RunConfigError(
+                f"workload {rec['workload']}: cannot read {path}: {exc.strerror} "
+                f"(give the workloads folder with --workloads)"
+            ) from None
         plans.append({"record": rec, "best": best, "slower": slower, "text": text, "path": str(path)})
 
     out = Path(out_dir)
-    partial = Partial(out / PARTIAL, {"build": _identity(cfg), "target": target, "tvm_version": tvm_version,
-                                       "workloads": sorted(p["record"]["workload"] for p in plans)})
+    partial = Partial(
+        out / PARTIAL,
+        {
+            "build": _identity(cfg),
+            "target": target,
+            "tvm_version": tvm_version,
+            "workloads": sorted(p["record"]["workload"] for p in plans),
+        },
+    )
     done = partial.open()
     pending = [p for p in plans if p["record"]["workload"] not in done]
     if progress:
-        progress("start", total=len(plans), done=len(plans) - len(pending),
-                 rows=sum(len(d["rows"]) for d in done.values()))
+        progress(
+            "start", total=len(plans), done=len(plans) - len(pending), rows=sum(len(d["rows"]) for d in done.values())
+        )
     own = engine is None and bool(pending)
     if own:
         from dragon_dsl.engine import Engine
@@ -234,7 +261,7 @@ def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=Non
         engine = Engine(target, workers=workers, timeout_s=cfg.timeout_s, cache=False)
     try:
         for start in range(0, len(pending), cfg.chunk):
-            chunk = pending[start:start + cfg.chunk]
+            chunk = pending[start : start + cfg.chunk]
             t_chunk = time.perf_counter()
             measured = _measure_chunk(engine, chunk, target, cfg, test_families, explain)
             share = (time.perf_counter() - t_chunk) / len(chunk)
@@ -261,23 +288,36 @@ def build_corpus(run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=Non
     counts = {}
     for split in SPLITS:
         part = [r for r in rows if r["split"] == split]
-        ds = datasets.Dataset.from_list(part, features=features()) if part else \
-            datasets.Dataset.from_dict({k: [] for k in ROW_KEYS}, features=features())
+        ds = (
+            datasets.Dataset.from_list(part, features=features())
+            if part
+            else datasets.Dataset.from_dict({k: [] for k in ROW_KEYS}, features=features())
+        )
         pq.write_table(ds.data.table, str(out / "data" / f"{split}.parquet"), compression="zstd")
         counts[split] = {task: sum(r["task"] == task for r in part) for task in TASKS}
     runs = [json.loads((Path(d) / "run.json").read_text(encoding="utf-8")) for d in run_dirs]
     manifest = {
-        "format": CORPUS_FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "tvm_version": tvm_version, "target": target, "device": runs[0]["config"]["device"],
+        "format": CORPUS_FORMAT,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "tvm_version": tvm_version,
+        "target": target,
+        "device": runs[0]["config"]["device"],
         "budget": sorted({r["config"]["budget"] for r in runs}),
         "run_seeds": sorted({r["config"]["seed"] for r in runs}),
         "workload_seeds": {rec["workload"]: rec["seed"] for rec, _, _ in items},
-        "source_runs": [{"path": str(Path(d).resolve()), "config": r["config"], "created": r.get("created")}
-                        for d, r in zip(run_dirs, runs)],
+        "source_runs": [
+            {"path": str(Path(d).resolve()), "config": r["config"], "created": r.get("created")}
+            for d, r in zip(run_dirs, runs)
+        ],
         "build": {**asdict(cfg), "test_families": test_families, "explained": explain is not None},
         "splits": {s: f"data/{s}.parquet" for s in SPLITS},
-        "counts": {"workloads_in_runs": len(items), "duplicate_workloads_skipped": duplicates,
-                   "examples": len(rows), "by_split": counts, "dropped": dropped},
+        "counts": {
+            "workloads_in_runs": len(items),
+            "duplicate_workloads_skipped": duplicates,
+            "examples": len(rows),
+            "by_split": counts,
+            "dropped": dropped,
+        },
         "wall_s": sum(part.get("wall_s", 0.0) for part in done.values()),
         "row_keys": list(ROW_KEYS),
     }
@@ -310,9 +350,11 @@ class Partial:
             stored = json.loads(ident.read_text(encoding="utf-8"))
             if stored != self.identity:
                 diffs = sorted(k for k in set(stored) | set(self.identity) if stored.get(k) != self.identity.get(k))
-                raise RunConfigError(f"{self.folder.parent}: holds a partial build of another configuration "
-                                     f"(differs in: {', '.join(diffs)}); build into another folder or remove "
-                                     f"{self.folder}")
+                raise RunConfigError(
+                    f"{self.folder.parent}: holds a partial build of another configuration "
+                    f"(differs in: {', '.join(diffs)}); build into another folder or remove "
+                    f"{self.folder}"
+                )
         else:
             self.folder.mkdir(parents=True, exist_ok=True)
             write_json(ident, self.identity)
@@ -348,7 +390,7 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain) -> dict:
         spans.append((len(tasks), len(traces)))
         tasks += [Task(plan["text"], t, level=cfg.level, use_cache=False) for t in traces]
     results = engine.run(tasks, baselines=[(plan["text"], k) for plan in chunk for k in kinds])
-    base_results = results[len(tasks):]
+    base_results = results[len(tasks) :]
     out = {}
     for i, (plan, (start, n)) in enumerate(zip(chunk, spans)):
         rec = plan["record"]
@@ -358,26 +400,45 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain) -> dict:
         def drop(reason: str, count: int = 1):
             dropped[reason] = dropped.get(reason, 0) + count
 
-        best_r, slower_r = results[start], results[start + 1:start + n]
+        best_r, slower_r = results[start], results[start + 1 : start + n]
         if not best_r.ok:
             drop(f"best script failed re-verification ({best_r.status.value})", 1 + len(slower_r))
             continue
-        base = (baselines_of(zip(kinds, base_results[i * len(kinds):(i + 1) * len(kinds)])) if timed
-                else dict(rec["baselines"]))
-        common = {"family": rec["family"], "workload": rec["workload"], "workload_hash": rec["workload_hash"],
-                  "params": canonical(rec["params"]), "target": canonical(target), "workload_text": plan["text"],
-                  "split": split_of(rec["family"], rec["params"], test_families, cfg),
-                  "unscheduled_us": base["unscheduled_us"], "dlight_us": base["dlight_us"]}
+        base = (
+            baselines_of(zip(kinds, base_results[i * len(kinds) : (i + 1) * len(kinds)]))
+            if timed
+            else dict(rec["baselines"])
+        )
+        common = {
+            "family": rec["family"],
+            "workload": rec["workload"],
+            "workload_hash": rec["workload_hash"],
+            "params": canonical(rec["params"]),
+            "target": canonical(target),
+            "workload_text": plan["text"],
+            "split": split_of(rec["family"], rec["params"], test_families, cfg),
+            "unscheduled_us": base["unscheduled_us"],
+            "dlight_us": base["dlight_us"],
+        }
         try:
-            best_script, best_trace = make_script(plan["best"]["trace"], rec["workload_file"], target, plan["path"],
-                                                  explain)
+            best_script, best_trace = make_script(
+                plan["best"]["trace"], rec["workload_file"], target, plan["path"], explain
+            )
         except Exception as exc:  # the codec raises DragonError; explain may raise anything
             drop(f"script: {exc}", 1 + len(slower_r))
             continue
         best_lat = best_r.latency_us if timed else plan["best"]["latency_us"]
         answer = {"script": best_script, "trace": canonical(best_trace), "latency_us": best_lat}
-        rows.append({"id": f"{rec['workload']}/construction", "task": "construction", **common,
-                     "prompt_script": None, "prompt_latency_us": None, **answer})
+        rows.append(
+            {
+                "id": f"{rec['workload']}/construction",
+                "task": "construction",
+                **common,
+                "prompt_script": None,
+                "prompt_latency_us": None,
+                **answer,
+            }
+        )
         for cand, res in zip(plan["slower"], slower_r):
             if not res.ok:
                 drop(f"slower script failed re-verification ({res.status.value})")
@@ -392,8 +453,16 @@ def _measure_chunk(engine, chunk, target, cfg, test_families, explain) -> dict:
                 drop(f"script: {exc}")
                 continue
             tag = hashlib.sha256(canonical(cand["trace"]).encode()).hexdigest()[:12]
-            rows.append({"id": f"{rec['workload']}/improvement/{tag}", "task": "improvement", **common,
-                         "prompt_script": prompt, "prompt_latency_us": lat, **answer})
+            rows.append(
+                {
+                    "id": f"{rec['workload']}/improvement/{tag}",
+                    "task": "improvement",
+                    **common,
+                    "prompt_script": prompt,
+                    "prompt_latency_us": lat,
+                    **answer,
+                }
+            )
     return out
 
 
@@ -401,10 +470,26 @@ def features():
     import datasets
 
     s, f = datasets.Value("string"), datasets.Value("float64")
-    return datasets.Features({"id": s, "task": s, "split": s, "family": s, "workload": s, "workload_hash": s,
-                              "params": s, "target": s, "workload_text": s, "prompt_script": s,
-                              "prompt_latency_us": f, "script": s, "trace": s, "latency_us": f,
-                              "unscheduled_us": f, "dlight_us": f})
+    return datasets.Features(
+        {
+            "id": s,
+            "task": s,
+            "split": s,
+            "family": s,
+            "workload": s,
+            "workload_hash": s,
+            "params": s,
+            "target": s,
+            "workload_text": s,
+            "prompt_script": s,
+            "prompt_latency_us": f,
+            "script": s,
+            "trace": s,
+            "latency_us": f,
+            "unscheduled_us": f,
+            "dlight_us": f,
+        }
+    )
 
 
 def load_corpus(corpus_dir) -> tuple:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from dragon_dsl.corpus.families import ALL_FAMILIES, FAMILIES
 from dragon_dsl.corpus.manifest import read_manifest
@@ -60,8 +60,9 @@ def generate(count: int, seed: int = 0, families: Iterable[str] | None = None, m
     return out
 
 
-def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float | None = None,
-          max_bytes: float | None = None) -> list[dict]:
+def write(
+    specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float | None = None, max_bytes: float | None = None
+) -> list[dict]:
     """Build and write each distinct workload; returns the manifest rows written.
 
     `max_flops` leaves out workloads whose TVM-estimated floating-point work is larger, and
@@ -90,7 +91,14 @@ def write(specs: Iterable[WorkloadSpec], out_dir: str | Path, max_flops: float |
                 continue
             hashes.add(h)
             (out / f"{spec.name}.tvmscript").write_text(mod.script(), encoding="utf-8")
-            row = {"name": spec.name, "family": spec.family, "params": dict(spec.params), "hash": h, "flops": flops, "bytes": nbytes}
+            row = {
+                "name": spec.name,
+                "family": spec.family,
+                "params": dict(spec.params),
+                "hash": h,
+                "flops": flops,
+                "bytes": nbytes,
+            }
             f.write(json.dumps(row) + "\n")
             f.flush()
             rows.append(row)

@@ -23,7 +23,6 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.corpus.families import ALL_FAMILIES, HELD_OUT_OPERATORS
 from dragon_dsl.corpus.generator import WorkloadSpec, generate
@@ -56,7 +55,7 @@ def workload_specs(cfg: PretrainConfig) -> list:
     """The workloads of a configuration, in a fixed order; held-out real operators never appear."""
     held = {WorkloadSpec(f, p) for f, p in HELD_OUT_OPERATORS}
     families = [f for f in cfg.families if f not in cfg.exclude_families]
-    return [s for s in generate(cfg.count + len(held), seed=cfg.seed, families=families) if s not in held][:cfg.count]
+    return [s for s in generate(cfg.count + len(held), seed=cfg.seed, families=families) if s not in held][: cfg.count]
 
 
 def held_out_hashes() -> set:
@@ -80,18 +79,23 @@ class PretrainRun:
             have = json.loads(path.read_text(encoding="utf-8"))
             if have != want:
                 diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
-                raise RunConfigError(f"{path} holds another configuration (differs in {', '.join(diff)}); "
-                                     f"use another --out or the same settings")
+                raise RunConfigError(
+                    f"{path} holds another configuration (differs in {', '.join(diff)}); "
+                    f"use another --out or the same settings"
+                )
         else:
             write_json(path, want)
 
-    def pending(self, shard=(0, 1), limit: Optional[int] = None) -> list:
+    def pending(self, shard=(0, 1), limit: int | None = None) -> list:
         i, n = shard
-        todo = [s for s in workload_specs(self.config)
-                if shard_of(s.name, n) == i and not (self.records / f"{s.name}.json").exists()]
+        todo = [
+            s
+            for s in workload_specs(self.config)
+            if shard_of(s.name, n) == i and not (self.records / f"{s.name}.json").exists()
+        ]
         return todo[:limit] if limit is not None else todo
 
-    def run(self, shard=(0, 1), limit: Optional[int] = None, progress=None) -> Counter:
+    def run(self, shard=(0, 1), limit: int | None = None, progress=None) -> Counter:
         """Samples every pending workload of the shard; returns counts over this call."""
         from dragon_dsl.engine import resolve_target
         from dragon_dsl.tvm.design_space import SpaceSampler
@@ -128,8 +132,16 @@ def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set,
     t0 = time.monotonic()
     mod = spec.build()
     h = structural_hash(mod)
-    record = {"name": spec.name, "family": spec.family, "params": dict(spec.params), "hash": h,
-              "target": header, "workload": workload_text(mod), "scripts": [], "rejected": {}}
+    record = {
+        "name": spec.name,
+        "family": spec.family,
+        "params": dict(spec.params),
+        "hash": h,
+        "target": header,
+        "workload": workload_text(mod),
+        "scripts": [],
+        "rejected": {},
+    }
     rejected: Counter = Counter()
     if h in held:
         rejected["held_out"] += 1
@@ -174,18 +186,18 @@ def checked_scripts(traces, mod, target, workload_file: str, header, rejected: C
     for trace in traces:
         try:
             text, encoded = make_script(trace, workload_file, header)
-        except Exception:  # noqa: BLE001  (a trace the codec cannot write exactly is not a training example)
+        except Exception:
             rejected["codec"] += 1
             continue
         try:
             compile_checked(mod, {"trace": encoded}, target)
-        except Exception as exc:  # noqa: BLE001  (TVM's, ReplayError or BuildError: the verdict is the point)
+        except Exception as exc:
             rejected[_reason(exc)] += 1
             continue
         yield text, len(encoded[0])
 
 
-def starting_script(mod, sampler, workload_file: str, header, seed: int, tries: int = 8) -> Optional[str]:
+def starting_script(mod, sampler, workload_file: str, header, seed: int, tries: int = 8) -> str | None:
     """An acceptable schedule to improve on (the improvement task's start): the first of up to TRIES
     samples of the target's first design space (not the tensor-core one) that `checked_scripts`
     keeps, or None. Sampled, not measured: usually slower than a tuned one."""
@@ -193,10 +205,12 @@ def starting_script(mod, sampler, workload_file: str, header, seed: int, tries: 
     if space is None:
         return None
     traces = sampler.sample(mod, space, tries, seed)
-    return next((text for text, _ in checked_scripts(traces, mod, sampler.target, workload_file, header, Counter())), None)
+    return next(
+        (text for text, _ in checked_scripts(traces, mod, sampler.target, workload_file, header, Counter())), None
+    )
 
 
-def dlight_script(mod, target, workload_file: str, header, rejected: Counter) -> Optional[dict]:
+def dlight_script(mod, target, workload_file: str, header, rejected: Counter) -> dict | None:
     """dlight's schedule of the workload as a checked script (a label that needs no search), or None."""
     from dragon_dsl.corpus.build import make_script
     from dragon_dsl.tvm.compile import compile_checked
@@ -210,7 +224,7 @@ def dlight_script(mod, target, workload_file: str, header, rejected: Counter) ->
         rule, trace = found
         text, encoded = make_script(trace, workload_file, header)
         compile_checked(mod, {"trace": encoded}, target)
-    except Exception:  # noqa: BLE001  (dlight or the check refused this workload: no label from it)
+    except Exception:
         rejected["dlight:error"] += 1
         return None
     return {"rule": rule, "text": text, "statements": len(encoded[0])}
@@ -232,11 +246,16 @@ def summary(out_dir) -> dict:
     rejected: Counter = Counter()
     for r in recs:
         rejected.update(r["rejected"])
-    return {"workloads": len(recs), "with_scripts": sum(1 for r in recs if r["scripts"]), "scripts": len(scripts),
-            "dlight_scripts": sum(1 for r in recs if r.get("dlight")),
-            "tensor_core_scripts": sum(1 for s in scripts if s["space"] == "cuda-tensorcore"),
-            "families": len({r["family"] for r in recs}), "rejected": dict(rejected),
-            "seconds": round(sum(r["seconds"] for r in recs), 1)}
+    return {
+        "workloads": len(recs),
+        "with_scripts": sum(1 for r in recs if r["scripts"]),
+        "scripts": len(scripts),
+        "dlight_scripts": sum(1 for r in recs if r.get("dlight")),
+        "tensor_core_scripts": sum(1 for s in scripts if s["space"] == "cuda-tensorcore"),
+        "families": len({r["family"] for r in recs}),
+        "rejected": dict(rejected),
+        "seconds": round(sum(r["seconds"] for r in recs), 1),
+    }
 
 
 def main(argv=None) -> int:
@@ -256,8 +275,12 @@ def add_arguments(ap) -> None:
     ap.add_argument("--seed", type=int, default=0, help="workload generator seed (default 0)")
     ap.add_argument("--per-space", type=int, default=16, help="samples per design space and workload (default 16)")
     ap.add_argument("--exclude-families", default="", help="comma-separated families never sampled")
-    ap.add_argument("--spaces", default="", help="comma-separated: dlight and/or design spaces (llvm, cuda, "
-                    "cuda-tensorcore); default: dlight on GPUs and every design space of the target")
+    ap.add_argument(
+        "--spaces",
+        default="",
+        help="comma-separated: dlight and/or design spaces (llvm, cuda, "
+        "cuda-tensorcore); default: dlight on GPUs and every design space of the target",
+    )
     ap.add_argument("--shard", default="0/1", help="i/n: this process takes the workloads of shard i of n")
     ap.add_argument("--limit", type=int, default=None, help="stop after this many workloads")
     ap.add_argument("--summary", action="store_true", help="print the run's counts and exit")
@@ -273,9 +296,14 @@ def run_command(args) -> int:
         return 0
     try:
         shard = parse_shard(args.shard)
-        cfg = PretrainConfig(target=args.target, count=args.count, seed=args.seed, per_space=args.per_space,
-                             exclude_families=tuple(sorted(f for f in args.exclude_families.split(",") if f)),
-                             spaces=tuple(sorted(x for x in args.spaces.split(",") if x)))
+        cfg = PretrainConfig(
+            target=args.target,
+            count=args.count,
+            seed=args.seed,
+            per_space=args.per_space,
+            exclude_families=tuple(sorted(f for f in args.exclude_families.split(",") if f)),
+            spaces=tuple(sorted(x for x in args.spaces.split(",") if x)),
+        )
         run = PretrainRun(args.out, cfg)
         run.open()
     except (RunConfigError, ValueError) as exc:
@@ -283,8 +311,11 @@ def run_command(args) -> int:
         return 2
 
     def progress(k, n, name, record):
-        print(f"[{k}/{n}] {name}: {len(record['scripts'])} scripts in {record['seconds']} s "
-              f"(rejected {record['rejected']})", flush=True)
+        print(
+            f"[{k}/{n}] {name}: {len(record['scripts'])} scripts in {record['seconds']} s "
+            f"(rejected {record['rejected']})",
+            flush=True,
+        )
 
     totals = run.run(shard, args.limit, progress)
     print(json.dumps(dict(totals)))

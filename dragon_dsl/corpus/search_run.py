@@ -36,14 +36,12 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.language.files import create_text, stray_temporaries, write_json
 from dragon_dsl.tvm.tuning import tvm_version
 
 RUN_FORMAT = 1
-STATUSES = ("ok", "replay_error", "build_error", "launch_error", "timeout", "numeric_mismatch",
-            "unwritten_output")
+STATUSES = ("ok", "replay_error", "build_error", "launch_error", "timeout", "numeric_mismatch", "unwritten_output")
 
 
 class RunConfigError(ValueError):
@@ -56,18 +54,18 @@ class SearchConfig:
     """What decides a run's results. `workers` is left out on purpose: shards on machines with
     different core counts share one run."""
 
-    target: object                      # a tag or a target dict (what Engine and tvm.target.Target take)
-    budget: int                         # MetaSchedule trials per workload (max_trials_global)
+    target: object  # a tag or a target dict (what Engine and tvm.target.Target take)
+    budget: int  # MetaSchedule trials per workload (max_trials_global)
     seed: int = 0
     num_trials_per_iter: int = 16
-    cost_model: str = "xgb"             # "xgb" or "random" (seeded; see the module docstring)
-    population_size: int = 128          # EvolutionarySearch (default 512)
-    genetic_num_iters: int = 2          # (default 4)
-    init_min_unmeasured: int = 32       # (default 50)
-    num_tuning_cores: int = 1           # MetaSchedule's own threads; fixed so the search is reproducible
+    cost_model: str = "xgb"  # "xgb" or "random" (seeded; see the module docstring)
+    population_size: int = 128  # EvolutionarySearch (default 512)
+    genetic_num_iters: int = 2  # (default 4)
+    init_min_unmeasured: int = 32  # (default 50)
+    num_tuning_cores: int = 1  # MetaSchedule's own threads; fixed so the search is reproducible
     device: str = "local"
     timeout_s: float = 60.0
-    cache: bool = True                  # the engine's results cache (RUN/engine-cache.sqlite)
+    cache: bool = True  # the engine's results cache (RUN/engine-cache.sqlite)
     baselines: bool = True
 
     def __post_init__(self):
@@ -138,9 +136,9 @@ def candidate_entry(trace, build_error, run_error, run_secs) -> dict:
 # --- the run --------------------------------------------------------------------------------------
 @dataclass
 class Summary:
-    done: int = 0            # records written by this call
-    skipped: int = 0         # records already there
-    failed: int = 0          # workloads whose search failed (this call)
+    done: int = 0  # records written by this call
+    skipped: int = 0  # records already there
+    failed: int = 0  # workloads whose search failed (this call)
     trials: int = 0
     failed_candidates: int = 0
     wall_s: float = 0.0
@@ -151,7 +149,7 @@ class Summary:
 
 
 class SearchRun:
-    def __init__(self, run_dir, workloads_dir, config: SearchConfig, workers: Optional[int] = None):
+    def __init__(self, run_dir, workloads_dir, config: SearchConfig, workers: int | None = None):
         self.dir = Path(run_dir)
         self.workloads_dir = Path(workloads_dir).resolve()
         self.config = config
@@ -161,8 +159,12 @@ class SearchRun:
 
     # --- run.json -------------------------------------------------------------------------------
     def _identity(self) -> dict:
-        return {"format": RUN_FORMAT, "config": self.config.to_json(), "tvm_version": tvm_version(),
-                "workloads_dir": str(self.workloads_dir)}
+        return {
+            "format": RUN_FORMAT,
+            "config": self.config.to_json(),
+            "tvm_version": tvm_version(),
+            "workloads_dir": str(self.workloads_dir),
+        }
 
     def open(self) -> dict:
         """Create run.json, or check that the existing one has this configuration."""
@@ -181,12 +183,14 @@ class SearchRun:
             raise RunConfigError(f"{path}: not JSON ({exc.msg})") from None
         diffs = _differences({k: stored.get(k) for k in mine}, mine)
         if diffs:
-            raise RunConfigError(f"{self.dir} was started with another configuration ({'; '.join(diffs)}); "
-                                 f"use a new --out folder, or the same settings")
+            raise RunConfigError(
+                f"{self.dir} was started with another configuration ({'; '.join(diffs)}); "
+                f"use a new --out folder, or the same settings"
+            )
         return stored
 
     # --- selection ------------------------------------------------------------------------------
-    def select(self, shard=(0, 1), limit: Optional[int] = None) -> list:
+    def select(self, shard=(0, 1), limit: int | None = None) -> list:
         """This shard's manifest rows, in manifest order; `limit` keeps the first N of the shard."""
         i, n = shard
         rows = [r for r in read_manifest(self.workloads_dir) if shard_of(r["name"], n) == i]
@@ -211,8 +215,9 @@ class SearchRun:
         return out
 
     # --- searching --------------------------------------------------------------------------------
-    def run(self, shard=(0, 1), limit: Optional[int] = None, retry_failed: bool = False,
-            progress=None, engine=None) -> Summary:
+    def run(
+        self, shard=(0, 1), limit: int | None = None, retry_failed: bool = False, progress=None, engine=None
+    ) -> Summary:
         """Search every pending workload of the shard. `progress(event, **info)` is told of each
         candidate batch and finished workload (the CLI draws with it)."""
         self.open()
@@ -229,8 +234,13 @@ class SearchRun:
             from dragon_dsl.engine import Engine
 
             cache = str(self.dir / "engine-cache.sqlite") if self.config.cache else False
-            engine = Engine(self.config.target, device=self.config.device, workers=self.workers,
-                            timeout_s=self.config.timeout_s, cache=cache)
+            engine = Engine(
+                self.config.target,
+                device=self.config.device,
+                workers=self.workers,
+                timeout_s=self.config.timeout_s,
+                cache=cache,
+            )
         try:
             for row in todo:
                 t1 = time.perf_counter()
@@ -256,7 +266,11 @@ class SearchRun:
         from dragon_dsl.engine import builder_and_runner
         from dragon_dsl.tvm.target import tvm_target
         from dragon_dsl.tvm.tuning import (
-            capture_callback, cost_model, default_measure_callbacks, evolutionary_search, tune,
+            capture_callback,
+            cost_model,
+            default_measure_callbacks,
+            evolutionary_search,
+            tune,
         )
         from dragon_dsl.tvm.workload import load_workload
 
@@ -268,13 +282,24 @@ class SearchRun:
         work_dir = self.work_root / name
         shutil.rmtree(work_dir, ignore_errors=True)  # what a killed run left is redone
         work_dir.mkdir(parents=True)
-        record = {"workload": name, "workload_hash": str(row["hash"]), "family": row["family"],
-                  "params": row["params"], "workload_file": wl_file, "target": engine.target.spec,
-                  "status": "ok", "error": None, "budget": cfg.budget, "trials": 0, "wall_s": 0.0,
-                  "seed": seed, "candidates": [],
-                  "baselines": {"unscheduled_us": None, "dlight_us": None}}
+        record = {
+            "workload": name,
+            "workload_hash": str(row["hash"]),
+            "family": row["family"],
+            "params": row["params"],
+            "workload_file": wl_file,
+            "target": engine.target.spec,
+            "status": "ok",
+            "error": None,
+            "budget": cfg.budget,
+            "trials": 0,
+            "wall_s": 0.0,
+            "seed": seed,
+            "candidates": [],
+            "baselines": {"unscheduled_us": None, "dlight_us": None},
+        }
         t0 = time.perf_counter()
-        candidates: list = []   # every measured candidate, in measurement order
+        candidates: list = []  # every measured candidate, in measurement order
 
         def on_batch(batch):
             entries = [candidate_entry(*measured) for measured in batch]
@@ -290,12 +315,20 @@ class SearchRun:
                 record["baselines"] = measure_baselines(engine, str(wl_path))
             target = tvm_target(engine.target.spec)
             # only warnings reach the terminal; MetaSchedule's log files stay in work_dir
-            tune(mod, target, work_dir, max_trials_global=cfg.budget,
-                 num_trials_per_iter=cfg.num_trials_per_iter, builder=builder,
-                 runner=runner, cost_model=cost_model(cfg.cost_model, seed),
-                 strategy=evolutionary_search(cfg.population_size, cfg.genetic_num_iters, cfg.init_min_unmeasured),
-                 measure_callbacks=default_measure_callbacks() + [capture],
-                 num_tuning_cores=cfg.num_tuning_cores, seed=seed)
+            tune(
+                mod,
+                target,
+                work_dir,
+                max_trials_global=cfg.budget,
+                num_trials_per_iter=cfg.num_trials_per_iter,
+                builder=builder,
+                runner=runner,
+                cost_model=cost_model(cfg.cost_model, seed),
+                strategy=evolutionary_search(cfg.population_size, cfg.genetic_num_iters, cfg.init_min_unmeasured),
+                measure_callbacks=default_measure_callbacks() + [capture],
+                num_tuning_cores=cfg.num_tuning_cores,
+                seed=seed,
+            )
         except Exception as exc:  # TVM, the workload parser and the engine raise their own types
             record["status"] = "failed"
             record["error"] = f"{type(exc).__name__}: {_last_line(exc)}"
@@ -303,8 +336,7 @@ class SearchRun:
         record["trials"] = len(candidates)
         if record["status"] == "ok" and not any(c["status"] == "ok" for c in candidates):
             record["status"] = "failed"
-            record["error"] = ("no candidate passed" if candidates
-                               else "MetaSchedule produced no candidate")
+            record["error"] = "no candidate passed" if candidates else "MetaSchedule produced no candidate"
         record["wall_s"] = time.perf_counter() - t0
         return record
 
@@ -342,8 +374,9 @@ def read_folder_json(folder, name: str, what: str) -> dict:
 def read_records(run_dir) -> tuple:
     """(run.json, records sorted by workload name) of a run folder."""
     run = read_folder_json(run_dir, "run.json", "a search run")
-    records = [json.loads(path.read_text(encoding="utf-8"))
-               for path in sorted((Path(run_dir) / "records").glob("*.json"))]
+    records = [
+        json.loads(path.read_text(encoding="utf-8")) for path in sorted((Path(run_dir) / "records").glob("*.json"))
+    ]
     return run, records
 
 

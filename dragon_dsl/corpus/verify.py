@@ -47,8 +47,11 @@ def _static_problems(row: dict, manifest: dict) -> list:
             except DragonError as exc:
                 problems.append(f"prompt script: {exc}")
         slower = manifest["build"]["slower"]
-        if row["prompt_latency_us"] is None or row["latency_us"] is None or \
-                row["prompt_latency_us"] < slower * row["latency_us"]:
+        if (
+            row["prompt_latency_us"] is None
+            or row["latency_us"] is None
+            or row["prompt_latency_us"] < slower * row["latency_us"]
+        ):
             problems.append(f"prompt latency {row['prompt_latency_us']} is not >= {slower}x {row['latency_us']}")
     elif row["prompt_script"] is not None:
         problems.append("construction example with a prompt script")
@@ -80,7 +83,7 @@ def verify_corpus(corpus_dir, engine=None, workers=None, timeout_s: float = 60.0
         from dragon_dsl.engine import Task
 
         for start in range(0, len(rows), CHUNK):
-            chunk = rows[start:start + CHUNK]
+            chunk = rows[start : start + CHUNK]
             tasks, owners = [], []
             for index, row in enumerate(chunk, start):
                 problems = _static_problems(row, manifest)
@@ -93,8 +96,9 @@ def verify_corpus(corpus_dir, engine=None, workers=None, timeout_s: float = 60.0
                 if problems:
                     failures.setdefault(index, []).extend(problems)
                     continue
-                scripts = [("script", row["script"])] + ([("prompt script", row["prompt_script"])]
-                                                        if row["task"] == "improvement" else [])
+                scripts = [("script", row["script"])] + (
+                    [("prompt script", row["prompt_script"])] if row["task"] == "improvement" else []
+                )
                 for label, text in scripts:
                     tasks.append(Task(row["workload_text"], to_trace_json(text), level="verify", use_cache=False))
                     owners.append((index, label))
@@ -107,9 +111,14 @@ def verify_corpus(corpus_dir, engine=None, workers=None, timeout_s: float = 60.0
         if own:
             engine.close()
     passed = len(rows) - len(failures)
-    return {"corpus": str(corpus_dir), "examples": len(rows), "passed": passed,
-            "share": passed / len(rows) if rows else 1.0,
-            "by_split": {s: len(splits[s]) for s in SPLITS},
-            "failures": [{"id": rows[i]["id"], "split": rows[i]["split"], "problems": p}
-                         for i, p in sorted(failures.items())],
-            "wall_s": time.perf_counter() - t0}
+    return {
+        "corpus": str(corpus_dir),
+        "examples": len(rows),
+        "passed": passed,
+        "share": passed / len(rows) if rows else 1.0,
+        "by_split": {s: len(splits[s]) for s in SPLITS},
+        "failures": [
+            {"id": rows[i]["id"], "split": rows[i]["split"], "problems": p} for i, p in sorted(failures.items())
+        ],
+        "wall_s": time.perf_counter() - t0,
+    }

@@ -19,14 +19,12 @@ import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.engine import keys
 from dragon_dsl.engine.pool import Dispatcher
 from dragon_dsl.engine.reference import config_key
 from dragon_dsl.engine.result import EngineError, Result, Status, Task, failed_stage, level_rank
 from dragon_dsl.engine.timing import flush_bytes, median
-
 
 #: the trace of no instructions: the workload as written, scheduled by nothing
 EMPTY_TRACE_HASH = keys.trace_hash([[], []])
@@ -41,12 +39,14 @@ class Item:
     workload: keys.Workload
     thash: str
     indices: list = field(default_factory=list)
-    result: Optional[Result] = None
-    build_s: Optional[float] = None
-    artifact: Optional[str] = None
-    entry: str = "main"            # the artifact's function for this item (a group's library has several)
-    source_keys: list = field(default_factory=list)   # its program's claim keys (dedupe_sources), once its build said them
-    dups: list = field(default_factory=list)   # items whose source is identical: they get a copy of the result
+    result: Result | None = None
+    build_s: float | None = None
+    artifact: str | None = None
+    entry: str = "main"  # the artifact's function for this item (a group's library has several)
+    source_keys: list = field(
+        default_factory=list
+    )  # its program's claim keys (dedupe_sources), once its build said them
+    dups: list = field(default_factory=list)  # items whose source is identical: they get a copy of the result
 
 
 class Batch:
@@ -69,28 +69,29 @@ class Batch:
             item = Item(task, source, wl, thash, [index])
             by_key[key] = item
             if task.use_cache and engine.cache is not None:
-                item.result = engine.cache.lookup(wl.hash, thash, engine.target.key, engine.device_key, task,
-                                                  engine.limits())
+                item.result = engine.cache.lookup(
+                    wl.hash, thash, engine.target.key, engine.device_key, task, engine.limits()
+                )
             self.items.append(item)
-        self._users: dict = {}          # artifact -> items that still need it
+        self._users: dict = {}  # artifact -> items that still need it
         self.pending_builds = 0
         self.pending_refs = 0
-        self.held: list = []            # items built, waiting for a reference or for the builds to end
+        self.held: list = []  # items built, waiting for a reference or for the builds to end
         self.overlap = engine.target.is_gpu or engine.device.is_remote
         self.dedupe = bool(getattr(engine, "dedupe_sources", False))
-        self._owners: dict = {}         # source key -> the item that builds it
-        self._parked: dict = {}         # source key -> duplicates whose owner has not replied yet
+        self._owners: dict = {}  # source key -> the item that builds it
+        self._parked: dict = {}  # source key -> duplicates whose owner has not replied yet
 
     def run(self) -> list:
         t0 = time.perf_counter()
         self._builds_done = None
         for item in self.items:
-            if item.result is not None:     # a results-cache hit
+            if item.result is not None:  # a results-cache hit
                 self._settle(item, item.result)
         todo = [it for it in self.items if it.result is None]
         verify = [it for it in todo if level_rank(it.task.level) >= level_rank("verify")]
         dispatcher = Dispatcher([self.e._builders])
-        dispatcher.timeline = self.e.timeline      # None unless the caller asked for one
+        dispatcher.timeline = self.e.timeline  # None unless the caller asked for one
         self.dispatcher = dispatcher
         if verify:
             self.devices = self.e._device_pool()
@@ -103,7 +104,7 @@ class Batch:
             else:
                 self._build_group(group)
         dispatcher.run()
-        while self._parked:             # duplicates of a source whose first build never said it
+        while self._parked:  # duplicates of a source whose first build never said it
             orphans = [it for items in self._parked.values() for it in items]
             self._parked = {}
             for item in orphans:
@@ -115,8 +116,12 @@ class Batch:
             self.e._add_profile({"build_span": self._builds_done - t0})
         self.e._add_profile({"main": dispatcher.callback_s})
         if self.failed_refs:
-            raise EngineError("; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}"
-                                        for h, m in self.failed_refs.items()))
+            raise EngineError(
+                "; ".join(
+                    f"the unscheduled workload {h} failed as a reference on llvm: {m}"
+                    for h, m in self.failed_refs.items()
+                )
+            )
         return self.results
 
     # --- references -----------------------------------------------------------------------
@@ -145,7 +150,7 @@ class Batch:
         for items, sizes in zip(by_workload.values(), cuts):
             start = 0
             for size in sizes:
-                groups.append(items[start:start + size])
+                groups.append(items[start : start + size])
                 start += size
         return groups
 
@@ -165,8 +170,13 @@ class Batch:
             self._release()
 
         self.e.build_jobs += 1
-        job = {"op": "build", "wkey": item.workload.hash, "workload": item.workload.text, "source": item.source,
-               "out": str(out)}
+        job = {
+            "op": "build",
+            "wkey": item.workload.hash,
+            "workload": item.workload.text,
+            "source": item.source,
+            "out": str(out),
+        }
         if self.dedupe and claim:
             job["claim"] = self._claim(item)
         self.dispatcher.submit(self.e._builders, job, self.e.timeout_s, done)
@@ -177,17 +187,17 @@ class Batch:
         alone, with its own timeout."""
         self.pending_builds += len(items)
         out = self.e._next_dir("build")
-        users: dict = {}      # the group's artifact -> how many items still need it
+        users: dict = {}  # the group's artifact -> how many items still need it
 
         def done(reply):
             self.pending_builds -= len(items)
             replies = reply.get("replies") if reply.get("status") == "ok" else None
             if replies is None or len(replies) != len(items):
                 shutil.rmtree(out, ignore_errors=True)
-                for item in items:   # alone, without a claim: the group's claims may be theirs already
+                for item in items:  # alone, without a claim: the group's claims may be theirs already
                     self._build(item, claim=False)
                 return
-            for item, one in zip(items, replies):
+            for _item, one in zip(items, replies):
                 if one.get("status") == "ok":
                     users[one["artifact"]] = users.get(one["artifact"], 0) + 1
             for item, one in zip(items, replies):
@@ -195,10 +205,15 @@ class Batch:
             self._release()
 
         self.e.build_jobs += 1
-        job = {"op": "build_group", "wkey": items[0].workload.hash, "workload": items[0].workload.text,
-               "sources": [it.source for it in items], "out": str(out)}
+        job = {
+            "op": "build_group",
+            "wkey": items[0].workload.hash,
+            "workload": items[0].workload.text,
+            "sources": [it.source for it in items],
+            "out": str(out),
+        }
         if self.dedupe:
-            job["claim"] = self._claim(items[0])   # one workload; tags differ only across configurations
+            job["claim"] = self._claim(items[0])  # one workload; tags differ only across configurations
             if len({self._claim(it)["tag"] for it in items}) > 1:
                 del job["claim"]
         self.dispatcher.submit(self.e._builders, job, self.e.timeout_s * len(items), done)
@@ -209,7 +224,7 @@ class Batch:
         item.build_s = reply.get("build_s")
         self._builds_done = time.perf_counter()
         self.e._add_profile(reply.get("phases"))
-        for key in reply.get("claimed") or []:      # this build's program: its copies get its result
+        for key in reply.get("claimed") or []:  # this build's program: its copies get its result
             item.source_keys.append(key)
             self._owners[key] = item
             item.dups.extend(self._parked.pop(key, []))
@@ -221,7 +236,7 @@ class Batch:
         if reply.get("status") == "ok":
             item.artifact = reply["artifact"]
             item.entry = reply.get("entry", "main")
-            self._users.setdefault(item.artifact, users.get(item.artifact, 1))   # set once per artifact
+            self._users.setdefault(item.artifact, users.get(item.artifact, 1))  # set once per artifact
             if item.task.level == "build":
                 self._settle(item, Result(Status.OK, "", build_s=item.build_s, level="build"))
                 self._done_with(item.artifact)
@@ -247,8 +262,12 @@ class Batch:
 
     @staticmethod
     def _copy(result: Result) -> Result:
-        return replace(result, duplicate_of=result.duplicate_of or result.trace_hash, cached=False,
-                       latencies_us=list(result.latencies_us))
+        return replace(
+            result,
+            duplicate_of=result.duplicate_of or result.trace_hash,
+            cached=False,
+            latencies_us=list(result.latencies_us),
+        )
 
     def _settle(self, item: Item, result: Result) -> None:
         """ITEM's final result: stored in the cache, handed to `on_result`, copied to its duplicates."""
@@ -256,13 +275,20 @@ class Batch:
         result.trace_hash = item.thash
         fresh = not result.cached
         if fresh and self.e.cache is not None and item.workload.hash not in self.failed_refs:
-            self.e.cache.store(item.workload.hash, item.thash, self.e.target.key, self.e.device_key,
-                               item.task, replace(result, duplicate_of=""), self.e.limits())
+            self.e.cache.store(
+                item.workload.hash,
+                item.thash,
+                self.e.target.key,
+                self.e.device_key,
+                item.task,
+                replace(result, duplicate_of=""),
+                self.e.limits(),
+            )
         for n, index in enumerate(item.indices):
             self.results[index] = result if n == 0 else replace(result, cached=True)
             if self.on_result is not None:
                 self.on_result(index, self.results[index])
-        for key in item.source_keys:        # a later call's copies of this program get it too
+        for key in item.source_keys:  # a later call's copies of this program get it too
             self.e._sources[key] = result
         dups, item.dups = item.dups, []
         for dup in dups:
@@ -283,8 +309,15 @@ class Batch:
         for item in self.held:
             ref = self.e._references.get((item.workload.hash, config_key(item.task.seeds)))
             if ref is None and item.workload.hash in self.failed_refs:
-                self._settle(item, Result(Status.BUILD_ERROR, "no reference: " + self.failed_refs[item.workload.hash],
-                                          build_s=item.build_s, level="build"))
+                self._settle(
+                    item,
+                    Result(
+                        Status.BUILD_ERROR,
+                        "no reference: " + self.failed_refs[item.workload.hash],
+                        build_s=item.build_s,
+                        level="build",
+                    ),
+                )
             elif ref is None:
                 waiting.append(item)
             else:
@@ -295,10 +328,13 @@ class Batch:
     def _submit_run(self, item: Item, ref: str) -> None:
         task = item.task
         number = task.number if task.number is not None or not task.flush_l2 else 1
-        timing = {"repeat": task.repeat, "number": number, "min_repeat_ms": task.min_repeat_ms,
-                  "timer": self.e.gpu_timer,
-                  "flush_bytes": flush_bytes(dict(self.e._tvm_target.attrs), self.e.target.is_gpu)
-                  if task.flush_l2 else 0}
+        timing = {
+            "repeat": task.repeat,
+            "number": number,
+            "min_repeat_ms": task.min_repeat_ms,
+            "timer": self.e.gpu_timer,
+            "flush_bytes": flush_bytes(dict(self.e._tvm_target.attrs), self.e.target.is_gpu) if task.flush_l2 else 0,
+        }
 
         def done(reply):
             self.e._add_profile(reply.get("phases"))
@@ -312,10 +348,20 @@ class Batch:
         # workload of a label batch has one)
         unscheduled = item.source.get("baseline") == "unscheduled" or item.thash == EMPTY_TRACE_HASH
         decided = unscheduled and not self.e.target.is_gpu
-        self.dispatcher.submit(self.devices, {"op": "run", "artifact": item.artifact, "entry": item.entry,
-                                              "reference": ref, "level": task.level, "timing": timing,
-                                              "decided": decided},
-                               self.e.run_timeout_s, done)
+        self.dispatcher.submit(
+            self.devices,
+            {
+                "op": "run",
+                "artifact": item.artifact,
+                "entry": item.entry,
+                "reference": ref,
+                "level": task.level,
+                "timing": timing,
+                "decided": decided,
+            },
+            self.e.run_timeout_s,
+            done,
+        )
 
     def _finish(self) -> None:
         for item in self.items:
@@ -363,12 +409,24 @@ def run_result(reply: dict, item: Item) -> Result:
     """The Result of a device job, whatever its reply."""
     status = reply.get("status")
     level = item.task.level
-    common = dict(build_s=item.build_s, run_s=reply.get("run_s"), n_checked=reply.get("n_checked", 0),
-                  max_abs_err=reply.get("max_abs_err"), max_rel_err=reply.get("max_rel_err"))
+    common = dict(
+        build_s=item.build_s,
+        run_s=reply.get("run_s"),
+        n_checked=reply.get("n_checked", 0),
+        max_abs_err=reply.get("max_abs_err"),
+        max_rel_err=reply.get("max_rel_err"),
+    )
     if status == "ok":
         lat = reply.get("latencies_us") or []
-        return Result(Status.OK, "", latency_us=median(lat), latencies_us=lat, level=level,
-                      timer=reply.get("timer", "") if lat else "", **common)
+        return Result(
+            Status.OK,
+            "",
+            latency_us=median(lat),
+            latencies_us=lat,
+            level=level,
+            timer=reply.get("timer", "") if lat else "",
+            **common,
+        )
     if status in ("numeric_mismatch", "unwritten_output", "launch_error", "build_error"):
         s = Status(status)
         stage = reply.get("stage", failed_stage(s, level))

@@ -32,14 +32,32 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 INVALID = "invalid"
-ROW_KEYS = ("id", "line", "status", "message", "level", "latency_us", "latencies_us", "build_s", "run_s",
-            "n_checked", "max_abs_err", "max_rel_err", "cached", "duplicate_of", "timer", "workload_hash",
-            "trace_hash", "requested", "target")
+ROW_KEYS = (
+    "id",
+    "line",
+    "status",
+    "message",
+    "level",
+    "latency_us",
+    "latencies_us",
+    "build_s",
+    "run_s",
+    "n_checked",
+    "max_abs_err",
+    "max_rel_err",
+    "cached",
+    "duplicate_of",
+    "timer",
+    "workload_hash",
+    "trace_hash",
+    "requested",
+    "target",
+)
 
 
 class BatchError(ValueError):
@@ -52,7 +70,7 @@ class Candidate:
 
     line: int
     id: str
-    workload: object = None       # a path (str) or TVMScript text
+    workload: object = None  # a path (str) or TVMScript text
     trace: object = None
     problem: str = ""
 
@@ -61,15 +79,15 @@ class Candidate:
 class Summary:
     """What one run did: rows written by status, candidates skipped (already in the results)."""
 
-    total: int = 0                   # candidates in the batch file
-    skipped: int = 0                 # already in the results file
-    counts: dict = field(default_factory=dict)   # status -> rows written by this run
-    duplicates: int = 0              # rows copied from a candidate with identical source or trace
+    total: int = 0  # candidates in the batch file
+    skipped: int = 0  # already in the results file
+    counts: dict = field(default_factory=dict)  # status -> rows written by this run
+    duplicates: int = 0  # rows copied from a candidate with identical source or trace
     wall_s: float = 0.0
-    dropped_torn: bool = False       # a cut last line of the results file was dropped
-    problems: list = field(default_factory=list)   # workloads whose verifier reference failed
+    dropped_torn: bool = False  # a cut last line of the results file was dropped
+    problems: list = field(default_factory=list)  # workloads whose verifier reference failed
     profile: dict = field(default_factory=dict)
-    left: int = 0                    # candidates not measured: the time limit (seconds) came first
+    left: int = 0  # candidates not measured: the time limit (seconds) came first
 
     @property
     def written(self) -> int:
@@ -82,11 +100,19 @@ class Summary:
         return decided * 60.0 / self.wall_s if self.wall_s > 0 else 0.0
 
     def to_json(self) -> dict:
-        return {"total": self.total, "skipped": self.skipped, "written": self.written, "counts": dict(self.counts),
-                "duplicates": self.duplicates, "wall_s": round(self.wall_s, 3),
-                "candidates_per_minute": round(self.per_minute, 1), "dropped_torn_line": self.dropped_torn,
-                "problems": list(self.problems), "left": self.left,
-                "profile": {k: round(v, 3) if isinstance(v, float) else v for k, v in self.profile.items()}}
+        return {
+            "total": self.total,
+            "skipped": self.skipped,
+            "written": self.written,
+            "counts": dict(self.counts),
+            "duplicates": self.duplicates,
+            "wall_s": round(self.wall_s, 3),
+            "candidates_per_minute": round(self.per_minute, 1),
+            "dropped_torn_line": self.dropped_torn,
+            "problems": list(self.problems),
+            "left": self.left,
+            "profile": {k: round(v, 3) if isinstance(v, float) else v for k, v in self.profile.items()},
+        }
 
 
 # --- the batch file -------------------------------------------------------------------------------
@@ -109,8 +135,13 @@ def read_batch(path) -> list:
         try:
             raw = raw_bytes.decode("utf-8")
         except UnicodeDecodeError as exc:
-            out.append(Candidate(number, default_id(number, raw_bytes.decode("utf-8", "replace")),
-                                 problem=f"{name}:{number}:{exc.start + 1}: not UTF-8 text"))
+            out.append(
+                Candidate(
+                    number,
+                    default_id(number, raw_bytes.decode("utf-8", "replace")),
+                    problem=f"{name}:{number}:{exc.start + 1}: not UTF-8 text",
+                )
+            )
             continue
         if not raw.strip():
             continue
@@ -118,7 +149,7 @@ def read_batch(path) -> list:
         if cand.id in seen:
             cand.problem = cand.problem or f"{name}:{number}: id {cand.id!r} is already used on line {seen[cand.id]}"
             cand.id = default_id(number, raw)
-            if cand.id in seen:     # the same text twice under one explicit id: keep the row's id unique
+            if cand.id in seen:  # the same text twice under one explicit id: keep the row's id unique
                 cand.id = f"{cand.id}-{number}"
         seen.setdefault(cand.id, number)
         out.append(cand)
@@ -143,8 +174,10 @@ def _candidate(raw: str, number: int, name: str, base: Path) -> Candidate:
         cand.id = str(obj["id"])
     unknown = sorted(set(obj) - {"id", "workload", "workload_text", "script", "trace"})
     if unknown:
-        cand.problem = f"{where}: unknown field(s) {', '.join(map(repr, unknown))} (expected id, workload or " \
-                       f"workload_text, script or trace)"
+        cand.problem = (
+            f"{where}: unknown field(s) {', '.join(map(repr, unknown))} (expected id, workload or "
+            f"workload_text, script or trace)"
+        )
         return cand
     # the candidate
     if ("script" in obj) == ("trace" in obj):
@@ -207,7 +240,11 @@ def _script_trace(script: str, where: str, base: Path) -> tuple:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            return None, None, f"{where}: script {script.strip()!r}: cannot read it ({getattr(exc, 'strerror', None) or exc})"
+            return (
+                None,
+                None,
+                f"{where}: script {script.strip()!r}: cannot read it ({getattr(exc, 'strerror', None) or exc})",
+            )
         shown, folder = str(path), path.parent
     else:
         text, shown, folder = script, "<script>", base
@@ -218,7 +255,7 @@ def _script_trace(script: str, where: str, base: Path) -> tuple:
         first = next((d for d in exc.diagnostics if d.severity.value == "error"), None)
         detail = first.render(shown) if first is not None else str(exc)
         return None, None, f"{where}: the script has errors: {detail}"
-    except Exception as exc:  # noqa: BLE001 - the codec promises DragonError; a row, never a traceback
+    except Exception as exc:
         return None, None, f"{where}: the script cannot be encoded: {type(exc).__name__}: {exc}"
     header = (program.workload, folder) if program.workload else None
     return trace, header, ""
@@ -303,12 +340,23 @@ def default_chunk(engine) -> int:
     return max(8, 4 * engine.workers)
 
 
-def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, repeat: int = 5,
-                  number: Optional[int] = None, min_repeat_ms: float = 5.0, flush_l2: bool = False,
-                  use_cache: bool = False, chunk: Optional[int] = None,
-                  on_row: Optional[Callable[[dict], None]] = None,
-                  on_start: Optional[Callable[[int, int], None]] = None,
-                  seconds: Optional[float] = None) -> Summary:
+def measure_batch(
+    batch,
+    out,
+    engine,
+    level: str = "time",
+    *,
+    seeds: int = 3,
+    repeat: int = 5,
+    number: int | None = None,
+    min_repeat_ms: float = 5.0,
+    flush_l2: bool = False,
+    use_cache: bool = False,
+    chunk: int | None = None,
+    on_row: Callable[[dict], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    seconds: float | None = None,
+) -> Summary:
     """Measure the candidates of BATCH (a path) not yet in OUT (a path) with ENGINE, appending a
     row per candidate to OUT. `on_start(total, to_do)` once the files are read, `on_row(row)` after
     each row is written. With SECONDS, no engine call but the first starts after that long (the
@@ -324,8 +372,10 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
     target_key = engine.target.key
     for row in rows:
         if row.get("target", target_key) != target_key or row.get("requested", level) != level:
-            raise BatchError(f"{out} holds results for target {row.get('target')} at level {row.get('requested')!r}: "
-                             f"measure into another results file, or run with that target and level")
+            raise BatchError(
+                f"{out} holds results for target {row.get('target')} at level {row.get('requested')!r}: "
+                f"measure into another results file, or run with that target and level"
+            )
     done = {str(row["id"]) for row in rows}
     summary = Summary(total=len(candidates), dropped_torn=torn)
     todo = [c for c in candidates if c.id not in done]
@@ -340,6 +390,7 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
     writer = ResultsWriter(out)
     engine.profile(reset=True)
     try:
+
         def emit(row: dict) -> None:
             row.setdefault("requested", level)
             row.setdefault("target", target_key)
@@ -354,18 +405,21 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
         deadline = t0 + seconds if seconds else None
         for start in range(0, len(todo), size):
             if start and deadline is not None and time.perf_counter() >= deadline:
-                summary.left = len(todo) - start       # stopped between engine calls: nothing is cut
+                summary.left = len(todo) - start  # stopped between engine calls: nothing is cut
                 break
             # a chunk's workloads are loaded (and a bad one reported) when the chunk comes: a batch
             # of thousands of workloads starts measuring at once, and a rerun loads only what is left
             part = []
-            for cand in todo[start:start + size]:
+            for cand in todo[start : start + size]:
                 if not cand.problem:
                     try:
                         engine._workload(cand.workload)
-                    except Exception as exc:  # noqa: BLE001 - WorkloadError, or TVM's parser on bad text
-                        shown = cand.workload if len(str(cand.workload)) < 200 and "\n" not in str(cand.workload) \
+                    except Exception as exc:
+                        shown = (
+                            cand.workload
+                            if len(str(cand.workload)) < 200 and "\n" not in str(cand.workload)
                             else "workload_text"
+                        )
                         cand.problem = f"{batch}:{cand.line}: workload {shown}: {_first_line(exc)}"
                 if cand.problem:
                     emit({"id": cand.id, "line": cand.line, "status": INVALID, "message": cand.problem})
@@ -373,17 +427,29 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
                     part.append(cand)
             if not part:
                 continue
-            tasks = [Task(c.workload, c.trace, level=level, seeds=seeds, repeat=repeat, number=number,
-                          min_repeat_ms=min_repeat_ms, flush_l2=flush_l2, use_cache=use_cache) for c in part]
+            tasks = [
+                Task(
+                    c.workload,
+                    c.trace,
+                    level=level,
+                    seeds=seeds,
+                    repeat=repeat,
+                    number=number,
+                    min_repeat_ms=min_repeat_ms,
+                    flush_l2=flush_l2,
+                    use_cache=use_cache,
+                )
+                for c in part
+            ]
             wl_hash = {i: engine._workload(c.workload).hash for i, c in enumerate(part)}
 
             def on_result(index, result, part=part, wl_hash=wl_hash):
                 cand = part[index]
                 row = {"id": cand.id, "line": cand.line, **result.to_json(), "workload_hash": wl_hash[index]}
                 mine = (wl_hash[index], result.trace_hash)
-                if result.duplicate_of:       # identical lowered source: built and measured once
+                if result.duplicate_of:  # identical lowered source: built and measured once
                     row["duplicate_of"] = first_id.get((wl_hash[index], result.duplicate_of), result.duplicate_of)
-                elif mine in first_id and first_id[mine] != cand.id:   # the same trace twice
+                elif mine in first_id and first_id[mine] != cand.id:  # the same trace twice
                     row["duplicate_of"] = first_id[mine]
                 else:
                     first_id.setdefault(mine, cand.id)
@@ -394,7 +460,7 @@ def measure_batch(batch, out, engine, level: str = "time", *, seeds: int = 3, re
                 engine.run(tasks, on_result=on_result)
             except EngineError as exc:
                 if summary.written - written < len(part):
-                    raise                # nothing measured (no device): the batch cannot run
+                    raise  # nothing measured (no device): the batch cannot run
                 # a workload whose reference failed: its candidates have rows that say so; go on
                 summary.problems.append(str(exc))
     finally:

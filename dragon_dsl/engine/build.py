@@ -19,13 +19,18 @@ from __future__ import annotations
 import hashlib
 import time
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.engine.nvcc import NvccError, compile_cubin, trim_preamble
-from dragon_dsl.tvm.compile import (BuildError, ReplayError, add_seconds, check_scheduled, checked_schedule,
-                                    compile_scheduled, schedule)
+from dragon_dsl.tvm.compile import (
+    BuildError,
+    ReplayError,
+    add_seconds,
+    check_scheduled,
+    checked_schedule,
+    compile_scheduled,
+    schedule,
+)
 from dragon_dsl.tvm.errors import tvm_message
-
 
 _compiled_by_tvm: list = []
 
@@ -48,7 +53,7 @@ def install_compile_probe(trim: bool = True) -> None:
             if trimmed is not None and trimmed != str(code):
                 try:
                     return original(trimmed, *rest)
-                except Exception:  # noqa: BLE001 - TVM's words for the source as it wrote it, below
+                except Exception:
                     pass
             return original(code, *rest)
         finally:
@@ -84,7 +89,7 @@ def lowered_key(lowered, tag: str) -> str:
     return f"{tag}-{hashlib.sha256(lowered.script().encode('utf-8')).hexdigest()[:32]}"
 
 
-def _claimed(claim_job, key_of, claims: list, phases: dict, t0: float) -> Optional[dict]:
+def _claimed(claim_job, key_of, claims: list, phases: dict, t0: float) -> dict | None:
     """Claim the key KEY_OF() makes (added to CLAIMS, the keys this build holds); None when it is
     this build's, else the "duplicate" reply (the engine gives the candidate the result of the
     key's first build). Making the key and claiming it count as "checks"."""
@@ -95,8 +100,13 @@ def _claimed(claim_job, key_of, claims: list, phases: dict, t0: float) -> Option
     if mine:
         claims.append(key)
         return None
-    return {"status": "duplicate", "source_key": key, "claimed": list(claims),
-            "build_s": time.perf_counter() - t0, "phases": _timings(phases)}
+    return {
+        "status": "duplicate",
+        "source_key": key,
+        "claimed": list(claims),
+        "build_s": time.perf_counter() - t0,
+        "phases": _timings(phases),
+    }
 
 
 def claimed_schedule(mod, source: dict, target, phases: dict, claim_job, claims: list, t0: float):
@@ -180,12 +190,17 @@ def build(mod, source: dict, target, out_dir: Path, claim_job=None) -> dict:
             return duplicate
         lowered = phases.pop("lowered", None)
         artifact = _export(_compile(scheduled, target, phases, lowered), target, out_dir, phases)
-    except Exception as exc:  # noqa: BLE001 - tvm.compile reports lowering and codegen failures as TVM errors
+    except Exception as exc:
         reply = _failure(exc, t0)
         reply.update(phases=_timings(phases), claimed=claims)
         return reply
-    return {"status": "ok", "artifact": str(artifact), "build_s": time.perf_counter() - t0,
-            "phases": _timings(phases), "claimed": claims}
+    return {
+        "status": "ok",
+        "artifact": str(artifact),
+        "build_s": time.perf_counter() - t0,
+        "phases": _timings(phases),
+        "claimed": claims,
+    }
 
 
 def _failure(exc: BaseException, t0: float) -> dict:
@@ -232,10 +247,10 @@ def build_group(mod, sources: list, target, out_dir: Path, claim_job=None) -> li
             if duplicate is not None:
                 replies[i] = duplicate
                 continue
-            phases.pop("lowered", None)   # a group is lowered again as one module
+            phases.pop("lowered", None)  # a group is lowered again as one module
             scheduled[i] = one
             own_s[i] = time.perf_counter() - t0
-        except Exception as exc:  # noqa: BLE001 - TVM's own error types too
+        except Exception as exc:
             replies[i] = _failure(exc, t0)
             replies[i].update(phases=_timings(phases), claimed=claims[i])
     if not scheduled:
@@ -248,14 +263,20 @@ def build_group(mod, sources: list, target, out_dir: Path, claim_job=None) -> li
             name = entry_name(i)
             funcs[tvm.ir.GlobalVar(name)] = one["main"].with_attr("global_symbol", name)
         artifact = _export(_compile(tvm.IRModule(funcs), target, shared), target, out_dir, shared)
-    except Exception:  # noqa: BLE001 - one candidate's lowering or nvcc error: find whose, alone
+    except Exception:
         for i in scheduled:
             replies[i] = build(mod, sources[i], target, out_dir / f"c{i}")
-            replies[i]["claimed"] = claims[i]    # its claims stand: they were this candidate's
+            replies[i]["claimed"] = claims[i]  # its claims stand: they were this candidate's
         return replies
     share = (time.perf_counter() - t0) / len(scheduled)
     for i in scheduled:
         phases = {**_timings(own_phases[i]), **{k: v / len(scheduled) for k, v in shared.items()}}
-        replies[i] = {"status": "ok", "artifact": str(artifact), "entry": entry_name(i), "build_s": own_s[i] + share,
-                      "phases": phases, "claimed": claims[i]}
+        replies[i] = {
+            "status": "ok",
+            "artifact": str(artifact),
+            "entry": entry_name(i),
+            "build_s": own_s[i] + share,
+            "phases": phases,
+            "claimed": claims[i],
+        }
     return replies

@@ -33,7 +33,6 @@ import shutil
 import sqlite3
 import time
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.engine.result import Result, Status, Task, level_rank
 from dragon_dsl.language.files import cache_root
@@ -71,8 +70,7 @@ def _config(task: Task) -> dict:
     return {"seeds": task.seeds, "checks": CHECKS_VERSION, **task.timing_config()}
 
 
-def answers(stored: Result, stored_config: dict, task: Task, limits: Optional[dict] = None,
-            load: float = 0.0) -> bool:
+def answers(stored: Result, stored_config: dict, task: Task, limits: dict | None = None, load: float = 0.0) -> bool:
     """Whether a stored result (decided at `stored.level`) answers `task`, asked with the engine's
     timeouts `limits` on a machine whose load per core is `load` now. A stored timeout answers only
     a request whose every limit is at most the one it was measured with (a longer limit must
@@ -85,8 +83,7 @@ def answers(stored: Result, stored_config: dict, task: Task, limits: Optional[di
         measured = stored_config.get("limits") or {}
         if stored_config.get("load", 0.0) > LOADED >= load:
             return False
-        return (have <= want and bool(limits) and
-                all(k in measured and v <= measured[k] for k, v in limits.items()))
+        return have <= want and bool(limits) and all(k in measured and v <= measured[k] for k, v in limits.items())
     if stored.status is not Status.OK:
         return have <= want
     if stored_config.get("checks", 1) != CHECKS_VERSION:
@@ -109,11 +106,13 @@ class ResultsCache:
         self._db.executescript(_SCHEMA)
         self._db.commit()
 
-    def lookup(self, workload: str, trace: str, target: str, device: str, task: Task,
-               limits: Optional[dict] = None) -> Optional[Result]:
+    def lookup(
+        self, workload: str, trace: str, target: str, device: str, task: Task, limits: dict | None = None
+    ) -> Result | None:
         row = self._db.execute(
             "SELECT config, result FROM results WHERE workload=? AND trace=? AND target=? AND device=?",
-            (workload, trace, target, device)).fetchone()
+            (workload, trace, target, device),
+        ).fetchone()
         if row is None:
             return None
         result = Result.from_json(json.loads(row[1]))
@@ -123,8 +122,16 @@ class ResultsCache:
         result.cached = True
         return result
 
-    def store(self, workload: str, trace: str, target: str, device: str, task: Task, result: Result,
-              limits: Optional[dict] = None) -> None:
+    def store(
+        self,
+        workload: str,
+        trace: str,
+        target: str,
+        device: str,
+        task: Task,
+        result: Result,
+        limits: dict | None = None,
+    ) -> None:
         """Keep a result. A timeout says as much about the limit as about the kernel: it is kept
         with the engine's timeouts `limits` (answering only requests with limits no longer) and the
         machine's load per core, and not at all without limits. Kept, it spares a rerun the wait (a
@@ -139,10 +146,11 @@ class ResultsCache:
         data["cached"] = False
         self._db.execute(
             "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (workload, trace, target, device, result.level, json.dumps(config), json.dumps(data), time.time()))
+            (workload, trace, target, device, result.level, json.dumps(config), json.dumps(data), time.time()),
+        )
         self._db.commit()
 
-    def get_reference(self, workload: str, config: str) -> Optional[bytes]:
+    def get_reference(self, workload: str, config: str) -> bytes | None:
         """The reference's `.npz` bytes (a folder of parts merged), or None."""
         row = self._db.execute("SELECT data FROM refs WHERE workload=? AND config=?", (workload, config)).fetchone()
         if row is not None:
@@ -159,7 +167,7 @@ class ResultsCache:
         except FileNotFoundError:
             return None
 
-    def reference_path(self, workload: str, config: str) -> Optional[Path]:
+    def reference_path(self, workload: str, config: str) -> Path | None:
         """A large reference where it is kept, as `reference.load` reads it (a file, or a folder of
         parts), or None: it is read from there, not copied (the device workers load it themselves)."""
         file = self.reference_file(workload, config)
@@ -174,7 +182,7 @@ class ResultsCache:
 
     def reference_file(self, workload: str, config: str) -> Path:
         """Where a reference too large for the database is kept."""
-        key = hashlib.sha256(f"{workload}\0{config}".encode("utf-8")).hexdigest()[:32]
+        key = hashlib.sha256(f"{workload}\0{config}".encode()).hexdigest()[:32]
         return self.path.parent / f"{self.path.stem}-refs" / f"{key}.npz"
 
     def put_reference(self, workload: str, config: str, data: bytes) -> bool:
@@ -204,7 +212,7 @@ class ResultsCache:
 
             return self.put_reference(workload, config, reference.to_bytes(reference.load(folder)))
         file = self.reference_file(workload, config)
-        dest = file if len(parts) == 1 else file.with_suffix("")     # one part: the file is the reference
+        dest = file if len(parts) == 1 else file.with_suffix("")  # one part: the file is the reference
         if dest.exists():
             return True
         tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
@@ -223,7 +231,7 @@ class ResultsCache:
                 shutil.rmtree(tmp, ignore_errors=True)
             else:
                 tmp.unlink(missing_ok=True)
-            return dest.exists()       # another engine stored it first
+            return dest.exists()  # another engine stored it first
         return True
 
     @staticmethod

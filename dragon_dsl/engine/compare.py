@@ -24,7 +24,6 @@ confirms it with a second fill (see inputs.py) before reporting unwritten_output
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
@@ -35,8 +34,8 @@ RTOL = {"float64": 1e-9, "float32": 1e-4, "float16": 1e-2, "bfloat16": 2e-2}
 
 @dataclass
 class Verdict:
-    bad: int = 0                      # positions outside the tolerance (unwritten ones excluded)
-    unwritten: np.ndarray = field(default=None)   # mask of positions that kept the fill
+    bad: int = 0  # positions outside the tolerance (unwritten ones excluded)
+    unwritten: np.ndarray = field(default=None)  # mask of positions that kept the fill
     total: int = 0
     max_abs: float = 0.0
     max_rel: float = 0.0
@@ -49,7 +48,7 @@ class Verdict:
 _FAST_MARGIN = 1.0 - 1e-6
 # tolerances stay normal float32 numbers (smallest normal: 1.2e-38) and sums stay finite (largest: 3.4e38)
 _FAST_LOWEST, _FAST_HIGHEST = 1e-30, 1e37
-_CHUNK = 1 << 16       # values compared at a time: 256 KB a float32 buffer
+_CHUNK = 1 << 16  # values compared at a time: 256 KB a float32 buffer
 _FAST_DTYPES = ("float32", "float16", "bfloat16")
 
 
@@ -58,18 +57,22 @@ class Expected:
 
     def __init__(self, want: np.ndarray, dtype: str):
         self.want, self.dtype = np.asarray(want), dtype
-        self.fast = None      # (want as float32, scale as float32, rtol * margin, rtol * scale as float32)
+        self.fast = None  # (want as float32, scale as float32, rtol * margin, rtol * scale as float32)
         if dtype in _FAST_DTYPES:
             want32 = self.want if self.want.dtype == np.float32 else self.want.astype(np.float32)
             if np.isfinite(want32).all():
                 rtol = RTOL[dtype]
-                scale = float(max(want32.max(), -want32.min())) if want32.size else 0.0   # no |want| array
+                scale = float(max(want32.max(), -want32.min())) if want32.size else 0.0  # no |want| array
                 scale = scale if scale > 0 else 1.0
                 if _FAST_LOWEST <= rtol * scale and scale <= _FAST_HIGHEST:
-                    self.fast = (want32.reshape(-1), np.float32(scale), np.float32(rtol * _FAST_MARGIN),
-                                 np.float32(rtol * scale))
+                    self.fast = (
+                        want32.reshape(-1),
+                        np.float32(scale),
+                        np.float32(rtol * _FAST_MARGIN),
+                        np.float32(rtol * scale),
+                    )
 
-    def compare(self, got: np.ndarray) -> "Verdict":
+    def compare(self, got: np.ndarray) -> Verdict:
         got = np.asarray(got)
         if got.shape != self.want.shape:
             raise ValueError(f"output shape {got.shape} != reference shape {self.want.shape}")
@@ -79,7 +82,7 @@ class Expected:
                 return fast
         return compare(got, self.want, self.dtype)
 
-    def _fast(self, got32: np.ndarray) -> Optional["Verdict"]:
+    def _fast(self, got32: np.ndarray) -> Verdict | None:
         """The verdict when every value is within the shrunk tolerance, else None. Chunk by chunk
         (in cache, no array as large as the output allocated): the tolerance
         rtol * margin * (scale + |want|) and max(|want|, rtol * scale) are computed on the fly."""
@@ -91,14 +94,14 @@ class Expected:
         max_abs = max_rel = 0.0
         for start in range(0, n, _CHUNK):
             m = min(_CHUNK, n - start)
-            w, g = want32[start:start + m], got32[start:start + m]
+            w, g = want32[start : start + m], got32[start : start + m]
             e, a, t, o = err[:m], mag[:m], tol[:m], ok[:m]
             np.subtract(g, w, out=e)
             np.abs(e, out=e)
             np.abs(w, out=a)
             np.add(a, scale, out=t)
             np.multiply(t, rtol_margin, out=t)
-            if not np.less_equal(e, t, out=o).all():   # a NaN anywhere makes this False
+            if not np.less_equal(e, t, out=o).all():  # a NaN anywhere makes this False
                 return None
             max_abs = max(max_abs, float(e.max()))
             np.maximum(a, rtol_scale, out=a)

@@ -27,7 +27,6 @@ import hashlib
 import itertools
 import os
 from pathlib import Path
-from typing import Optional
 
 _PRECOMPILED: dict = {}
 _counters = {"cubin_hits": 0, "cubin_misses": 0}
@@ -123,7 +122,7 @@ class LocalDevice:
         self.device_type = device_type
         self.index = index
 
-    def hold(self, on_wait, on_held) -> Optional["GpuHold"]:
+    def hold(self, on_wait, on_held) -> GpuHold | None:
         """The GPU's lock for this worker's candidates (None for the CPU: its worker is alone by design)."""
         return GpuHold(self.index, on_wait, on_held) if self.device_type != "cpu" else None
 
@@ -166,7 +165,7 @@ class RemoteDevice:
         self._since = 0.0
 
     def hold(self, on_wait, on_held) -> None:
-        return None   # the tracker lends each server to one session at a time
+        return None  # the tracker lends each server to one session at a time
 
     def session(self):
         """The session for the next task: the kept one while young, else a new one from the tracker."""
@@ -176,7 +175,7 @@ class RemoteDevice:
 
         if self._session is not None and time.monotonic() - self._since < self.session_timeout / 2:
             return self._session
-        self._session = None          # the old session goes back to the tracker before the next is asked for
+        self._session = None  # the old session goes back to the tracker before the next is asked for
         tracker = rpc.connect_tracker(self.host, self.port)
         self._session = tracker.request(self.key, priority=1, session_timeout=int(self.session_timeout) + 1)
         self._since = time.monotonic()
@@ -199,8 +198,10 @@ _FORKED_AFTER_CUDA = "cudaErrorInitializationError"
 def explain_remote(message: str) -> str:
     """A failure on a remote device, with what to change where the server's set-up is the cause."""
     if _FORKED_AFTER_CUDA in message:
-        return (message + " (the RPC server forked the session after CUDA was initialised: "
-                "start it with --no-fork, docs/MEASURE.md)")
+        return (
+            message + " (the RPC server forked the session after CUDA was initialised: "
+            "start it with --no-fork, docs/MEASURE.md)"
+        )
     return message
 
 

@@ -31,7 +31,6 @@ import tempfile
 import threading
 import weakref
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.engine import keys
 from dragon_dsl.engine.batch import Batch, Item, build_failure, run_result
@@ -60,15 +59,26 @@ BUILD_NICE = 10
 
 
 class Engine:
-    def __init__(self, target, device: str = "local", workers: Optional[int] = None,
-                 timeout_s: float = 60.0, cache=None, run_timeout_s: Optional[float] = None,
-                 build_group: int = 1, dedupe_sources: bool = False, device_slots: int = 1,
-                 cuda_preamble: str = "trimmed", build_order: str = "fifo", gpu_timer: str = "blocked"):
+    def __init__(
+        self,
+        target,
+        device: str = "local",
+        workers: int | None = None,
+        timeout_s: float = 60.0,
+        cache=None,
+        run_timeout_s: float | None = None,
+        build_group: int = 1,
+        dedupe_sources: bool = False,
+        device_slots: int = 1,
+        cuda_preamble: str = "trimmed",
+        build_order: str = "fifo",
+        gpu_timer: str = "blocked",
+    ):
         from dragon_dsl.engine.pool import start_fork_server
 
-        self.target = resolve_target(target)      # no TVM import for "llvm", "cuda", nvidia tags, dicts
+        self.target = resolve_target(target)  # no TVM import for "llvm", "cuda", nvidia tags, dicts
         if not self.target.is_gpu:
-            start_fork_server()     # its import of TVM runs beside this process's own
+            start_fork_server()  # its import of TVM runs beside this process's own
         import tvm
 
         try:
@@ -76,7 +86,7 @@ class Engine:
         except Exception as exc:  # TVM raises its own error type for unknown tags and kinds
             raise ValueError(f"target {self.target.spec!r}: {str(exc).strip().splitlines()[-1]}") from None
         self.device = parse_device(device)
-        self.timeout_s = float(timeout_s)            # a build (and, unless run_timeout_s, a device run)
+        self.timeout_s = float(timeout_s)  # a build (and, unless run_timeout_s, a device run)
         # a candidate's verify and time on the device, counted once it holds the device (a GPU's
         # lock): a kernel that hangs keeps every process sharing the GPU waiting until then
         self.run_timeout_s = float(run_timeout_s) if run_timeout_s is not None else self.timeout_s
@@ -108,13 +118,13 @@ class Engine:
             raise ValueError(f"gpu_timer must be 'blocked' or 'evaluator', got {gpu_timer!r}")
         self.gpu_timer = gpu_timer
         self.device_slots = device_slots
-        self._sources: dict = {}        # lowered-source claim key -> the Result of its first build
+        self._sources: dict = {}  # lowered-source claim key -> the Result of its first build
         self._profile: dict = {}
         # a list to get every job of the calls as (pool, worker slot, sent, replied, workload key,
         # status), perf_counter() seconds (benchmarks/bench_measure.py); None: not recorded
-        self.timeline: Optional[list] = None
-        self.build_jobs = 0                            # candidate builds sent to the builders (a group: one)
-        self.duplicate_sources = 0                     # candidates not compiled: their lowered source was
+        self.timeline: list | None = None
+        self.build_jobs = 0  # candidate builds sent to the builders (a group: one)
+        self.duplicate_sources = 0  # candidates not compiled: their lowered source was
         if cache is False:
             self.cache = None
         elif isinstance(cache, ResultsCache):
@@ -128,24 +138,52 @@ class Engine:
         self._serial = 0
         self._lock = threading.Lock()
         self._workloads: dict = {}
-        self._references: dict = {}          # (workload hash, config) -> reference.load path in the work dir
+        self._references: dict = {}  # (workload hash, config) -> reference.load path in the work dir
         # builds run below the device workers' priority only where kernels are timed on this
         # machine's GPUs while they compile (BUILD_NICE); elsewhere a niced build would only lose
         # its core to other work and run into its timeout
         self._build_nice = BUILD_NICE if self.target.is_gpu and not self.device.is_remote and local_gpus() else 0
-        self._builders = Pool("build", self.workers, self._build_options, self._log_dir,
-                              queue=JobQueue(longest_first=build_order == "longest-first"), gpu=self.target.is_gpu)
-        self._devices: Optional[Pool] = None
+        self._builders = Pool(
+            "build",
+            self.workers,
+            self._build_options,
+            self._log_dir,
+            queue=JobQueue(longest_first=build_order == "longest-first"),
+            gpu=self.target.is_gpu,
+        )
+        self._devices: Pool | None = None
         self._finalizer = weakref.finalize(self, _shutdown, [self._builders], self._workdir)
 
     # --- public API -----------------------------------------------------------------------
-    def measure(self, workload, traces, level: str = "time", seeds: int = 3, repeat: int = 5,
-                number: Optional[int] = None, flush_l2: bool = False, min_repeat_ms: float = 5.0,
-                use_cache: bool = True) -> list:
+    def measure(
+        self,
+        workload,
+        traces,
+        level: str = "time",
+        seeds: int = 3,
+        repeat: int = 5,
+        number: int | None = None,
+        flush_l2: bool = False,
+        min_repeat_ms: float = 5.0,
+        use_cache: bool = True,
+    ) -> list:
         """One Result per trace, in order (duplicates are measured once)."""
-        return self.run([Task(workload, trace, level=level, seeds=seeds, repeat=repeat, number=number,
-                              min_repeat_ms=min_repeat_ms, flush_l2=flush_l2, use_cache=use_cache)
-                         for trace in traces])
+        return self.run(
+            [
+                Task(
+                    workload,
+                    trace,
+                    level=level,
+                    seeds=seeds,
+                    repeat=repeat,
+                    number=number,
+                    min_repeat_ms=min_repeat_ms,
+                    flush_l2=flush_l2,
+                    use_cache=use_cache,
+                )
+                for trace in traces
+            ]
+        )
 
     def baseline(self, workload, kind: str = "unscheduled", level: str = "time", **timing) -> Result:
         """The workload built as it is ("unscheduled") or with dlight's default GPU rules ("dlight")."""
@@ -155,7 +193,7 @@ class Engine:
         """`baseline` of several workloads in one call: their builds run on every build worker at once."""
         return self._run([self._baseline_pair(w, kind, level, timing) for w in workloads])
 
-    def _baseline_pair(self, workload, kind: str, level: str = "time", timing: Optional[dict] = None) -> tuple:
+    def _baseline_pair(self, workload, kind: str, level: str = "time", timing: dict | None = None) -> tuple:
         if kind not in ("unscheduled", "dlight"):
             raise ValueError(f"baseline kind {kind!r}: expected 'unscheduled' or 'dlight'")
         if kind == "dlight" and not self.target.is_gpu:
@@ -181,8 +219,9 @@ class Engine:
                 self._submit_reference(dispatcher, wl, seeds, done)
             dispatcher.run()
         if failed:
-            raise EngineError("; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}"
-                                        for h, m in failed.items()))
+            raise EngineError(
+                "; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}" for h, m in failed.items())
+            )
 
     def reference(self, workload, seeds: int = 3):
         """The verifier's reference of a workload (engine/reference.py's Reference): computed, or
@@ -198,8 +237,11 @@ class Engine:
         like `baseline(workload, kind)` in the same call, so that their builds run beside the
         tasks' instead of one after another. `on_result(index, result)` is called for each as
         soon as it is decided (in the caller's thread), before the call returns."""
-        return self._run([(t, {"trace": t.trace}) for t in tasks]
-                         + [self._baseline_pair(workload, kind) for workload, kind in baselines], on_result)
+        return self._run(
+            [(t, {"trace": t.trace}) for t in tasks]
+            + [self._baseline_pair(workload, kind) for workload, kind in baselines],
+            on_result,
+        )
 
     def profile(self, reset: bool = False) -> dict:
         """Seconds summed over the replies since the engine started (or the last reset): build
@@ -213,7 +255,7 @@ class Engine:
         out = dict(self._profile)
         devices = len(self._devices.workers) if self._devices is not None else 0
         if self._devices is not None and not self.device.is_remote and self.target.is_gpu:
-            devices = max(1, devices // self.device_slots)   # GPUs, not processes
+            devices = max(1, devices // self.device_slots)  # GPUs, not processes
         out["devices"] = devices
         out["idle"] = max(0.0, devices * out.get("wall", 0.0) - out.get("verify", 0.0) - out.get("time", 0.0))
         if reset:
@@ -234,9 +276,12 @@ class Engine:
     def stats(self) -> dict:
         """Build jobs sent (a group of candidates is one), worker restarts, and how device workers
         got CUDA binaries (cubins from the build vs compiled again at load time)."""
-        out = {"build_jobs": self.build_jobs, "duplicate_sources": self.duplicate_sources,
-               "build_restarts": self._builders.restarts,
-               "device_restarts": self._devices.restarts if self._devices else 0}
+        out = {
+            "build_jobs": self.build_jobs,
+            "duplicate_sources": self.duplicate_sources,
+            "build_restarts": self._builders.restarts,
+            "device_restarts": self._devices.restarts if self._devices else 0,
+        }
         if self._devices is not None and not self.device.is_remote:
             replies = []
             with self._lock:
@@ -263,14 +308,23 @@ class Engine:
 
     # --- workers ----------------------------------------------------------------------------
     def _build_options(self, slot: int) -> dict:
-        return {"role": "build", "target": self.target.spec, "env": {"TVM_NUM_THREADS": "1"},
-                "cuda_preamble": self.cuda_preamble, "nice": self._build_nice}
+        return {
+            "role": "build",
+            "target": self.target.spec,
+            "env": {"TVM_NUM_THREADS": "1"},
+            "cuda_preamble": self.cuda_preamble,
+            "nice": self._build_nice,
+        }
 
     def _device_pool(self) -> Pool:
         if self._devices is not None:
             return self._devices
-        base = {"role": "device", "target": self.target.spec, "device_type": self.target.device_type,
-                "session_timeout": self.run_timeout_s * 2 + 30}
+        base = {
+            "role": "device",
+            "target": self.target.spec,
+            "device_type": self.target.device_type,
+            "session_timeout": self.run_timeout_s * 2 + 30,
+        }
         if self.device.is_remote:
             n = self._remote_servers()
             remote = {"host": self.device.host, "port": self.device.port, "key": self.device.key}
@@ -278,8 +332,10 @@ class Engine:
         elif self.target.is_gpu:
             n = len(local_gpus())
             if n == 0:
-                raise EngineError("this machine has no GPU: level 'build' works here; "
-                                  "'verify' and 'time' need a GPU or an rpc:// device")
+                raise EngineError(
+                    "this machine has no GPU: level 'build' works here; "
+                    "'verify' and 'time' need a GPU or an rpc:// device"
+                )
             # one process owns each GPU, or device_slots processes share it (taking turns: its lock)
             per_slot = [{**base, "index": slot % n} for slot in range(n * self.device_slots)]
         else:
@@ -321,12 +377,12 @@ class Engine:
             return Batch(self, pairs, on_result).run()
 
     # --- references -----------------------------------------------------------------------
-    def _known_reference(self, wl: keys.Workload, seeds: int) -> Optional[str]:
+    def _known_reference(self, wl: keys.Workload, seeds: int) -> str | None:
         """The reference's path in the work dir, from memory or the results cache, or None."""
         config = config_key(seeds)
         path = self._references.get((wl.hash, config))
         if path is None and self.cache is not None:
-            kept = self.cache.reference_path(wl.hash, config)      # a large one: read where it is kept
+            kept = self.cache.reference_path(wl.hash, config)  # a large one: read where it is kept
             if kept is not None:
                 self._references[(wl.hash, config)] = str(kept)
                 return str(kept)
@@ -344,7 +400,7 @@ class Engine:
         `done(None)` on success, `done(message)` when a part failed."""
         from dragon_dsl.engine.inputs import set_names
 
-        folder = self._workdir / f"ref-{wl.hash}-{seeds}"     # reference.load's folder of parts
+        folder = self._workdir / f"ref-{wl.hash}-{seeds}"  # reference.load's folder of parts
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         config = config_key(seeds)
@@ -374,8 +430,15 @@ class Engine:
             done(None)
 
         for index, only in enumerate(parts_of):
-            payload = {"op": "reference", "wkey": wl.hash, "workload": wl.text, "seed": wl.seed,
-                       "n_random": seeds, "only": only, "out": str(folder / f"part{index}.npz")}
+            payload = {
+                "op": "reference",
+                "wkey": wl.hash,
+                "workload": wl.text,
+                "seed": wl.seed,
+                "n_random": seeds,
+                "only": only,
+                "out": str(folder / f"part{index}.npz"),
+            }
             dispatcher.submit(self._builders, payload, self._reference_timeout(), part_done)
 
     def _reference_timeout(self) -> float:
@@ -400,8 +463,12 @@ class Engine:
                         result = build_failure(reply)
                         out[index] = (None, f"{result.status.value}: {result.message}")
 
-                dispatcher.submit(self._builders, {"op": "build", "source": {"module": tvm.ir.save_json(mod)},
-                                                   "out": str(folder)}, self.timeout_s, done)
+                dispatcher.submit(
+                    self._builders,
+                    {"op": "build", "source": {"module": tvm.ir.save_json(mod)}, "out": str(folder)},
+                    self.timeout_s,
+                    done,
+                )
             dispatcher.run()
         return out
 
@@ -417,8 +484,16 @@ class Engine:
         """The timeouts a result was measured under (the results cache keeps timeouts with them)."""
         return {"build_timeout_s": self.timeout_s, "run_timeout_s": self.run_timeout_s}
 
-    def measure_modules(self, workload, mods, seeds: int = 3, repeat: int = 5, number: Optional[int] = None,
-                        min_repeat_ms: float = 5.0, use_cache: bool = True) -> list:
+    def measure_modules(
+        self,
+        workload,
+        mods,
+        seeds: int = 3,
+        repeat: int = 5,
+        number: int | None = None,
+        min_repeat_ms: float = 5.0,
+        use_cache: bool = True,
+    ) -> list:
         """Build, verify and time scheduled IRModules of `workload` (MetaSchedule's candidates) in one
         call: one Result each. As in `run`, the reference is computed beside the builds, and on GPUs a
         candidate is verified and timed as soon as it is built. Keyed in the cache by the module's text."""
@@ -429,13 +504,29 @@ class Engine:
         pairs = []
         for mod in mods:
             text = tvm.ir.save_json(mod)
-            task = Task(workload, ["module", hashlib.sha256(text.encode()).hexdigest()], level="time", seeds=seeds,
-                        repeat=repeat, number=number, min_repeat_ms=min_repeat_ms, use_cache=use_cache)
+            task = Task(
+                workload,
+                ["module", hashlib.sha256(text.encode()).hexdigest()],
+                level="time",
+                seeds=seeds,
+                repeat=repeat,
+                number=number,
+                min_repeat_ms=min_repeat_ms,
+                use_cache=use_cache,
+            )
             pairs.append((task, {"module": text}))
         return self._run(pairs)
 
-    def run_artifacts(self, artifacts, args_info, workload=None, seeds: int = 3, repeat: int = 5,
-                      number: Optional[int] = None, min_repeat_ms: float = 5.0) -> list:
+    def run_artifacts(
+        self,
+        artifacts,
+        args_info,
+        workload=None,
+        seeds: int = 3,
+        repeat: int = 5,
+        number: int | None = None,
+        min_repeat_ms: float = 5.0,
+    ) -> list:
         """Time built libraries (verifying them first when `workload` is given):
         [(latencies in seconds, None) or (None, error message)]. The libraries stay: MetaSchedule's
         RemoveBuildArtifact callback deletes their folders."""
@@ -452,8 +543,13 @@ class Engine:
                 if failed:
                     raise EngineError(f"the unscheduled workload failed as a reference on llvm: {failed[0]}")
                 ref = self._known_reference(wl, seeds)
-            timing = {"repeat": repeat, "number": number, "min_repeat_ms": min_repeat_ms, "flush_bytes": 0,
-                      "timer": self.gpu_timer}
+            timing = {
+                "repeat": repeat,
+                "number": number,
+                "min_repeat_ms": min_repeat_ms,
+                "flush_bytes": 0,
+                "timer": self.gpu_timer,
+            }
             for index, (artifact, info) in enumerate(zip(artifacts, args_info, strict=True)):
                 item = Item(Task(None, None, level="time"), {}, None, "")
 
@@ -464,9 +560,19 @@ class Engine:
                     else:
                         out[index] = (None, f"{result.status.value}: {result.message}")
 
-                dispatcher.submit(devices, {"op": "run", "artifact": artifact, "reference": ref,
-                                            "args_info": info, "level": "time", "timing": timing},
-                                  self.run_timeout_s, done)
+                dispatcher.submit(
+                    devices,
+                    {
+                        "op": "run",
+                        "artifact": artifact,
+                        "reference": ref,
+                        "args_info": info,
+                        "level": "time",
+                        "timing": timing,
+                    },
+                    self.run_timeout_s,
+                    done,
+                )
             dispatcher.run()
         return out
 

@@ -31,19 +31,18 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Optional
 
 REMOTE_FUNC = "dragon.engine.time_blocked"
 # calls in one repeat: well under the launches CUDA queues before the host blocks, so that a
 # repeat's calls are all queued behind its spin; a kernel of a few microseconds then repeats for
 # about half a millisecond, not min_repeat_ms (the events resolve half a microsecond)
 MAX_NUMBER = 256
-SPIN_MARGIN = 1.5              # the spin lasts this many times the host's expected queueing of the calls
+SPIN_MARGIN = 1.5  # the spin lasts this many times the host's expected queueing of the calls
 SPIN_EXTRA_US = 50.0
-SPIN_MAX_US = 20_000.0         # however slow the host was: a launch that blocks (a full queue) is no idle GPU
+SPIN_MAX_US = 20_000.0  # however slow the host was: a launch that blocks (a full queue) is no idle GPU
 
 
-def available() -> Optional[str]:
+def available() -> str | None:
     """None when the blocked timer can run here, else why not."""
     try:
         from cuda.bindings import driver  # noqa: F401
@@ -71,8 +70,8 @@ def spin_program():
     @T.prim_func(s_tir=True)
     def spin(A: T.Buffer((1,), "float32"), n: T.int32):
         T.func_attr({"tirx.noalias": True, "global_symbol": "spin"})
-        for bx in T.thread_binding(1, thread="blockIdx.x"):
-            for tx in T.thread_binding(1, thread="threadIdx.x"):
+        for bx in T.thread_binding(1, thread="blockIdx.x"):  # noqa: B007 - TVMScript names the loop
+            for tx in T.thread_binding(1, thread="threadIdx.x"):  # noqa: B007 - TVMScript names the loop
                 for _i in range(n):
                     with T.sblock("spin"):
                         A[0] = A[0] * T.float32(0.9999999) + T.float32(1e-7)
@@ -101,7 +100,7 @@ class CudaStream:
         major, minor = (int(v) for v in str(dev.compute_version).split("."))
         self._spin = spin_module(f"sm_{major}{minor}")["spin"]
         self._cell = tvm.runtime.empty((1,), "float32", dev)
-        self._spin(self._cell, 1)   # loads the module, makes the primary context current on this thread
+        self._spin(self._cell, 1)  # loads the module, makes the primary context current on this thread
         dev.sync()
         self._events = [_check(driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DEFAULT)) for _ in range(2)]
         self._flush: list = []
@@ -122,7 +121,7 @@ class CudaStream:
 
         words = max(1, nbytes // 4)
         if not self._flush or self._flush[0].shape[0] != words:
-            self._flush = []           # the old pair goes before the new one is allocated
+            self._flush = []  # the old pair goes before the new one is allocated
             self._flush = [tvm.runtime.empty((words,), "int32", self.dev) for _ in range(2)]
         self._flush[0].copyfrom(self._flush[1])
 
@@ -159,10 +158,11 @@ class BlockedTimer:
         self.stream.record(1)
         return self.stream.elapsed_us(), queued, queued <= spin_us
 
-    def time(self, func, tensors, *, repeat: int, number: Optional[int], min_repeat_ms: float,
-             flush_bytes: int = 0) -> list:
+    def time(
+        self, func, tensors, *, repeat: int, number: int | None, min_repeat_ms: float, flush_bytes: int = 0
+    ) -> list:
         """Per-call latencies in microseconds, one per repeat."""
-        func(*tensors)                                    # warm-up, discarded
+        func(*tensors)  # warm-up, discarded
         self.stream.sync()
         # the host's cost of a launch: the largest average of the last batches of 8 or more calls
         # (one launch can take a scheduler's time slice; an average over many, less so); before
@@ -185,12 +185,13 @@ class BlockedTimer:
                 if total >= min_repeat_ms * 1000.0 or number >= MAX_NUMBER:
                     break
                 per_call = max(total / number, 1e-3)
-                number = min(MAX_NUMBER, max(int(math.ceil(min_repeat_ms * 1000.0 / per_call * 1.05)),
-                                             int(number * 1.618) + 1))
+                number = min(
+                    MAX_NUMBER, max(int(math.ceil(min_repeat_ms * 1000.0 / per_call * 1.05)), int(number * 1.618) + 1)
+                )
         out = []
         for _ in range(repeat):
             queue_us = expected_us(number)
-            for _attempt in range(4):   # again, behind a spin as long as the queueing that outlasted it
+            for _attempt in range(4):  # again, behind a spin as long as the queueing that outlasted it
                 if flush_bytes:
                     self.stream.flush(flush_bytes)
                 total, queued, covered = self._blocked(func, tensors, number, queue_us)
@@ -212,10 +213,12 @@ def timer_for(dev) -> BlockedTimer:
     return _TIMERS[key]
 
 
-def time_module(module, dev, tensors, *, entry: str, repeat: int, number: Optional[int], min_repeat_ms: float,
-                flush_bytes: int = 0) -> list:
-    return timer_for(dev).time(module[entry], tensors, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms,
-                               flush_bytes=flush_bytes)
+def time_module(
+    module, dev, tensors, *, entry: str, repeat: int, number: int | None, min_repeat_ms: float, flush_bytes: int = 0
+) -> list:
+    return timer_for(dev).time(
+        module[entry], tensors, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms, flush_bytes=flush_bytes
+    )
 
 
 def register_remote() -> None:
@@ -226,8 +229,17 @@ def register_remote() -> None:
     def remote(module, entry, settings, *tensors):
         s = json.loads(settings)
         dev = tensors[0].device
-        return json.dumps(time_module(module, dev, list(tensors), entry=str(entry), repeat=int(s["repeat"]),
-                                      number=s.get("number"), min_repeat_ms=float(s["min_repeat_ms"]),
-                                      flush_bytes=int(s.get("flush_bytes", 0))))
+        return json.dumps(
+            time_module(
+                module,
+                dev,
+                list(tensors),
+                entry=str(entry),
+                repeat=int(s["repeat"]),
+                number=s.get("number"),
+                min_repeat_ms=float(s["min_repeat_ms"]),
+                flush_bytes=int(s.get("flush_bytes", 0)),
+            )
+        )
 
     tvm_ffi.register_global_func(REMOTE_FUNC, remote, override=True)

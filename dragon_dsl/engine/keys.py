@@ -55,5 +55,6 @@ def load(source) -> Workload:
         text = str(source)
     from dragon_dsl.tvm.workload import estimate_flops
 
-    return Workload(text=text, hash=f"{tvm_ffi.structural_hash(mod) & 0xFFFFFFFFFFFFFFFF:016x}",
-                    flops=estimate_flops(mod))
+    return Workload(
+        text=text, hash=f"{tvm_ffi.structural_hash(mod) & 0xFFFFFFFFFFFFFFFF:016x}", flops=estimate_flops(mod)
+    )

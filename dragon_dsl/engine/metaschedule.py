@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import atexit
 import json
-from typing import Optional
 
 from tvm.ir.utils import derived_object
 from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
@@ -61,7 +60,7 @@ def _close_shared() -> None:
 
 @derived_object
 class EngineBuilder(PyBuilder):
-    def __init__(self, engine, device: str = "local", runner: Optional["EngineRunner"] = None):
+    def __init__(self, engine, device: str = "local", runner: EngineRunner | None = None):
         super().__init__()
         self.engine = _engine(engine, device)
         self.runner = runner if runner is not None and runner.workload is not None else None
@@ -69,8 +68,10 @@ class EngineBuilder(PyBuilder):
     def build(self, build_inputs):
         for inp in build_inputs:
             if str(inp.target.kind.name) != self.engine.target.kind:
-                raise ValueError(f"EngineBuilder: the engine builds for {self.engine.target.kind}, "
-                                 f"MetaSchedule asked for {inp.target.kind.name}")
+                raise ValueError(
+                    f"EngineBuilder: the engine builds for {self.engine.target.kind}, "
+                    f"MetaSchedule asked for {inp.target.kind.name}"
+                )
         if self.runner is not None:
             return self._measure(build_inputs)
         built = self.engine.build_modules([inp.mod for inp in build_inputs])
@@ -78,8 +79,13 @@ class EngineBuilder(PyBuilder):
 
     def _measure(self, build_inputs):
         r = self.runner
-        results = self.engine.measure_modules(r.workload, [inp.mod for inp in build_inputs], repeat=r.repeat,
-                                              number=r.number, min_repeat_ms=r.min_repeat_ms)
+        results = self.engine.measure_modules(
+            r.workload,
+            [inp.mod for inp in build_inputs],
+            repeat=r.repeat,
+            number=r.number,
+            min_repeat_ms=r.min_repeat_ms,
+        )
         out = []
         for result in results:
             if result.level == "build" and not result.ok:
@@ -88,15 +94,18 @@ class EngineBuilder(PyBuilder):
             folder = self.engine._next_dir("ms")
             folder.mkdir(parents=True)
             receipt = str(folder / "measured")
-            r.measured[receipt] = (([t * 1e-6 for t in result.latencies_us], None) if result.ok
-                                   else (None, f"{result.status.value}: {result.message}"))
+            r.measured[receipt] = (
+                ([t * 1e-6 for t in result.latencies_us], None)
+                if result.ok
+                else (None, f"{result.status.value}: {result.message}")
+            )
             out.append(BuilderResult(receipt, None))
         return out
 
 
 @derived_object
 class EngineRunnerFuture(PyRunnerFuture):
-    def __init__(self, run_secs: Optional[list], error: Optional[str]):
+    def __init__(self, run_secs: list | None, error: str | None):
         super().__init__()
         self.run_secs = run_secs
         self.error = error
@@ -110,21 +119,41 @@ class EngineRunnerFuture(PyRunnerFuture):
 
 @derived_object
 class EngineRunner(PyRunner):
-    def __init__(self, engine, workload=None, repeat: int = 5, number: Optional[int] = None,
-                 min_repeat_ms: float = 5.0, device: str = "local"):
+    def __init__(
+        self,
+        engine,
+        workload=None,
+        repeat: int = 5,
+        number: int | None = None,
+        min_repeat_ms: float = 5.0,
+        device: str = "local",
+    ):
         super().__init__()
         self.engine = _engine(engine, device)
         self.workload = workload
         self.repeat, self.number, self.min_repeat_ms = repeat, number, min_repeat_ms
-        self.measured: dict = {}     # receipt path -> (seconds, error): what a paired builder measured
+        self.measured: dict = {}  # receipt path -> (seconds, error): what a paired builder measured
 
     def run(self, runner_inputs):
         paths = [str(inp.artifact_path) for inp in runner_inputs]
         todo = [i for i, p in enumerate(paths) if p not in self.measured]
-        answers = dict(zip(todo, self.engine.run_artifacts(
-            [paths[i] for i in todo], [[a.as_json() for a in runner_inputs[i].args_info] for i in todo],
-            workload=self.workload, repeat=self.repeat, number=self.number,
-            min_repeat_ms=self.min_repeat_ms))) if todo else {}
+        answers = (
+            dict(
+                zip(
+                    todo,
+                    self.engine.run_artifacts(
+                        [paths[i] for i in todo],
+                        [[a.as_json() for a in runner_inputs[i].args_info] for i in todo],
+                        workload=self.workload,
+                        repeat=self.repeat,
+                        number=self.number,
+                        min_repeat_ms=self.min_repeat_ms,
+                    ),
+                )
+            )
+            if todo
+            else {}
+        )
         out = []
         for i, path in enumerate(paths):
             secs, error = self.measured.pop(path) if i not in answers else answers[i]

@@ -11,12 +11,11 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Optional
 
 CANDIDATE_DIRS = ("/usr/local/cuda/bin",)
 
 
-def find_nvcc() -> Optional[str]:
+def find_nvcc() -> str | None:
     found = shutil.which("nvcc")
     if found:
         return found
@@ -27,7 +26,7 @@ def find_nvcc() -> Optional[str]:
     return None
 
 
-def ensure_on_path() -> Optional[str]:
+def ensure_on_path() -> str | None:
     """TVM's driver runs plain `nvcc`: put the one we found on PATH; returns its path."""
     nvcc = find_nvcc()
     if nvcc is not None:
@@ -68,8 +67,10 @@ def error_lines(text: str, limit: int = 6) -> str:
 # <cuda/std/type_traits> and a `namespace std` of using-declarations. Parsing that header is most
 # of an NVRTC compile: 0.6 s of a trivial kernel's 0.6 s, 20 ms without it
 # (benchmarks/bench_cuda_preamble.py).
-_TRAITS = re.compile(r"\n[ \t]*#include <cuda/std/type_traits>\n[ \t]*namespace std \{\n"
-                     r"((?:[ \t]*using cuda::std::\w+;\n)+)[ \t]*\}\n")
+_TRAITS = re.compile(
+    r"\n[ \t]*#include <cuda/std/type_traits>\n[ \t]*namespace std \{\n"
+    r"((?:[ \t]*using cuda::std::\w+;\n)+)[ \t]*\}\n"
+)
 
 
 def trim_preamble(code: str) -> str:
@@ -80,9 +81,9 @@ def trim_preamble(code: str) -> str:
     found = _TRAITS.search(code)
     if found is None:
         return code
-    rest = code[:found.start()] + "\n" + code[found.end():]
+    rest = code[: found.start()] + "\n" + code[found.end() :]
     names = re.findall(r"using cuda::std::(\w+);", found.group(1))
-    uses = _INT_TYPES.sub("", rest)       # the cstdint block stays: it is cheap
+    uses = _INT_TYPES.sub("", rest)  # the cstdint block stays: it is cheap
     if "cuda::std::" in uses or any(re.search(rf"\b{name}\b", uses) for name in names):
         return code
     return rest

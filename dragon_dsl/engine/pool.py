@@ -29,9 +29,9 @@ import multiprocessing.connection
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 
 def waiting_timeout(timeout: float) -> float:
@@ -40,7 +40,7 @@ def waiting_timeout(timeout: float) -> float:
     return 2.0 * timeout + 30.0
 
 
-STARTUP_TIMEOUT_S = 300.0   # importing TVM took 9 s on the H200 host (TVM's tensor intrinsics 31 s, before their cache)
+STARTUP_TIMEOUT_S = 300.0  # importing TVM took 9 s on the H200 host (TVM's tensor intrinsics 31 s, before their cache)
 MAX_START_FAILURES = 3
 
 
@@ -76,11 +76,11 @@ def worker_context(gpu: bool = False):
         raise ValueError(f"DRAGON_WORKER_START={method!r}: expected 'forkserver' or 'spawn'")
     if method == "forkserver" and not gpu and not _FORKSERVER_FAILED:
         try:
-            ctx = multiprocessing.get_context("forkserver")   # ValueError where there is none (Windows)
+            ctx = multiprocessing.get_context("forkserver")  # ValueError where there is none (Windows)
             ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
             from multiprocessing import forkserver
 
-            forkserver.ensure_running()    # its import of TVM runs beside the caller's work
+            forkserver.ensure_running()  # its import of TVM runs beside the caller's work
             return ctx
         except (OSError, ValueError):
             _FORKSERVER_FAILED = True
@@ -101,7 +101,7 @@ class PoolError(RuntimeError):
     """A pool cannot run at all (its workers fail to start)."""
 
 
-def describe_exit(exitcode: Optional[int]) -> str:
+def describe_exit(exitcode: int | None) -> str:
     if exitcode is None:
         return "died"
     if exitcode < 0:
@@ -130,13 +130,13 @@ class JobQueue:
 
     def __init__(self, longest_first: bool = False):
         self.longest_first = longest_first
-        self._groups: dict = {}            # group key -> deque of jobs, in the order groups appeared
-        self._seconds: dict = {}           # group key -> [seconds summed, replies]
-        self._running: dict = {}           # group key -> jobs sent, not replied
+        self._groups: dict = {}  # group key -> deque of jobs, in the order groups appeared
+        self._seconds: dict = {}  # group key -> [seconds summed, replies]
+        self._running: dict = {}  # group key -> jobs sent, not replied
         self._len = 0
 
     @staticmethod
-    def key(job) -> Optional[tuple]:
+    def key(job) -> tuple | None:
         payload = job.payload if isinstance(job.payload, dict) else {}
         if payload.get("wkey") is None or payload.get("op") not in ("build", "build_group"):
             return None
@@ -145,7 +145,7 @@ class JobQueue:
     def __len__(self) -> int:
         return self._len
 
-    def _group(self, job) -> Optional[tuple]:
+    def _group(self, job) -> tuple | None:
         """JOB's group: its key with `longest_first`, else None (one first-in, first-out line)."""
         return self.key(job) if self.longest_first else None
 
@@ -208,24 +208,24 @@ class _Worker:
     proc: object = None
     conn: object = None
     ready: bool = False
-    job: Optional[_Job] = None
+    job: _Job | None = None
     deadline: float = 0.0
     started: float = 0.0
     start_failures: int = 0
     generation: int = 0
-    assigned: float = 0.0          # perf_counter() when its job was sent
+    assigned: float = 0.0  # perf_counter() when its job was sent
 
 
 @dataclass
 class Pool:
     name: str
     size: int
-    options: Callable[[int], dict]          # slot -> worker options
+    options: Callable[[int], dict]  # slot -> worker options
     log_dir: Path
     workers: list = field(default_factory=list)
     queue: JobQueue = field(default_factory=JobQueue)
     restarts: int = 0
-    gpu: bool = False                        # the workers serve a GPU target: spawned (worker_context)
+    gpu: bool = False  # the workers serve a GPU target: spawned (worker_context)
 
     def __post_init__(self):
         self._ctx = worker_context(self.gpu)
@@ -241,8 +241,9 @@ class Pool:
         # a forked worker has the fork server's environment: it takes this process's as it is now
         options["environ"] = dict(os.environ)
         parent, child = self._ctx.Pipe(duplex=True)
-        w.proc = self._ctx.Process(target=worker.main, args=(child, options), daemon=True,
-                                   name=f"dragon-{self.name}-{w.slot}")
+        w.proc = self._ctx.Process(
+            target=worker.main, args=(child, options), daemon=True, name=f"dragon-{self.name}-{w.slot}"
+        )
         w.proc.start()
         child.close()
         w.conn, w.ready, w.job, w.started = parent, False, None, time.monotonic()
@@ -287,9 +288,9 @@ class Dispatcher:
 
     def __init__(self, pools: list):
         self.pools = list(pools)
-        self.callback_s = 0.0       # seconds this process spent in the jobs' callbacks
+        self.callback_s = 0.0  # seconds this process spent in the jobs' callbacks
         # when a list: (pool, worker slot, sent, replied, the job's workload key, reply status) per job
-        self.timeline: Optional[list] = None
+        self.timeline: list | None = None
 
     def submit(self, pool: Pool, payload: dict, timeout: float, callback: Callable[[dict], None]) -> None:
         if pool not in self.pools:
@@ -375,13 +376,20 @@ class Dispatcher:
         if job is not None and pool is not None:
             pool.queue.observe(job, time.perf_counter() - w.assigned)
         if self.timeline is not None and job is not None:
-            self.timeline.append((pool.name if pool is not None else "", w.slot, w.assigned, time.perf_counter(),
-                                  job.payload.get("wkey") if isinstance(job.payload, dict) else None,
-                                  message.get("status")))
+            self.timeline.append(
+                (
+                    pool.name if pool is not None else "",
+                    w.slot,
+                    w.assigned,
+                    time.perf_counter(),
+                    job.payload.get("wkey") if isinstance(job.payload, dict) else None,
+                    message.get("status"),
+                )
+            )
         if message.get("restart"):
             pool.restart(w)
         else:
-            self._send_next(pool, w)     # the worker starts its next job while this one's reply is handled
+            self._send_next(pool, w)  # the worker starts its next job while this one's reply is handled
         if job is not None:
             t0 = time.perf_counter()
             job.callback(message)
@@ -419,8 +427,8 @@ class Dispatcher:
                     job, w.job = w.job, None
                     pool.restart(w)
                     pool.queue.observe(job, time.perf_counter() - w.assigned)
-                    job.callback({"status": "timeout",
-                                  "message": f"killed after {job.timeout:g} s (the worker was restarted)"})
+                    job.callback(
+                        {"status": "timeout", "message": f"killed after {job.timeout:g} s (the worker was restarted)"}
+                    )
                 elif w.job is None and not w.ready and now >= w.started + STARTUP_TIMEOUT_S:
                     self._start_failed(pool, w, f"not ready after {STARTUP_TIMEOUT_S:g} s")
-

@@ -30,8 +30,8 @@ def config_key(n_random: int) -> str:
 
 @dataclass
 class Reference:
-    args: list          # [Arg]
-    sets: list          # [(name, {arg: input array}, {arg: expected array})]
+    args: list  # [Arg]
+    sets: list  # [(name, {arg: input array}, {arg: expected array})]
 
     @property
     def outputs(self) -> list:
@@ -47,9 +47,18 @@ def _restore(a: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _arrays(ref: Reference) -> dict:
-    arrays = {"meta": np.frombuffer(json.dumps({
-        "verifier": VERIFIER_VERSION, "sets": [name for name, _, _ in ref.sets],
-        "args": [a.to_json() for a in ref.args]}).encode(), dtype=np.uint8)}
+    arrays = {
+        "meta": np.frombuffer(
+            json.dumps(
+                {
+                    "verifier": VERIFIER_VERSION,
+                    "sets": [name for name, _, _ in ref.sets],
+                    "args": [a.to_json() for a in ref.args],
+                }
+            ).encode(),
+            dtype=np.uint8,
+        )
+    }
     for name, inputs, expected in ref.sets:
         for arg, value in inputs.items():
             arrays[f"{name}/{arg}/in"] = _store(value)
@@ -80,7 +89,7 @@ def load(path) -> Reference:
     path = Path(path)
     if not path.is_dir():
         return _read(path)
-    files = sorted(path.glob("part*.npz"), key=lambda f: int(f.stem[len("part"):]))
+    files = sorted(path.glob("part*.npz"), key=lambda f: int(f.stem[len("part") :]))
     if not files:
         raise FileNotFoundError(f"{path}: no part*.npz archive of a reference")
     parts = [_read(f) for f in files]
@@ -190,11 +199,12 @@ def reference_order(mod):
                 continue
             realize = sch.get(loops[-1]).body
             if type_key(realize) != "s_tir.SBlockRealize" or not all(
-                    v.same_as(sch.get(lp).loop_var) for v, lp in zip(realize.iter_values, loops)):
+                v.same_as(sch.get(lp).loop_var) for v, lp in zip(realize.iter_values, loops)
+            ):
                 continue
             if not all(isinstance(sch.get(lp).extent, tvm.tirx.IntImm) for lp in loops):
                 continue
-            kinds = [int(iv.iter_type) for iv in block.iter_vars]    # 0: spatial, 2: reduction
+            kinds = [int(iv.iter_type) for iv in block.iter_vars]  # 0: spatial, 2: reduction
             if 2 not in kinds or kinds.index(2) == 0:
                 continue
             first = kinds.index(2)
@@ -202,9 +212,9 @@ def reference_order(mod):
                 continue
             spatial, reduction = block.iter_vars[first - 1].var, block.iter_vars[-1].var
             if access_cost(block, spatial) < access_cost(block, reduction):
-                sch.reorder(*loops[:first - 1], *loops[first:], loops[first - 1])
+                sch.reorder(*loops[: first - 1], *loops[first:], loops[first - 1])
                 if block.init is not None:
                     sch.decompose_reduction(rv, loops[first])
         return sch.mod
-    except Exception:  # noqa: BLE001 - TVM's own errors: a program it will not reorder runs as written
+    except Exception:
         return mod

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.levels import MEASURE_LEVELS  # the engine's part of the one check-level ladder
 
@@ -30,10 +30,10 @@ class Status(str, enum.Enum):
     """What happened to one candidate. `str` values are what `to_json` writes."""
 
     OK = "ok"
-    REPLAY_ERROR = "replay_error"          # the trace does not apply to the workload
-    BUILD_ERROR = "build_error"            # tvm.compile, the GPU limits check or nvcc rejected it
-    LAUNCH_ERROR = "launch_error"          # the kernel crashed, faulted or failed to launch
-    TIMEOUT = "timeout"                    # a stage ran past the engine's timeout; the worker was killed
+    REPLAY_ERROR = "replay_error"  # the trace does not apply to the workload
+    BUILD_ERROR = "build_error"  # tvm.compile, the GPU limits check or nvcc rejected it
+    LAUNCH_ERROR = "launch_error"  # the kernel crashed, faulted or failed to launch
+    TIMEOUT = "timeout"  # a stage ran past the engine's timeout; the worker was killed
     NUMERIC_MISMATCH = "numeric_mismatch"  # outputs differ from the reference beyond the dtype's tolerance
     UNWRITTEN_OUTPUT = "unwritten_output"  # part of an output kept its pre-filled NaN / sentinel
 
@@ -58,7 +58,7 @@ class Task:
     level: str = "time"
     seeds: int = 3
     repeat: int = 5
-    number: Optional[int] = None
+    number: int | None = None
     min_repeat_ms: float = 5.0
     flush_l2: bool = False
     use_cache: bool = True
@@ -74,8 +74,12 @@ class Task:
 
     def timing_config(self) -> dict:
         """The knobs that change a latency; part of what a cached timing must match."""
-        return {"repeat": self.repeat, "number": self.number, "min_repeat_ms": self.min_repeat_ms,
-                "flush_l2": self.flush_l2}
+        return {
+            "repeat": self.repeat,
+            "number": self.number,
+            "min_repeat_ms": self.min_repeat_ms,
+            "flush_l2": self.flush_l2,
+        }
 
 
 @dataclass
@@ -85,12 +89,12 @@ class Result:
 
     status: Status
     message: str = ""
-    latency_us: Optional[float] = None
+    latency_us: float | None = None
     latencies_us: list = field(default_factory=list)
-    build_s: Optional[float] = None
-    run_s: Optional[float] = None
-    max_abs_err: Optional[float] = None
-    max_rel_err: Optional[float] = None
+    build_s: float | None = None
+    run_s: float | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
     n_checked: int = 0
     cached: bool = False
     level: str = "build"
@@ -116,7 +120,7 @@ class Result:
         return out
 
     @classmethod
-    def from_json(cls, data: dict) -> "Result":
+    def from_json(cls, data: dict) -> Result:
         data = dict(data)
         data["status"] = Status(data["status"])
         for key in ("max_abs_err", "max_rel_err", "latency_us"):

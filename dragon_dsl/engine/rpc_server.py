@@ -18,9 +18,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-from typing import Optional
 
-_tvm_serve_loop = None    # TVM's own, kept where this process replaced it (forked sessions inherit it)
+_tvm_serve_loop = None  # TVM's own, kept where this process replaced it (forked sessions inherit it)
 
 
 def _serve_loop(sock, load_library, work_path):
@@ -28,7 +27,7 @@ def _serve_loop(sock, load_library, work_path):
 
     gpu_timer.register_remote()
     original = _tvm_serve_loop or importlib.import_module("tvm.rpc.server")._serve_loop
-    if original is _serve_loop:   # cannot happen: a spawned session's module is TVM's, unchanged
+    if original is _serve_loop:  # cannot happen: a spawned session's module is TVM's, unchanged
         raise RuntimeError("TVM's RPC session loop was not kept")
     original(sock, load_library, work_path)
 
@@ -38,8 +37,10 @@ def install() -> None:
     global _tvm_serve_loop
     server = importlib.import_module("tvm.rpc.server")
     if not callable(getattr(server, "_serve_loop", None)):
-        raise RuntimeError("this TVM's RPC server has no _serve_loop: start `python -m tvm.exec.rpc_server` "
-                           "instead (kernels are then timed with time_evaluator)")
+        raise RuntimeError(
+            "this TVM's RPC server has no _serve_loop: start `python -m tvm.exec.rpc_server` "
+            "instead (kernels are then timed with time_evaluator)"
+        )
     if server._serve_loop is not _serve_loop:
         _tvm_serve_loop = server._serve_loop
         server._serve_loop = _serve_loop
@@ -54,15 +55,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key", default="", help="the key this server registers under with the tracker")
     p.add_argument("--custom-addr", help="the address to report to the tracker")
     p.add_argument("--load-library", help="more libraries to load (colon-separated)")
-    p.add_argument("--no-fork", action="store_true",
-                   help="start every session in a fresh process (GPU servers need it: CUDA does not survive a fork)")
+    p.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="start every session in a fresh process (GPU servers need it: CUDA does not survive a fork)",
+    )
     p.add_argument("--silent", action="store_true", help="log only warnings and errors")
 
 
 def serve(args: argparse.Namespace) -> int:
     from tvm import rpc
 
-    tracker: Optional[tuple] = None
+    tracker: tuple | None = None
     if args.tracker:
         host, _, port = args.tracker.rpartition(":")
         if not host or not port.isdigit():
@@ -74,9 +78,18 @@ def serve(args: argparse.Namespace) -> int:
     # this module by its name, also when it runs as __main__ (`python -m`): a spawned session finds
     # the functions it was handed by that name
     named = importlib.import_module("dragon_dsl.engine.rpc_server")
-    server = rpc.Server(args.host, args.port, args.port_end, key=args.key, tracker_addr=tracker,
-                        load_library=args.load_library, custom_addr=args.custom_addr, silent=args.silent,
-                        no_fork=args.no_fork, server_init_callback=named.install)
+    server = rpc.Server(
+        args.host,
+        args.port,
+        args.port_end,
+        key=args.key,
+        tracker_addr=tracker,
+        load_library=args.load_library,
+        custom_addr=args.custom_addr,
+        silent=args.silent,
+        no_fork=args.no_fork,
+        server_init_callback=named.install,
+    )
     server.proc.join()
     return 0
 

@@ -80,10 +80,10 @@ class Staged:
     def __init__(self, dev, ref):
         self.dev, self.ref = dev, ref
         self.uses = 0
-        self._inputs: dict = {}      # (set index, arg) -> device tensor
-        self._outputs: dict = {}     # (set index, arg) -> device tensor, refilled before every run
-        self._fills: dict = {}       # (arg, alternative) -> device tensor holding the fill
-        self._expected: dict = {}    # (set index, arg) -> compare.Expected
+        self._inputs: dict = {}  # (set index, arg) -> device tensor
+        self._outputs: dict = {}  # (set index, arg) -> device tensor, refilled before every run
+        self._fills: dict = {}  # (arg, alternative) -> device tensor holding the fill
+        self._expected: dict = {}  # (set index, arg) -> compare.Expected
 
     def tensors(self, index: int, alternative: bool = False) -> list:
         """The arguments for a run on input set `index`, outputs freshly filled."""
@@ -140,18 +140,28 @@ def verify(func, staged: Staged, gpu=contextlib.nullcontext) -> dict:
                 alt = filled(arg.shape, arg.dtype, alternative=True)
                 confirmed = verdict.unwritten & (second == alt)
                 if confirmed.any():
-                    return _fail("unwritten_output", checked, max_abs, max_rel,
-                                 f"output {arg.name}, input set {set_name}: {int(confirmed.sum())} of "
-                                 f"{verdict.total} values were never written")
+                    return _fail(
+                        "unwritten_output",
+                        checked,
+                        max_abs,
+                        max_rel,
+                        f"output {arg.name}, input set {set_name}: {int(confirmed.sum())} of "
+                        f"{verdict.total} values were never written",
+                    )
             if verdict.bad or verdict.n_unwritten:
                 n = verdict.bad + verdict.n_unwritten
                 v_abs, v_rel, nan = verdict.max_abs, verdict.max_rel, ""
                 if verdict.n_unwritten:  # written after all (the second fill showed it): NaN, wrong at any size
                     v_abs = v_rel = max_abs = max_rel = float("inf")
                     nan = f"; {verdict.n_unwritten} of them NaN where the reference has a number"
-                return _fail("numeric_mismatch", checked, max_abs, max_rel,
-                             f"output {arg.name}, input set {set_name}: {n} of {verdict.total} values differ "
-                             f"from the reference (max abs err {v_abs:.3g}, max rel err {v_rel:.3g}{nan})")
+                return _fail(
+                    "numeric_mismatch",
+                    checked,
+                    max_abs,
+                    max_rel,
+                    f"output {arg.name}, input set {set_name}: {n} of {verdict.total} values differ "
+                    f"from the reference (max abs err {v_abs:.3g}, max rel err {v_rel:.3g}{nan})",
+                )
         checked += 1
     return {"status": "ok", "n_checked": checked, "max_abs_err": max_abs, "max_rel_err": max_rel}
 
@@ -168,17 +178,27 @@ def verify_staged(func, staged: Staged, restage, gpu=contextlib.nullcontext) -> 
 
 
 def _fail(status, checked, max_abs, max_rel, message) -> dict:
-    return {"status": status, "message": message, "n_checked": checked + 1,
-            "max_abs_err": max_abs, "max_rel_err": max_rel}
+    return {
+        "status": status,
+        "message": message,
+        "n_checked": checked + 1,
+        "max_abs_err": max_abs,
+        "max_rel_err": max_rel,
+    }
 
 
-def time_kernel(module, dev, tensors, *, repeat: int, number, min_repeat_ms: float, flush_bytes: int,
-                entry: str = "main") -> list:
+def time_kernel(
+    module, dev, tensors, *, repeat: int, number, min_repeat_ms: float, flush_bytes: int, entry: str = "main"
+) -> list:
     """Per-call latencies in microseconds, one per repeat, of the module's function ENTRY."""
     evaluator = module.time_evaluator(
-        entry, dev, number=number or 1, repeat=repeat,
+        entry,
+        dev,
+        number=number or 1,
+        repeat=repeat,
         min_repeat_ms=0 if number else max(1, int(round(min_repeat_ms))),
-        cache_flush_bytes=int(flush_bytes))
+        cache_flush_bytes=int(flush_bytes),
+    )
     try:
         results = evaluator(*tensors).results
     except Exception as exc:  # a fault during timing is a launch failure too

@@ -17,7 +17,6 @@ index expression only 0 is known to be safe.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional
 
 from dragon_dsl.tvm.blocks import nodes, sblocks, type_key
 
@@ -27,8 +26,8 @@ class Arg:
     name: str
     shape: tuple
     dtype: str
-    role: str                      # "input" | "output" | "inout"
-    index_bound: Optional[int] = None
+    role: str  # "input" | "output" | "inout"
+    index_bound: int | None = None
 
     @property
     def written(self) -> bool:
@@ -40,7 +39,7 @@ class Arg:
         return out
 
     @classmethod
-    def from_json(cls, data: dict) -> "Arg":
+    def from_json(cls, data: dict) -> Arg:
         return cls(data["name"], tuple(data["shape"]), data["dtype"], data["role"], data.get("index_bound"))
 
 

@@ -15,10 +15,9 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Optional, Union
+from functools import cache, lru_cache
 
-from dragon_dsl.tvm.target import GPU_KINDS  # noqa: F401 - one list of GPU target kinds, in the TVM bridge
+from dragon_dsl.tvm.target import GPU_KINDS
 
 DEFAULT_CUDA_TAG = "nvidia/nvidia-h100"
 
@@ -27,7 +26,7 @@ DEFAULT_CUDA_TAG = "nvidia/nvidia-h100"
 class TargetSpec:
     """A resolved target: `spec` is what `tvm.target.Target(spec)` accepts."""
 
-    spec: Union[str, dict]
+    spec: str | dict
 
     @property
     def key(self) -> str:
@@ -52,7 +51,7 @@ class TargetSpec:
         return self.kind if self.is_gpu else "cpu"
 
     @property
-    def num_cores(self) -> Optional[int]:
+    def num_cores(self) -> int | None:
         if isinstance(self.spec, dict) and "num-cores" in self.spec:
             return int(self.spec["num-cores"])
         return None
@@ -77,7 +76,7 @@ def resolve_target(target) -> TargetSpec:
     return TargetSpec(target)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tag_kind(tag: str) -> str:
     import tvm  # only for tags that do not say their kind in their name
 
@@ -96,8 +95,10 @@ def local_gpus() -> tuple:
         out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return ()
-    found = [(m.group(1).strip(), m.group(2).strip())
-             for m in re.finditer(r"^GPU \d+: (.+?) \(UUID: ([^)]+)\)", out, flags=re.M)]
+    found = [
+        (m.group(1).strip(), m.group(2).strip())
+        for m in re.finditer(r"^GPU \d+: (.+?) \(UUID: ([^)]+)\)", out, flags=re.M)
+    ]
     return tuple(name for name, _ in visible(found, os.environ.get("CUDA_VISIBLE_DEVICES")))
 
 
@@ -136,9 +137,9 @@ class DeviceSpec:
     """`local`, or a tracker address and key for `rpc://HOST:PORT/KEY`."""
 
     text: str
-    host: Optional[str] = None
-    port: Optional[int] = None
-    key: Optional[str] = None
+    host: str | None = None
+    port: int | None = None
+    key: str | None = None
 
     @property
     def is_remote(self) -> bool:

@@ -10,8 +10,8 @@ kernel's data survives. For GPU targets the cache size is the target's
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
 INT_MAX = 2**31 - 1  # time_evaluator takes cache_flush_bytes as a C int
 
@@ -36,7 +36,7 @@ def flush_bytes(target_attrs: dict, is_gpu: bool) -> int:
     return min(2 * cache, INT_MAX)
 
 
-def median(values: Iterable[float]) -> Optional[float]:
+def median(values: Iterable[float]) -> float | None:
     data = sorted(values)
     if not data:
         return None
@@ -44,7 +44,7 @@ def median(values: Iterable[float]) -> Optional[float]:
     return data[mid] if len(data) % 2 else 0.5 * (data[mid - 1] + data[mid])
 
 
-def speedup(baseline, candidate) -> Optional[float]:
+def speedup(baseline, candidate) -> float | None:
     """How many times faster `candidate` is than `baseline` (Results or latencies in us)."""
     base = getattr(baseline, "latency_us", baseline)
     cand = getattr(candidate, "latency_us", candidate)
@@ -53,14 +53,14 @@ def speedup(baseline, candidate) -> Optional[float]:
     return float(base) / float(cand)
 
 
-def geomean(values: Iterable[float]) -> Optional[float]:
+def geomean(values: Iterable[float]) -> float | None:
     data = [v for v in values if v and v > 0]
     if not data:
         return None
     return math.exp(sum(math.log(v) for v in data) / len(data))
 
 
-def best(results) -> Optional[object]:
+def best(results) -> object | None:
     """The fastest successful result of a list, or None."""
     timed = [r for r in results if r.ok and r.latency_us is not None]
     return min(timed, key=lambda r: r.latency_us) if timed else None

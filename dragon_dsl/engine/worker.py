@@ -20,13 +20,12 @@ import time
 import traceback
 from collections import OrderedDict
 from pathlib import Path
-from typing import Optional
 
 
 def main(conn, options: dict) -> None:
     _exit_with_parent()
     _redirect_output(options.get("log"))
-    if "environ" in options:     # the engine's environment now, not the fork server's at its start
+    if "environ" in options:  # the engine's environment now, not the fork server's at its start
         os.environ.clear()
         os.environ.update(options["environ"])
     for name, value in options.get("env", {}).items():
@@ -65,10 +64,10 @@ def _exit_with_parent() -> None:
     import multiprocessing.connection
     import threading
 
-    sentinel = multiprocessing.parent_process().sentinel   # a worker is always a Pool's Process
+    sentinel = multiprocessing.parent_process().sentinel  # a worker is always a Pool's Process
 
     def watch() -> None:
-        multiprocessing.connection.wait([sentinel])    # returns once the engine's process is gone
+        multiprocessing.connection.wait([sentinel])  # returns once the engine's process is gone
         os._exit(3)
 
     threading.Thread(target=watch, name="dragon-parent-watch", daemon=True).start()
@@ -91,25 +90,26 @@ class _State:
         import tvm
 
         self.options = options
-        self.notify = notify    # a message to the pool before the job's reply (pool.py: "started")
+        self.notify = notify  # a message to the pool before the job's reply (pool.py: "started")
         self.role = options["role"]
         self.target = tvm.target.Target(options["target"])
         self.workloads: OrderedDict = OrderedDict()
         self.references: OrderedDict = OrderedDict()
-        self.staged: OrderedDict = OrderedDict()     # reference path -> run.Staged on this worker's device
-        self._staged_session = None                  # the remote session self.staged lives in
+        self.staged: OrderedDict = OrderedDict()  # reference path -> run.Staged on this worker's device
+        self._staged_session = None  # the remote session self.staged lives in
         self.device = None
-        self._loaded = None                          # (artifact path, what device.load returned)
-        self._blocked_error: Optional[str] = None    # why this worker cannot use gpu_timer ("": it can)
-        self._remote_timer = None                    # (session, its server's gpu_timer function or None)
+        self._loaded = None  # (artifact path, what device.load returned)
+        self._blocked_error: str | None = None  # why this worker cannot use gpu_timer ("": it can)
+        self._remote_timer = None  # (session, its server's gpu_timer function or None)
         if self.role == "device":
             from dragon_dsl.engine import devices
 
             remote = options.get("remote")
             device_type = options["device_type"]
             if remote:
-                self.device = devices.RemoteDevice(remote["host"], remote["port"], remote["key"], device_type,
-                                                   options.get("session_timeout", 60.0))
+                self.device = devices.RemoteDevice(
+                    remote["host"], remote["port"], remote["key"], device_type, options.get("session_timeout", 60.0)
+                )
             else:
                 self.device = devices.LocalDevice(device_type, options.get("index", 0))
                 if device_type == "cuda":
@@ -118,8 +118,9 @@ class _State:
             # work and released while outputs are compared on the CPU (devices.GpuHold); a job's
             # timeout counts from each time it is taken, never over a wait for another process's
             # candidate (pool.py: the "waiting" and "started" messages)
-            self.gpu = self.device.hold(on_wait=lambda: notify({"waiting": True}),
-                                        on_held=lambda: notify({"started": True}))
+            self.gpu = self.device.hold(
+                on_wait=lambda: notify({"waiting": True}), on_held=lambda: notify({"started": True})
+            )
         else:
             from dragon_dsl.engine.build import install_compile_probe
             from dragon_dsl.engine.nvcc import ensure_on_path
@@ -145,8 +146,10 @@ class _State:
             from dragon_dsl.engine.build import build_group
 
             mod = self._workload(job) if job.get("wkey") else None
-            return {"status": "ok", "replies": build_group(mod, job["sources"], self.target, Path(job["out"]),
-                                                           job.get("claim"))}
+            return {
+                "status": "ok",
+                "replies": build_group(mod, job["sources"], self.target, Path(job["out"]), job.get("claim")),
+            }
         if op == "run":
             return self._run(job)
         raise ValueError(f"unknown job {op!r}")
@@ -178,7 +181,7 @@ class _State:
         mod = self._workload(job) if job.get("wkey") else None
         parsed = time.perf_counter() - t0
         reply = build(mod, job["source"], self.target, Path(job["out"]), job.get("claim"))
-        reply.setdefault("phases", {})["parse"] = parsed     # the workload, once per worker
+        reply.setdefault("phases", {})["parse"] = parsed  # the workload, once per worker
         return reply
 
     # --- device side ------------------------------------------------------------------------
@@ -211,8 +214,11 @@ class _State:
         try:
             module, dev, session = self._load(job["artifact"])
         except Exception as exc:  # loading compiles device code on some paths: a failure is a build failure
-            return {"status": "build_error", "message": f"the built module failed to load: {_last_line(exc)}",
-                    "run_s": time.perf_counter() - t0}
+            return {
+                "status": "build_error",
+                "message": f"the built module failed to load: {_last_line(exc)}",
+                "run_s": time.perf_counter() - t0,
+            }
         t_loaded = time.perf_counter()
         lock = self.gpu
         if lock is None:
@@ -224,8 +230,8 @@ class _State:
         phases = reply.setdefault("phases", {})
         # run_s is this candidate's own: not the time waited for another process's candidate
         reply["run_s"] = max(0.0, time.perf_counter() - t0 - waited)
-        phases["upload"] = t_loaded - t0     # loading the library (on a remote device: its upload too)
-        phases["wait"] = waited              # waiting for the device's lock (another process's candidate)
+        phases["upload"] = t_loaded - t0  # loading the library (on a remote device: its upload too)
+        phases["wait"] = waited  # waiting for the device's lock (another process's candidate)
         return reply
 
     def _load(self, artifact: str):
@@ -235,14 +241,14 @@ class _State:
         if self.options.get("remote"):
             return self.device.load(artifact)
         if self._loaded is None or self._loaded[0] != artifact:
-            self._loaded = None     # the old library goes before the next one loads
+            self._loaded = None  # the old library goes before the next one loads
             self._loaded = (artifact, self.device.load(artifact))
         return self._loaded[1]
 
     def _verify_and_time(self, job, module, dev, session, lock) -> dict:
         """The reply of a run job: verdict, latencies, phases (LOCK: devices.GpuHold or None; the
         phases leave out the waits for it; run_s is set by the caller)."""
-        from dragon_dsl.engine.run import LaunchError, random_tensors, time_kernel, verify_staged
+        from dragon_dsl.engine.run import LaunchError, random_tensors, verify_staged
 
         gpu = lock.hold if lock is not None else contextlib.nullcontext
         waited = (lambda: lock.waited) if lock is not None else (lambda: 0.0)
@@ -250,19 +256,23 @@ class _State:
         stage = "verify"
         t_verify, w_verify = time.perf_counter(), waited()
 
-        def verify_s() -> float:    # since verification began, less the waits for the lock
+        def verify_s() -> float:  # since verification began, less the waits for the lock
             return time.perf_counter() - t_verify - (waited() - w_verify)
 
         phases: dict = {}
         try:
             entry = job.get("entry", "main")
             func = module[entry]
-            if job.get("reference") and job.get("decided"):   # the reference's own program: nothing to compare
+            if job.get("reference") and job.get("decided"):  # the reference's own program: nothing to compare
                 staged = self._staged_for(job["reference"], dev, session=session)
             elif job.get("reference"):
-                reply, staged = verify_staged(func, self._staged_for(job["reference"], dev, session=session),
-                                              lambda: self._staged_for(job["reference"], dev, fresh=True,
-                                                                       session=session), gpu)
+                reply, staged = verify_staged(
+                    func,
+                    self._staged_for(job["reference"], dev, session=session),
+                    # called inside verify_staged, before `del session` below
+                    lambda: self._staged_for(job["reference"], dev, fresh=True, session=session),  # noqa: F821
+                    gpu,
+                )
                 if reply["status"] != "ok":
                     reply["phases"] = {"verify": verify_s()}
                     return reply
@@ -283,8 +293,13 @@ class _State:
 
                 message = explain_remote(message)
             phases.setdefault("verify" if stage == "verify" else "time", verify_s())
-            return {"status": "launch_error", "message": message, "stage": stage,
-                    "restart": self.device.device_type != "cpu" or session is not None, "phases": phases}
+            return {
+                "status": "launch_error",
+                "message": message,
+                "stage": stage,
+                "restart": self.device.device_type != "cpu" or session is not None,
+                "phases": phases,
+            }
         finally:
             del session
         reply["phases"] = phases
@@ -296,8 +311,9 @@ class _State:
         registered timer), else TVM's time_evaluator (run.time_kernel)."""
         from dragon_dsl.engine.run import LaunchError, _first_line, time_kernel
 
-        settings = dict(repeat=t["repeat"], number=t["number"], min_repeat_ms=t["min_repeat_ms"],
-                        flush_bytes=t["flush_bytes"])
+        settings = dict(
+            repeat=t["repeat"], number=t["number"], min_repeat_ms=t["min_repeat_ms"], flush_bytes=t["flush_bytes"]
+        )
         blocked = self._blocked_timer(dev, session) if t.get("timer") == "blocked" else None
         if blocked is None:
             return time_kernel(module, dev, tensors, entry=entry, **settings), "evaluator"
@@ -333,8 +349,11 @@ class _State:
                 except Exception as exc:  # the timer's own set-up: this worker times as TVM does
                     self._blocked_error = f"{type(exc).__name__}: {exc}"
             if self._blocked_error:
-                print(f"blocked timer unavailable, timing with time_evaluator: {self._blocked_error}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"blocked timer unavailable, timing with time_evaluator: {self._blocked_error}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if self._blocked_error:
             return None
         return lambda module, tensors, entry, s: gpu_timer.time_module(module, dev, tensors, entry=entry, **s)

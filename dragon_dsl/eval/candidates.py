@@ -20,7 +20,6 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.eval.metrics import best_latency
 from dragon_dsl.eval.store import WallTimes
@@ -35,12 +34,12 @@ class Context:
     repeat: int = 5
     seed: int = 20260101
     k: int = 8
-    model_path: Optional[str] = None
-    import_s: float = 0.0                        # MetaSchedule's imports, paid once, reported as start-up
-    hashes: dict = field(default_factory=dict)   # workload path -> structural hash
-    target: object = None                        # engine/targets.py's Target (the engine's, when there is one)
-    generation_version: Optional[int] = None     # measure the answers of this decoder version (None: the model's)
-    prefetched: dict = field(default_factory=dict)   # measurement key -> its Results, measured in a batch (`keep`)
+    model_path: str | None = None
+    import_s: float = 0.0  # MetaSchedule's imports, paid once, reported as start-up
+    hashes: dict = field(default_factory=dict)  # workload path -> structural hash
+    target: object = None  # engine/targets.py's Target (the engine's, when there is one)
+    generation_version: int | None = None  # measure the answers of this decoder version (None: the model's)
+    prefetched: dict = field(default_factory=dict)  # measurement key -> its Results, measured in a batch (`keep`)
 
     def __post_init__(self):
         if self.target is None and self.engine is not None:
@@ -56,14 +55,27 @@ class Context:
 
 
 def new_row(entry, task: str, method: str, status: str = "measured", reason: str = "", **extra) -> dict:
-    return {"workload": entry.name, "task": task, "method": method, "status": status, "reason": reason,
-            "candidates": [], "time_s": None, **extra}
+    return {
+        "workload": entry.name,
+        "task": task,
+        "method": method,
+        "status": status,
+        "reason": reason,
+        "candidates": [],
+        "time_s": None,
+        **extra,
+    }
 
 
 def candidate_of(result) -> dict:
-    return {"status": result.status.value, "latency_us": result.latency_us if result.ok else None,
-            "cached": result.cached, "message": result.message[:300], "max_abs_err": result.max_abs_err,
-            "level": result.level}
+    return {
+        "status": result.status.value,
+        "latency_us": result.latency_us if result.ok else None,
+        "cached": result.cached,
+        "message": result.message[:300],
+        "max_abs_err": result.max_abs_err,
+        "level": result.level,
+    }
 
 
 def measure(ctx: Context, entry, traces: list, key: str, extra_s: float = 0.0) -> tuple:
@@ -79,8 +91,13 @@ def measure(ctx: Context, entry, traces: list, key: str, extra_s: float = 0.0) -
         wall = time.perf_counter() - t0
         fresh = any(not r.cached for r in verified)
         ok = [i for i, r in enumerate(verified) if r.ok]
-        timed = ctx.engine.measure(str(entry.path), [traces[i] for i in ok], level="time", seeds=ctx.seeds,
-                                   repeat=ctx.repeat) if ok else []
+        timed = (
+            ctx.engine.measure(
+                str(entry.path), [traces[i] for i in ok], level="time", seeds=ctx.seeds, repeat=ctx.repeat
+            )
+            if ok
+            else []
+        )
         final = list(verified)
         for i, r in zip(ok, timed, strict=True):
             final[i] = r
@@ -101,8 +118,9 @@ def prefetch(ctx: Context, jobs: list) -> int:
     jobs = [(e, traces, key) for e, traces, key in jobs if traces and key not in ctx.walls.data]
     if len(jobs) < 2:
         return 0
-    tasks = [Task(str(e.path), t, level="time", seeds=ctx.seeds, repeat=ctx.repeat) for e, traces, _ in jobs
-             for t in traces]
+    tasks = [
+        Task(str(e.path), t, level="time", seeds=ctx.seeds, repeat=ctx.repeat) for e, traces, _ in jobs for t in traces
+    ]
     results = iter(ctx.engine.run(tasks))
     for _, traces, key in jobs:
         keep(ctx, key, [next(results) for _ in traces])
@@ -126,18 +144,33 @@ def script_candidate(text: str):
     from dragon_dsl.levels import check_text_at_level
 
     if not isinstance(text, str):
-        return None, {"status": "parse_error", "latency_us": None, "cached": False,
-                      "message": f"the model returned a {type(text).__name__}, not script text", "level": "syntax"}
+        return None, {
+            "status": "parse_error",
+            "latency_us": None,
+            "cached": False,
+            "message": f"the model returned a {type(text).__name__}, not script text",
+            "level": "syntax",
+        }
     report = check_text_at_level(text, level="types")
     if report.failed is not None:
         first = next(d for d in report.diagnostics if d.severity is Severity.ERROR)
-        return None, {"status": "parse_error" if report.failed == "syntax" else "type_error", "latency_us": None,
-                      "cached": False, "message": f"{first.code} {first.message}"[:300], "level": report.failed}
+        return None, {
+            "status": "parse_error" if report.failed == "syntax" else "type_error",
+            "latency_us": None,
+            "cached": False,
+            "message": f"{first.code} {first.message}"[:300],
+            "level": report.failed,
+        }
     try:
         return to_trace_json(text), None
     except DragonError as exc:
-        return None, {"status": "type_error", "latency_us": None, "cached": False, "message": str(exc)[:300],
-                      "level": "types"}
+        return None, {
+            "status": "type_error",
+            "latency_us": None,
+            "cached": False,
+            "message": str(exc)[:300],
+            "level": "types",
+        }
 
 
 def measure_scripts(ctx: Context, entry, texts: list, key: str, **kw) -> tuple:

@@ -28,7 +28,7 @@ class WorkloadEntry:
     path: Path
     family: str
     params: dict = field(default_factory=dict)
-    scripts: list = field(default_factory=list)     # existing .dragon scripts (Paths), sorted
+    scripts: list = field(default_factory=list)  # existing .dragon scripts (Paths), sorted
 
 
 def family_from_name(stem: str) -> str:
@@ -79,8 +79,9 @@ def discover(folder, limit: int | None = None) -> tuple[list, list]:
     entries = {}
     for f in files:
         row = manifest.get(f.stem, {})
-        entries[f.resolve()] = WorkloadEntry(f.stem, f, str(row.get("family") or family_from_name(f.stem)),
-                                             dict(row.get("params") or {}))
+        entries[f.resolve()] = WorkloadEntry(
+            f.stem, f, str(row.get("family") or family_from_name(f.stem)), dict(row.get("params") or {})
+        )
     problems = []
     for script in sorted(root.glob("*.dragon")):
         named = _script_workload(script.read_text(encoding="utf-8"))

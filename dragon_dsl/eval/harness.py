@@ -29,14 +29,14 @@ import os
 import platform
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 from dragon_dsl.eval import methods as m
-from dragon_dsl.language.files import write_json
 from dragon_dsl.eval.discover import discover
 from dragon_dsl.eval.metrics import roofline_bound_us, summarize
+from dragon_dsl.language.files import write_json
 
 METHODS = ("unscheduled", "dlight", "vendor", "metaschedule", "ms-random", "model")
 SCHEMA = 1
@@ -54,15 +54,15 @@ class Settings:
     seeds: int = 3
     repeat: int = 5
     timeout_s: float = 120.0
-    run_timeout_s: Optional[float] = 30.0
-    generation_version: Optional[int] = None   # measure the model's answers of this decoder version
-    workers: Optional[int] = None
-    cache: Optional[str] = None
-    model_path: Optional[str] = None
-    gpu_name: Optional[str] = None
-    limit: Optional[int] = None
-    shard: Optional[tuple] = None      # (i, n): this process evaluates shard i of n
-    stop_after_s: Optional[float] = None  # start nothing expected to end later than this after the start
+    run_timeout_s: float | None = 30.0
+    generation_version: int | None = None  # measure the model's answers of this decoder version
+    workers: int | None = None
+    cache: str | None = None
+    model_path: str | None = None
+    gpu_name: str | None = None
+    limit: int | None = None
+    shard: tuple | None = None  # (i, n): this process evaluates shard i of n
+    stop_after_s: float | None = None  # start nothing expected to end later than this after the start
     seed: int = 20260101
     command: list = field(default_factory=list)
 
@@ -86,10 +86,18 @@ def versions() -> dict:
             out[mod] = None
     try:
         root = Path(__file__).resolve().parents[2]
-        out["little_dragon_commit"] = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                                                     text=True, timeout=10).stdout.strip() or None
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        out["little_dragon_commit"] = (
+            subprocess.run(
+                ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or None
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
         out["little_dragon_dirty"] = bool(dirty)
     except (OSError, subprocess.SubprocessError):
         out["little_dragon_commit"] = None
@@ -115,7 +123,7 @@ def source_digest(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def _gpu_name(settings: Settings, engine) -> Optional[str]:
+def _gpu_name(settings: Settings, engine) -> str | None:
     if settings.gpu_name:
         return settings.gpu_name
     from dragon_dsl.engine import local_gpus
@@ -135,11 +143,14 @@ def _inputs(settings: Settings) -> tuple:
     return entries, problems, out_dir
 
 
-def run(settings: Settings, progress: Callable[[str, int], None] = lambda label, total: None,
-        advance: Callable[[], None] = lambda: None, log: Callable[[str], None] = lambda s: None) -> dict:
+def run(
+    settings: Settings,
+    progress: Callable[[str, int], None] = lambda label, total: None,
+    advance: Callable[[], None] = lambda: None,
+    log: Callable[[str], None] = lambda s: None,
+) -> dict:
     """Evaluate; `progress(label, total)` starts a phase and `advance()` moves it (a rich bar in the CLI)."""
-    from dragon_dsl.engine import Engine
-    from dragon_dsl.engine import ResultsCache
+    from dragon_dsl.engine import Engine, ResultsCache
     from dragon_dsl.eval.peaks import peaks_for
     from dragon_dsl.eval.workload_info import analyse
     from dragon_dsl.tvm.workload import load_workload
@@ -147,32 +158,58 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
     entries, problems, out_dir = _inputs(settings)
     cache_path = Path(settings.cache) if settings.cache else out_dir / "cache" / "results.sqlite"
     t_start = time.perf_counter()
-    engine = Engine(settings.target, device=settings.device, workers=settings.workers, timeout_s=settings.timeout_s,
-                    run_timeout_s=settings.run_timeout_s,
-                    cache=ResultsCache(cache_path))
+    engine = Engine(
+        settings.target,
+        device=settings.device,
+        workers=settings.workers,
+        timeout_s=settings.timeout_s,
+        run_timeout_s=settings.run_timeout_s,
+        cache=ResultsCache(cache_path),
+    )
     try:
         cache_before = engine.cache.count()
         is_cuda = engine.target.kind == "cuda"
-        peaks = peaks_for("cuda" if is_cuda else "cpu", _gpu_name(settings, engine) if is_cuda else None,
-                          out_dir / "cache" / "peaks.json")
-        ctx = m.Context(engine, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), seeds=settings.seeds,
-                        repeat=settings.repeat, seed=settings.seed, k=settings.k, model_path=settings.model_path,
-                        generation_version=settings.generation_version)
+        peaks = peaks_for(
+            "cuda" if is_cuda else "cpu",
+            _gpu_name(settings, engine) if is_cuda else None,
+            out_dir / "cache" / "peaks.json",
+        )
+        ctx = m.Context(
+            engine,
+            out_dir,
+            m.WallTimes(out_dir / "cache" / "wall_times.json"),
+            seeds=settings.seeds,
+            repeat=settings.repeat,
+            seed=settings.seed,
+            k=settings.k,
+            model_path=settings.model_path,
+            generation_version=settings.generation_version,
+        )
         workloads = []
         for e in entries:
             mod = load_workload(str(e.path))
             info = analyse(mod)
-            workloads.append({"name": e.name, "path": str(e.path), "family": e.family, "params": e.params,
-                              **info.to_json(), "scripts": [p.name for p in e.scripts], "hash": ctx.whash(e.path),
-                              "roofline_us": roofline_bound_us(info.flops, info.bytes, peaks.flops_for(info.dtype),
-                                                               peaks.bytes_per_s)})
+            workloads.append(
+                {
+                    "name": e.name,
+                    "path": str(e.path),
+                    "family": e.family,
+                    "params": e.params,
+                    **info.to_json(),
+                    "scripts": [p.name for p in e.scripts],
+                    "hash": ctx.whash(e.path),
+                    "roofline_us": roofline_bound_us(
+                        info.flops, info.bytes, peaks.flops_for(info.dtype), peaks.bytes_per_s
+                    ),
+                }
+            )
         progress("references", len(entries))
         engine.prepare([str(e.path) for e in entries], seeds=settings.seeds)
         startup_s = time.perf_counter() - t_start
         rows: list = []
         wanted = ("unscheduled",) + tuple(x for x in settings.methods if x != "unscheduled")
         phases = []
-        expected: dict = {}   # phase -> (entry -> expected seconds or None), for the phases that take long
+        expected: dict = {}  # phase -> (entry -> expected seconds or None), for the phases that take long
         for name in wanted:
             if name == "metaschedule":
                 for b in settings.budgets:
@@ -188,12 +225,12 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
             elif name == "model":
                 phases.append(("model-first", lambda e: m.model(ctx, e, 1)))
                 expected["model-first"] = lambda e: m.expected_generation_s(ctx, e, 1)
-                if settings.k > 1:   # best of 1 is the first answer: measured once, one row
+                if settings.k > 1:  # best of 1 is the first answer: measured once, one row
                     phases.append((f"model-best-of-{settings.k}", lambda e: m.model(ctx, e, settings.k)))
                     expected[f"model-best-of-{settings.k}"] = lambda e: m.expected_generation_s(ctx, e, settings.k)
         deferred: list = []
         improving = [e for e in entries if e.scripts]
-        done: set = set()     # (method, workload) of the measurements finished or deferred
+        done: set = set()  # (method, workload) of the measurements finished or deferred
         interrupted = None
         try:
             for label, fn in phases:
@@ -230,7 +267,7 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
                         t0 = time.perf_counter()
                         improved.append(m.model(ctx, e, n, "improvement", text, existing_us))
                         log(_line(t_start, t0, improved[-1]))
-                    rows.extend(improved)    # a workload's improvement rows all, or none of them
+                    rows.extend(improved)  # a workload's improvement rows all, or none of them
                     done.add(("improvement", e.name))
                     advance()
         except (KeyboardInterrupt, SystemExit) as exc:
@@ -238,10 +275,15 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
             # rest waits for the next run over OUT_DIR, as with --stop-after
             interrupted = "keyboard interrupt" if isinstance(exc, KeyboardInterrupt) else f"exit {exc.code}"
             log(f"[{time.perf_counter() - t_start:7.1f} s] interrupted ({interrupted}): writing what was measured")
-            deferred += [{"method": label, "workload": e.name} for label, _ in phases for e in entries
-                         if (label, e.name) not in done]
-            deferred += [{"method": "improvement", "workload": e.name} for e in improving
-                         if ("improvement", e.name) not in done]
+            deferred += [
+                {"method": label, "workload": e.name}
+                for label, _ in phases
+                for e in entries
+                if (label, e.name) not in done
+            ]
+            deferred += [
+                {"method": "improvement", "workload": e.name} for e in improving if ("improvement", e.name) not in done
+            ]
         cache_after = engine.cache.count()
         startup_s += ctx.import_s
         methods_info = _methods_info(rows)
@@ -252,8 +294,9 @@ def run(settings: Settings, progress: Callable[[str, int], None] = lambda label,
         "command": settings.command,
         "cwd": os.getcwd(),
         "versions": versions(),
-        "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()
-                     if k != "command"},
+        "settings": {
+            k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items() if k != "command"
+        },
         "target": engine.target.spec,
         "device": settings.device,
         "peaks": peaks.to_json(),
@@ -282,8 +325,10 @@ def _line(t_start: float, t0: float, row: dict) -> str:
     failed = sorted({c.get("status") for c in cands if c.get("status") != "ok"})
     what = f"{ok}/{len(cands)} verified" + (f", failed: {', '.join(failed)}" if failed else "") if cands else ""
     why = f" ({row['reason'][:80]})" if row.get("reason") and not cands else ""
-    return (f"[{now - t_start:7.1f} s] {row['method']} {row['task']} {row['workload']}: {row['status']}"
-            f"{' ' + what if what else ''}{why} in {now - t0:.1f} s")
+    return (
+        f"[{now - t_start:7.1f} s] {row['method']} {row['task']} {row['workload']}: {row['status']}"
+        f"{' ' + what if what else ''}{why} in {now - t0:.1f} s"
+    )
 
 
 SHARD_FILE = r"results-shard-(\d+)-of-(\d+)\.json"
@@ -302,11 +347,13 @@ def merge_shards(out_dir, command: tuple = ()) -> dict:
     if not found:
         raise EvalInputError(f"{out_dir}: no shard results (results-shard-I-of-N.json) to merge")
     if len(found) > 1:
-        raise EvalInputError(f"{out_dir}: shard results of {' and '.join(str(n) for n in sorted(found))} shards: "
-                             "remove the stale ones, then merge again")
-    (n, files), = found.items()
+        raise EvalInputError(
+            f"{out_dir}: shard results of {' and '.join(str(n) for n in sorted(found))} shards: "
+            "remove the stale ones, then merge again"
+        )
+    ((n, files),) = found.items()
     parts = []
-    for i, path in sorted(files.items()):
+    for _i, path in sorted(files.items()):
         try:
             part = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -325,8 +372,11 @@ def merge_shards(out_dir, command: tuple = ()) -> dict:
         "settings": {**first["settings"], "shard": None, "stop_after_s": None},
         "startup_s": max(part["startup_s"] for part in parts),
         "wall_s": max(part["wall_s"] for part in parts),
-        "cache": {"path": first["cache"]["path"], "rows_before": min(part["cache"]["rows_before"] for part in parts),
-                  "rows_after": max(part["cache"]["rows_after"] for part in parts)},
+        "cache": {
+            "path": first["cache"]["path"],
+            "rows_before": min(part["cache"]["rows_before"] for part in parts),
+            "rows_after": max(part["cache"]["rows_after"] for part in parts),
+        },
         "problems": sorted({p for part in parts for p in part["problems"]}),
         "methods": _methods_info(rows),
         "workloads": sorted((w for part in parts for w in part["workloads"]), key=lambda w: w["name"]),
@@ -362,12 +412,12 @@ def _shard_files(out_dir: Path) -> dict:
     return found
 
 
-def _shards(out_dir: Path) -> Optional[int]:
+def _shards(out_dir: Path) -> int | None:
     """How many shard processes measured into OUT_DIR (from their results files), None for none."""
     return max(_shard_files(out_dir), default=None)
 
 
-DEADLINE_MARGIN = 1.25   # an expected duration is stretched by this before it is compared with the time left
+DEADLINE_MARGIN = 1.25  # an expected duration is stretched by this before it is compared with the time left
 
 
 #: seconds one workload's measurement took alone (dlight or a first answer on the H200 host: build,
@@ -376,8 +426,11 @@ DEADLINE_MARGIN = 1.25   # an expected duration is stretched by this before it i
 SERIAL_MEASURE_S = 3.0
 
 #: the phases measured in one engine call before their rows (label -> fn(ctx, entries, label))
-PREFETCH = {"unscheduled": m.prefetch_baselines, "dlight": m.prefetch_baselines,
-            "model-first": lambda ctx, entries, _label: m.prefetch_first_answers(ctx, entries)}
+PREFETCH = {
+    "unscheduled": m.prefetch_baselines,
+    "dlight": m.prefetch_baselines,
+    "model-first": lambda ctx, entries, _label: m.prefetch_first_answers(ctx, entries),
+}
 
 
 def _time_left(settings: Settings, t_start: float) -> float:
@@ -400,8 +453,11 @@ def _past_deadline(settings: Settings, t_start: float, estimate, entry) -> bool:
     return seconds is not None and seconds * DEADLINE_MARGIN > left
 
 
-def generate(settings: Settings, progress: Callable[[str, int], None] = lambda label, total: None,
-             advance: Callable[[], None] = lambda: None) -> dict:
+def generate(
+    settings: Settings,
+    progress: Callable[[str, int], None] = lambda label, total: None,
+    advance: Callable[[], None] = lambda: None,
+) -> dict:
     """Only the model's scripts (`--generate-only`), into OUT_DIR/model where `run` finds them:
     construction at 1 and k samples, and improvement where a workload has exactly one script (with
     several, the measured run gives the model the fastest, which only measuring tells). No engine and
@@ -411,27 +467,45 @@ def generate(settings: Settings, progress: Callable[[str, int], None] = lambda l
     if "model" not in settings.methods:
         raise ValueError("--generate-only writes the model's scripts: --methods must include model")
     entries, problems, out_dir = _inputs(settings)
-    ctx = m.Context(None, out_dir, m.WallTimes(out_dir / "cache" / "wall_times.json"), k=settings.k,
-                    model_path=settings.model_path, target=resolve_target(settings.target),
-                    generation_version=settings.generation_version)
+    ctx = m.Context(
+        None,
+        out_dir,
+        m.WallTimes(out_dir / "cache" / "wall_times.json"),
+        k=settings.k,
+        model_path=settings.model_path,
+        target=resolve_target(settings.target),
+        generation_version=settings.generation_version,
+    )
     current = m.generation_version()
     if settings.generation_version not in (None, current):
-        raise ValueError(f"--generation-version {settings.generation_version}: this code writes decoder version "
-                         f"{current} only (--generation-version measures stored answers)")
+        raise ValueError(
+            f"--generation-version {settings.generation_version}: this code writes decoder version "
+            f"{current} only (--generation-version measures stored answers)"
+        )
     sizes = tuple(dict.fromkeys((1, settings.k)))
     improving = [(e, e.scripts[0].read_text(encoding="utf-8")) for e in entries if len(e.scripts) == 1]
     skipped = [e.name for e in entries if len(e.scripts) > 1]
     # every first answer before any best-of-k (k times the work): a run cut short keeps the first answers
-    jobs = [job for n in sizes for job in [(e, n, "construction", None) for e in entries]
-            + [(e, n, "improvement", text) for e, text in improving]]
+    jobs = [
+        job
+        for n in sizes
+        for job in [(e, n, "construction", None) for e in entries]
+        + [(e, n, "improvement", text) for e, text in improving]
+    ]
     t0 = time.perf_counter()
     progress("generating", len(jobs))
     done = []
     for e, n, task, text in jobs:
         done.append(m.generate(ctx, e, n, task, text))
         advance()
-    return {"workloads": len(entries), "generated": done, "wall_s": time.perf_counter() - t0,
-            "improvement_left_to_the_measured_run": skipped, "problems": problems, "host": m.host()}
+    return {
+        "workloads": len(entries),
+        "generated": done,
+        "wall_s": time.perf_counter() - t0,
+        "improvement_left_to_the_measured_run": skipped,
+        "problems": problems,
+        "host": m.host(),
+    }
 
 
 def _methods_info(rows: list) -> dict:
@@ -447,4 +521,3 @@ def _methods_info(rows: list) -> dict:
 
 def write_results(results: dict, out_dir, name: str = "results.json") -> Path:
     return write_json(Path(out_dir) / name, results, default=str)
-

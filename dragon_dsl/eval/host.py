@@ -15,5 +15,9 @@ def host() -> dict:
         torch = sys.modules["torch"]
         if torch.cuda.is_available():
             gpu = torch.cuda.get_device_name()
-    return {"node": platform.node(), "cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
-            "gpu": gpu}
+    return {
+        "node": platform.node(),
+        "cpus": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+        "gpu": gpu,
+    }

@@ -17,7 +17,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.eval.candidates import Context, measure, new_row
 from dragon_dsl.eval.metrics import best_latency
@@ -37,7 +36,7 @@ def ms_folder(ctx: Context, entry, name: str) -> Path:
     return ms_workload_folder(ctx, entry) / name
 
 
-def read_meta(folder: Path, budget: int, strategy: str) -> Optional[dict]:
+def read_meta(folder: Path, budget: int, strategy: str) -> dict | None:
     """The meta.json of a finished tuning run of that budget and strategy, else None."""
     try:
         meta = json.loads((folder / "meta.json").read_text())
@@ -46,7 +45,7 @@ def read_meta(folder: Path, budget: int, strategy: str) -> Optional[dict]:
     return meta if meta.get("trials") == budget and meta.get("strategy") == strategy else None
 
 
-def expected_tune_s(ctx: Context, entry, budget: int, strategy: str = "evolutionary") -> Optional[float]:
+def expected_tune_s(ctx: Context, entry, budget: int, strategy: str = "evolutionary") -> float | None:
     """Seconds this workload's tuning at `budget` is expected to take: 0 when its database is complete;
     else its own run at a smaller budget scaled by the ratio the workloads with both runs show (by the
     ratio of trials when none has both); else the slowest finished run of the same method; None when
@@ -58,14 +57,22 @@ def expected_tune_s(ctx: Context, entry, budget: int, strategy: str = "evolution
         walls = [m["wall_s"] for m in _finished(ctx, name, budget, strategy).values()]
         return max(walls) if walls else None
     own = ms_workload_folder(ctx, entry)
-    smaller = sorted((m["trials"], m["wall_s"]) for m in (read_meta(own / ms_name(b), b, strategy) for b in range(1, budget))
-                     if m is not None) if own.is_dir() else []
+    smaller = (
+        sorted(
+            (m["trials"], m["wall_s"])
+            for m in (read_meta(own / ms_name(b), b, strategy) for b in range(1, budget))
+            if m is not None
+        )
+        if own.is_dir()
+        else []
+    )
     same = _finished(ctx, name, budget, strategy)
     if smaller:
         b, wall = smaller[-1]
         lower = _finished(ctx, ms_name(b), b, strategy)
-        ratios = sorted(same[w]["wall_s"] / lower[w]["wall_s"] for w in same.keys() & lower.keys()
-                        if lower[w]["wall_s"] > 0)
+        ratios = sorted(
+            same[w]["wall_s"] / lower[w]["wall_s"] for w in same.keys() & lower.keys() if lower[w]["wall_s"] > 0
+        )
         ratio = ratios[len(ratios) // 2] if ratios else budget / b
         return wall * ratio
     return max(m["wall_s"] for m in same.values()) if same else None
@@ -91,8 +98,17 @@ def metaschedule(ctx: Context, entry, budget: int, strategy: str = "evolutionary
         meta = _tune(ctx, entry, folder, budget, strategy)
         meta_path.write_text(json.dumps(meta, indent=1))
     trace, recorded_us, n_records, n_valid = best_record(folder)
-    row = new_row(entry, "construction", name, trials=budget, ms_records=n_records, ms_valid=n_valid,
-               ms_recorded_us=recorded_us, tune_s=meta["wall_s"], database=str(folder))
+    row = new_row(
+        entry,
+        "construction",
+        name,
+        trials=budget,
+        ms_records=n_records,
+        ms_valid=n_valid,
+        ms_recorded_us=recorded_us,
+        tune_s=meta["wall_s"],
+        database=str(folder),
+    )
     if trace is None:
         row["reason"] = "MetaSchedule found no valid candidate"
         return row
@@ -107,12 +123,12 @@ def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict
     import shutil
 
     from dragon_dsl.engine import builder_and_runner
-    from dragon_dsl.tvm.target import tvm_target
     from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics
+    from dragon_dsl.tvm.target import tvm_target
     from dragon_dsl.tvm.tuning import tune
     from dragon_dsl.tvm.workload import load_workload
 
-    shutil.rmtree(folder, ignore_errors=True)   # an interrupted run leaves a partial database
+    shutil.rmtree(folder, ignore_errors=True)  # an interrupted run leaves a partial database
     folder.mkdir(parents=True)
     if "tvm.s_tir.tensor_intrin" not in sys.modules:
         # the first tune_tir would pay these imports (tens of seconds) inside its wall time
@@ -124,8 +140,17 @@ def _tune(ctx: Context, entry, folder: Path, budget: int, strategy: str) -> dict
     builder, runner = builder_and_runner(ctx.engine, workload=mod)
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(None):
-        tune(mod, target, folder, max_trials_global=budget, num_trials_per_iter=min(64, budget),
-             builder=builder, runner=runner, strategy=strategy, seed=ctx.seed)
+        tune(
+            mod,
+            target,
+            folder,
+            max_trials_global=budget,
+            num_trials_per_iter=min(64, budget),
+            builder=builder,
+            runner=runner,
+            strategy=strategy,
+            seed=ctx.seed,
+        )
     return {"trials": budget, "strategy": strategy, "wall_s": time.perf_counter() - t0, "seed": ctx.seed}
 
 

@@ -12,20 +12,56 @@ from __future__ import annotations
 import time
 
 from dragon_dsl.eval.candidates import (
-    Context, candidate_of, digest, keep, measure, measure_scripts, new_row, script_candidate,
+    Context,
+    candidate_of,
+    digest,
+    keep,
+    measure,
+    measure_scripts,
+    new_row,
+    script_candidate,
 )
 from dragon_dsl.eval.host import host
 from dragon_dsl.eval.metaschedule import best_record, expected_tune_s, metaschedule, ms_folder, ms_name
 from dragon_dsl.eval.model_answers import (
-    OtherVersion, expected_generation_s, expected_improvement_s, generate, generation_version, model,
-    prefetch_first_answers, suggestions_path,
+    OtherVersion,
+    expected_generation_s,
+    expected_improvement_s,
+    generate,
+    generation_version,
+    model,
+    prefetch_first_answers,
+    suggestions_path,
 )
 from dragon_dsl.eval.store import WallTimes, update_json
 from dragon_dsl.eval.vendor import method as vendor
 
-__all__ = ["Context", "OtherVersion", "WallTimes", "baseline", "best_record", "existing", "expected_generation_s", "expected_improvement_s", "expected_tune_s", "generate",
-           "generation_version", "host", "measure", "measure_scripts", "metaschedule", "model", "ms_folder", "ms_name",
-           "prefetch_baselines", "prefetch_first_answers", "script_candidate", "suggestions_path", "update_json", "vendor"]
+__all__ = [
+    "Context",
+    "OtherVersion",
+    "WallTimes",
+    "baseline",
+    "best_record",
+    "existing",
+    "expected_generation_s",
+    "expected_improvement_s",
+    "expected_tune_s",
+    "generate",
+    "generation_version",
+    "host",
+    "measure",
+    "measure_scripts",
+    "metaschedule",
+    "model",
+    "ms_folder",
+    "ms_name",
+    "prefetch_baselines",
+    "prefetch_first_answers",
+    "script_candidate",
+    "suggestions_path",
+    "update_json",
+    "vendor",
+]
 
 
 def prefetch_baselines(ctx: Context, entries: list, kind: str) -> int:
@@ -39,8 +75,9 @@ def prefetch_baselines(ctx: Context, entries: list, kind: str) -> int:
     todo = [e for e in entries if f"{ctx.whash(e.path)}|{kind}" not in ctx.walls.data]
     if len(todo) < 2:
         return 0
-    results = ctx.engine.baselines([str(e.path) for e in todo], kind=kind, level="time", seeds=ctx.seeds,
-                                   repeat=ctx.repeat)
+    results = ctx.engine.baselines(
+        [str(e.path) for e in todo], kind=kind, level="time", seeds=ctx.seeds, repeat=ctx.repeat
+    )
     for e, r in zip(todo, results):
         keep(ctx, f"{ctx.whash(e.path)}|{kind}", [r])
     return len(todo)
@@ -51,7 +88,7 @@ def baseline(ctx: Context, entry, kind: str) -> dict:
         return new_row(entry, "construction", kind, "not_applicable", "dlight schedules GPU targets only")
     key = f"{ctx.whash(entry.path)}|{kind}"
     prefetched = ctx.prefetched.pop(key, None)
-    if prefetched is not None:   # measured with the others (`prefetch_baselines`), its wall time stored
+    if prefetched is not None:  # measured with the others (`prefetch_baselines`), its wall time stored
         result, wall = prefetched[0], ctx.walls.data[key]
     else:
         t0 = time.perf_counter()

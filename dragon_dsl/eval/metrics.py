@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 from dragon_dsl.levels import is_slow
 
@@ -58,7 +58,7 @@ _STATUS_CATEGORY = {
 UNAVAILABLE = ("not_available", "not_applicable")
 
 
-def failure_category(status: str) -> Optional[str]:
+def failure_category(status: str) -> str | None:
     """The taxonomy bucket of a candidate's status; None for "ok"; ValueError for an unknown status."""
     if status == "ok":
         return None
@@ -74,11 +74,11 @@ def taxonomy(statuses: Iterable[str]) -> dict:
     return {c: counts.get(c, 0) for c in CATEGORIES}
 
 
-def median(values: Iterable[float]) -> Optional[float]:
+def median(values: Iterable[float]) -> float | None:
     return percentile(values, 50.0)
 
 
-def percentile(values: Iterable[float], p: float) -> Optional[float]:
+def percentile(values: Iterable[float], p: float) -> float | None:
     """Linear interpolation between order statistics; None for no values."""
     data = sorted(float(v) for v in values)
     if not data:
@@ -91,7 +91,7 @@ def percentile(values: Iterable[float], p: float) -> Optional[float]:
     return data[lo] + (data[hi] - data[lo]) * (pos - lo)
 
 
-def geomean(values: Iterable[float]) -> Optional[float]:
+def geomean(values: Iterable[float]) -> float | None:
     data = [float(v) for v in values]
     if not data:
         return None
@@ -100,7 +100,7 @@ def geomean(values: Iterable[float]) -> Optional[float]:
     return math.exp(sum(math.log(v) for v in data) / len(data))
 
 
-def speedup(baseline_us: Optional[float], method_us: Optional[float]) -> Optional[float]:
+def speedup(baseline_us: float | None, method_us: float | None) -> float | None:
     """baseline / method, or None when either is missing."""
     if baseline_us is None or method_us is None:
         return None
@@ -135,11 +135,17 @@ def time_ratio(search_s: dict, method_s: dict) -> dict:
     both = sorted(t for t in method_s if t in search_s)
     per_task = {t: search_s[t] / method_s[t] for t in both if method_s[t] > 0}
     m, s = median(method_s.values()), median(search_s.values())
-    return {"median_s": m, "search_median_s": s, "ratio_of_medians": (s / m if m and s is not None else None),
-            "per_task": per_task, "median_per_task": median(per_task.values()), "tasks_both": len(per_task)}
+    return {
+        "median_s": m,
+        "search_median_s": s,
+        "ratio_of_medians": (s / m if m and s is not None else None),
+        "per_task": per_task,
+        "median_per_task": median(per_task.values()),
+        "tasks_both": len(per_task),
+    }
 
 
-def search_method(methods: Iterable[str]) -> Optional[str]:
+def search_method(methods: Iterable[str]) -> str | None:
     """The MetaSchedule method of the largest budget among METHODS ("metaschedule-64"), or None."""
     budgets = {}
     for m in methods:
@@ -149,7 +155,7 @@ def search_method(methods: Iterable[str]) -> Optional[str]:
     return budgets[max(budgets)] if budgets else None
 
 
-def first_answer_correctness(first_ok: Iterable[bool]) -> Optional[float]:
+def first_answer_correctness(first_ok: Iterable[bool]) -> float | None:
     """Share of tasks whose first answer was verified."""
     data = [bool(x) for x in first_ok]
     return sum(data) / len(data) if data else None
@@ -166,7 +172,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def mean_pass_at_k(samples: Iterable[tuple], k: int) -> Optional[float]:
+def mean_pass_at_k(samples: Iterable[tuple], k: int) -> float | None:
     """Mean pass@k over tasks given (n, c) per task."""
     data = [pass_at_k(n, c, k) for n, c in samples]
     return sum(data) / len(data) if data else None
@@ -179,7 +185,7 @@ def roofline_bound_us(flops: float, nbytes: float, peak_flops: float, peak_bytes
     return 1e6 * max(flops / peak_flops, nbytes / peak_bytes_per_s)
 
 
-def roofline_fraction(bound_us: float, latency_us: Optional[float]) -> Optional[float]:
+def roofline_fraction(bound_us: float, latency_us: float | None) -> float | None:
     if latency_us is None:
         return None
     if latency_us <= 0:
@@ -188,7 +194,7 @@ def roofline_fraction(bound_us: float, latency_us: Optional[float]) -> Optional[
 
 
 # --- one method's row on one task --------------------------------------------------------------
-def best_latency(candidates: Sequence[dict]) -> Optional[float]:
+def best_latency(candidates: Sequence[dict]) -> float | None:
     """The fastest verified and timed candidate's latency."""
     times = [c["latency_us"] for c in candidates if c["status"] == "ok" and c.get("latency_us") is not None]
     return min(times) if times else None
@@ -209,8 +215,8 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
     rows = _mark_slow([r for r in results["measurements"] if r["status"] == "measured"])
     workloads = {w["name"]: w for w in results["workloads"]}
     methods = sorted({r["method"] for r in rows})
-    latency = {m: {} for m in methods}                 # construction task latencies per method
-    solve_s = {m: {} for m in methods}                 # construction: seconds to a verified kernel
+    latency = {m: {} for m in methods}  # construction task latencies per method
+    solve_s = {m: {} for m in methods}  # construction: seconds to a verified kernel
     for r in rows:
         if r["task"] == "construction":
             latency[r["method"]][r["workload"]] = best_latency(r["candidates"])
@@ -218,8 +224,7 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
                 solve_s[r["method"]][r["workload"]] = r["time_s"]
     search = search_method(m for m in methods if latency[m])
 
-    out: dict = {"methods": {}, "baselines": [b for b in BASELINES if b in latency],
-                 "search": search}
+    out: dict = {"methods": {}, "baselines": [b for b in BASELINES if b in latency], "search": search}
     for m in methods:
         mine = [r for r in rows if r["method"] == m]
         entry: dict = {"tasks": {}, "taxonomy": taxonomy(c["status"] for r in mine for c in r["candidates"])}
@@ -227,7 +232,9 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
             tr = [r for r in mine if r["task"] == task]
             if not tr:
                 continue
-            times = [r["time_s"] for r in tr if r.get("time_s") is not None and best_latency(r["candidates"]) is not None]
+            times = [
+                r["time_s"] for r in tr if r.get("time_s") is not None and best_latency(r["candidates"]) is not None
+            ]
             t_entry = {
                 "n": len(tr),
                 "solved": sum(best_latency(r["candidates"]) is not None for r in tr),
@@ -238,12 +245,15 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
             ks = sorted({r["k"] for r in tr if r.get("k")})
             if ks:
                 samples = [(len(r["candidates"]), sum(c["status"] == "ok" for c in r["candidates"])) for r in tr]
-                t_entry["pass_at_k"] = {str(k): mean_pass_at_k(samples, k) for k in _k_values(max(ks))
-                                        if all(n >= k for n, _ in samples)}
+                t_entry["pass_at_k"] = {
+                    str(k): mean_pass_at_k(samples, k) for k in _k_values(max(ks)) if all(n >= k for n, _ in samples)
+                }
             if task == "improvement":
                 t_entry["speedup_over_existing"] = speedup_summary(
                     {r["workload"]: r.get("existing_latency_us") for r in tr},
-                    {r["workload"]: best_latency(r["candidates"]) for r in tr}, thresholds)
+                    {r["workload"]: best_latency(r["candidates"]) for r in tr},
+                    thresholds,
+                )
             entry["tasks"][task] = t_entry
         for base in out["baselines"]:
             if m in latency and latency[m]:
@@ -263,9 +273,16 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
                 fam = workloads.get(name, {}).get("family", "?")
                 families.setdefault(base, {}).setdefault(fam, []).append(s)
         entry["families"] = {
-            base: {fam: {"tasks": len(v), "solved": sum(s is not None for s in v),
-                         "geomean": geomean([s for s in v if s is not None])} for fam, v in sorted(fams.items())}
-            for base, fams in families.items()}
+            base: {
+                fam: {
+                    "tasks": len(v),
+                    "solved": sum(s is not None for s in v),
+                    "geomean": geomean([s for s in v if s is not None]),
+                }
+                for fam, v in sorted(fams.items())
+            }
+            for base, fams in families.items()
+        }
         out["methods"][m] = entry
     return out
 
@@ -285,8 +302,10 @@ def _mark_slow(rows: list) -> list:
         if not r["method"].startswith("model") or not ref:
             out.append(r)
             continue
-        cands = [dict(c, status="slow") if c["status"] == "ok" and is_slow(c.get("latency_us"), ref) else c
-                 for c in r["candidates"]]
+        cands = [
+            dict(c, status="slow") if c["status"] == "ok" and is_slow(c.get("latency_us"), ref) else c
+            for c in r["candidates"]
+        ]
         out.append(dict(r, candidates=cands))
     return out
 

@@ -11,7 +11,6 @@ import hashlib
 import json
 import time
 from pathlib import Path
-from typing import Optional
 
 from dragon_dsl.eval.candidates import Context, digest, measure_scripts, new_row
 from dragon_dsl.eval.host import host
@@ -28,8 +27,14 @@ def model_suggest():
     return dragon_model.suggest, ""
 
 
-def model(ctx: Context, entry, n: int, task: str = "construction", script: Optional[str] = None,
-          existing_latency_us: Optional[float] = None) -> dict:
+def model(
+    ctx: Context,
+    entry,
+    n: int,
+    task: str = "construction",
+    script: str | None = None,
+    existing_latency_us: float | None = None,
+) -> dict:
     """The model's answer(s): n=1 is its first answer, n=k its best of k."""
     name = "model-first" if n == 1 else f"model-best-of-{n}"
     suggest, why = model_suggest()
@@ -40,18 +45,25 @@ def model(ctx: Context, entry, n: int, task: str = "construction", script: Optio
         return new_row(entry, task, name, "not_available", why, **extra)
     try:
         texts, gen_s, gen_host, load_s = _suggestions(ctx, entry, suggest, n, task, script)
-    except FileNotFoundError as exc:   # no trained weights for this target
+    except FileNotFoundError as exc:  # no trained weights for this target
         return new_row(entry, task, name, "not_available", f"no model: {exc}", **extra)
-    except OtherVersion as exc:        # --generation-version: answers of another decoder, not written yet
+    except OtherVersion as exc:  # --generation-version: answers of another decoder, not written yet
         return new_row(entry, task, name, "not_available", str(exc), **extra)
-    except ImportError as exc:   # e.g. no xgrammar on a GPU machine that only measures: not the model's failure
-        return new_row(entry, task, name, "not_available",
-                       f"the model cannot generate here ({exc}); generate with --generate-only elsewhere", **extra)
+    except ImportError as exc:  # e.g. no xgrammar on a GPU machine that only measures: not the model's failure
+        return new_row(
+            entry,
+            task,
+            name,
+            "not_available",
+            f"the model cannot generate here ({exc}); generate with --generate-only elsewhere",
+            **extra,
+        )
     except Exception as exc:  # the model's own failure on this task: an unsolved task, with the reason
         return new_row(entry, task, name, reason=f"suggest() raised {type(exc).__name__}: {str(exc)[:200]}", **extra)
     row = new_row(entry, task, name, **extra)
     row["candidates"], row["time_s"] = measure_scripts(
-        ctx, entry, texts, f"{ctx.whash(entry.path)}|{name}|{task}|{digest(texts)}", extra_s=gen_s)
+        ctx, entry, texts, f"{ctx.whash(entry.path)}|{name}|{task}|{digest(texts)}", extra_s=gen_s
+    )
     row["generation_s"] = gen_s
     row["generated_on"] = gen_host
     if load_s is not None:
@@ -76,7 +88,7 @@ def prefetch_first_answers(ctx: Context, entries: list) -> int:
     return prefetch(ctx, jobs)
 
 
-def generate(ctx: Context, entry, n: int, task: str = "construction", script: Optional[str] = None) -> dict:
+def generate(ctx: Context, entry, n: int, task: str = "construction", script: str | None = None) -> dict:
     """Only the model's scripts for a task, into OUT_DIR/model (`dragon eval --generate-only`): the
     generation needs no GPU, so a CPU machine can write them and the GPU run measures them."""
     suggest, why = model_suggest()
@@ -85,11 +97,18 @@ def generate(ctx: Context, entry, n: int, task: str = "construction", script: Op
     path = suggestions_path(ctx, entry, n, task, script)
     cached = path.exists()
     texts, gen_s, _host, _load_s = _suggestions(ctx, entry, suggest, n, task, script)
-    return {"workload": entry.name, "task": task, "n": n, "scripts": len(texts), "generation_s": gen_s,
-            "cached": cached, "file": str(path)}
+    return {
+        "workload": entry.name,
+        "task": task,
+        "n": n,
+        "scripts": len(texts),
+        "generation_s": gen_s,
+        "cached": cached,
+        "file": str(path),
+    }
 
 
-def _suggestions_key(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> str:
+def _suggestions_key(ctx: Context, entry, n: int, task: str, script: str | None) -> str:
     key = [ctx.whash(entry.path), task, n, ctx.model_path, script, ctx.target.key, _weights(ctx)]
     version = ctx.generation_version if ctx.generation_version is not None else generation_version()
     return json.dumps(key + [version] if version is not None else key)
@@ -103,11 +122,13 @@ def _check_version(ctx: Context) -> None:
     """Raise OtherVersion when `ctx.generation_version` names a decoder other than this code's."""
     current = generation_version()
     if ctx.generation_version is not None and ctx.generation_version != current:
-        raise OtherVersion(f"no answers of decoder version {ctx.generation_version} in {ctx.out_dir / 'model'}; "
-                           f"this code writes version {current}")
+        raise OtherVersion(
+            f"no answers of decoder version {ctx.generation_version} in {ctx.out_dir / 'model'}; "
+            f"this code writes version {current}"
+        )
 
 
-def generation_version() -> Optional[int]:
+def generation_version() -> int | None:
     """dragon_model's GENERATION_VERSION: the same weights decoded differently write other scripts."""
     try:
         from dragon_model.api import GENERATION_VERSION
@@ -116,7 +137,7 @@ def generation_version() -> Optional[int]:
     return GENERATION_VERSION
 
 
-def _weights(ctx: Context) -> Optional[str]:
+def _weights(ctx: Context) -> str | None:
     """The digest of the model's weights (a retrained model never reuses another's scripts)."""
     if "weights" not in ctx.hashes:
         digest = None
@@ -136,8 +157,9 @@ def _weights(ctx: Context) -> Optional[str]:
     return ctx.hashes["weights"]
 
 
-def expected_generation_s(ctx: Context, entry, n: int, task: str = "construction",
-                          script: Optional[str] = None) -> Optional[float]:
+def expected_generation_s(
+    ctx: Context, entry, n: int, task: str = "construction", script: str | None = None
+) -> float | None:
     """Seconds the model's n answer(s) to a task take to write before they are measured, as
     `--stop-after` needs them: 0 where they are written already (`--generate-only`, an earlier
     run), else the upper median of the generation times of the task's n-answer files written so
@@ -150,11 +172,11 @@ def expected_generation_s(ctx: Context, entry, n: int, task: str = "construction
         try:
             times.append(float(json.loads(path.read_text(encoding="utf-8"))["generation_s"]))
         except (OSError, ValueError, KeyError, TypeError):
-            continue   # a file another shard is writing, or not an answer file
+            continue  # a file another shard is writing, or not an answer file
     return sorted(times)[len(times) // 2] if times else None
 
 
-def expected_improvement_s(ctx: Context, entry, sizes) -> Optional[float]:
+def expected_improvement_s(ctx: Context, entry, sizes) -> float | None:
     """`expected_generation_s` of a workload's improvement answers, one per n of SIZES, summed (None:
     unknown). The script the model improves is the workload's own where it has one; with several,
     the fastest, which only measuring tells, so only the times of answers written so far count."""
@@ -168,12 +190,12 @@ def expected_improvement_s(ctx: Context, entry, sizes) -> Optional[float]:
     return total
 
 
-def suggestions_path(ctx: Context, entry, n: int, task: str, script: Optional[str]) -> Path:
+def suggestions_path(ctx: Context, entry, n: int, task: str, script: str | None) -> Path:
     digest = hashlib.sha256(_suggestions_key(ctx, entry, n, task, script).encode()).hexdigest()[:12]
     return ctx.out_dir / "model" / f"{entry.name}-{task}-n{n}-{digest}.json"
 
 
-def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Optional[str]) -> tuple:
+def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: str | None) -> tuple:
     """(scripts, generation seconds, the host that generated them, seconds this process spent loading
     the model before them or None) for a task, generated once and kept under OUT_DIR/model (a rerun
     reuses them, and so does a run on another machine given that folder). Loading the model (imports,
@@ -186,17 +208,23 @@ def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: Option
     _check_version(ctx)
     load_s = _load_model(ctx, suggest)
     t0 = time.perf_counter()
-    texts = list(suggest(workload=str(entry.path), target=ctx.target.spec, script=script, n=n,
-                         model_path=ctx.model_path))
+    texts = list(
+        suggest(workload=str(entry.path), target=ctx.target.spec, script=script, n=n, model_path=ctx.model_path)
+    )
     gen_s = time.perf_counter() - t0
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"scripts": texts, "generation_s": gen_s, "key": json.loads(_suggestions_key(ctx, entry, n, task, script)),
-            "host": host(), "model_load_s": load_s}
-    write_json(path, data)   # whole or absent: a killed generation is done again
+    data = {
+        "scripts": texts,
+        "generation_s": gen_s,
+        "key": json.loads(_suggestions_key(ctx, entry, n, task, script)),
+        "host": host(),
+        "model_load_s": load_s,
+    }
+    write_json(path, data)  # whole or absent: a killed generation is done again
     return texts, gen_s, data["host"], load_s
 
 
-def _load_model(ctx: Context, suggest) -> Optional[float]:
+def _load_model(ctx: Context, suggest) -> float | None:
     """Seconds spent loading the model for this run's target in this process (0 once loaded), or None
     where the suggestion function offers no separate loading (`suggest.load`)."""
     load = getattr(suggest, "load", None)

@@ -23,9 +23,9 @@ TERA = 1e12
 @dataclass(frozen=True)
 class Peaks:
     device: str
-    flops: dict                       # dtype -> FLOP/s
+    flops: dict  # dtype -> FLOP/s
     bytes_per_s: float
-    source: str                       # where the figures come from
+    source: str  # where the figures come from
     notes: list = field(default_factory=list)
 
     def flops_for(self, dtype: str) -> float:
@@ -40,15 +40,42 @@ class Peaks:
 
 
 GPU_PEAKS = {
-    "H200": Peaks("NVIDIA H200", {"float32": 67 * TERA, "float16": 989 * TERA, "bfloat16": 989 * TERA,
-                                  "float64": 34 * TERA, "int8": 1979 * TERA}, 4.8 * TERA,
-                  "datasheet (H200 SXM, dense)"),
-    "H100": Peaks("NVIDIA H100 SXM", {"float32": 67 * TERA, "float16": 989 * TERA, "bfloat16": 989 * TERA,
-                                      "float64": 34 * TERA, "int8": 1979 * TERA}, 3.35 * TERA,
-                  "datasheet (H100 SXM, dense)"),
-    "A100": Peaks("NVIDIA A100", {"float32": 19.5 * TERA, "float16": 312 * TERA, "bfloat16": 312 * TERA,
-                                  "float64": 9.7 * TERA, "int8": 624 * TERA}, 2.04 * TERA,
-                  "datasheet (A100 80GB SXM, dense)"),
+    "H200": Peaks(
+        "NVIDIA H200",
+        {
+            "float32": 67 * TERA,
+            "float16": 989 * TERA,
+            "bfloat16": 989 * TERA,
+            "float64": 34 * TERA,
+            "int8": 1979 * TERA,
+        },
+        4.8 * TERA,
+        "datasheet (H200 SXM, dense)",
+    ),
+    "H100": Peaks(
+        "NVIDIA H100 SXM",
+        {
+            "float32": 67 * TERA,
+            "float16": 989 * TERA,
+            "bfloat16": 989 * TERA,
+            "float64": 34 * TERA,
+            "int8": 1979 * TERA,
+        },
+        3.35 * TERA,
+        "datasheet (H100 SXM, dense)",
+    ),
+    "A100": Peaks(
+        "NVIDIA A100",
+        {
+            "float32": 19.5 * TERA,
+            "float16": 312 * TERA,
+            "bfloat16": 312 * TERA,
+            "float64": 9.7 * TERA,
+            "int8": 624 * TERA,
+        },
+        2.04 * TERA,
+        "datasheet (A100 80GB SXM, dense)",
+    ),
 }
 
 
@@ -74,7 +101,7 @@ def measure_cpu(size: int = 1024, copy_mib: int = 64) -> Peaks:
         t0 = time.perf_counter()
         a @ b
         best = min(best, time.perf_counter() - t0)
-    flops = 2.0 * size ** 3 / best
+    flops = 2.0 * size**3 / best
     src = np.ones(copy_mib * (1 << 20) // 4, dtype=np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)
@@ -86,10 +113,16 @@ def measure_cpu(size: int = 1024, copy_mib: int = 64) -> Peaks:
     bandwidth = 2.0 * src.nbytes / best_copy
     import os
 
-    return Peaks(f"CPU ({os.cpu_count()} cores)", {"float32": flops}, bandwidth,
-                 f"measured: numpy float32 {size}^3 matmul (best of 3) and a {copy_mib} MiB copy",
-                 ["measured simple peaks, below the datasheet's: roofline fractions on CPU are optimistic",
-                  "dtypes other than float32 use the float32 figure"])
+    return Peaks(
+        f"CPU ({os.cpu_count()} cores)",
+        {"float32": flops},
+        bandwidth,
+        f"measured: numpy float32 {size}^3 matmul (best of 3) and a {copy_mib} MiB copy",
+        [
+            "measured simple peaks, below the datasheet's: roofline fractions on CPU are optimistic",
+            "dtypes other than float32 use the float32 figure",
+        ],
+    )
 
 
 def peaks_for(target_kind: str, gpu_name: str | None, stored=None) -> Peaks:

@@ -10,8 +10,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-SECTIONS = ("## Setup", "## Methods", "## Speed-ups", "## Correctness and time to a verified kernel",
-            "## Failure taxonomy", "## Roofline", "## Per family", "## Per workload", "## Plots")
+SECTIONS = (
+    "## Setup",
+    "## Methods",
+    "## Speed-ups",
+    "## Correctness and time to a verified kernel",
+    "## Failure taxonomy",
+    "## Roofline",
+    "## Per family",
+    "## Per workload",
+    "## Plots",
+)
 PLOTS = ("speedup_distribution.png", "time_vs_quality.png", "per_family.png")
 
 
@@ -20,7 +29,9 @@ def _f(x, fmt="{:.2f}") -> str:
 
 
 def _host(h: dict) -> str:
-    return f"{h.get('node')}: {h.get('cpus')} CPUs ({h.get('processor')})" + (f", GPU {h['gpu']}" if h.get("gpu") else ", no GPU")
+    return f"{h.get('node')}: {h.get('cpus')} CPUs ({h.get('processor')})" + (
+        f", GPU {h['gpu']}" if h.get("gpu") else ", no GPU"
+    )
 
 
 def _pct(x) -> str:
@@ -31,98 +42,170 @@ def markdown(results: dict) -> str:
     met = results["metrics"]
     methods = list(met["methods"])
     info = results["methods"]
-    lines = ["# Little Dragon evaluation", "",
-             f"{len(results['workloads'])} workloads, {len({w['family'] for w in results['workloads']})} families, "
-             f"target `{json.dumps(results['target'])}`, device `{results['device']}`.", "",
-             *_merge_notes(results),
-             "## Setup", "", "Command:", "", "```", " ".join(results["command"]), "```", "",
-             "| | |", "|---|---|"]
+    lines = [
+        "# Little Dragon evaluation",
+        "",
+        f"{len(results['workloads'])} workloads, {len({w['family'] for w in results['workloads']})} families, "
+        f"target `{json.dumps(results['target'])}`, device `{results['device']}`.",
+        "",
+        *_merge_notes(results),
+        "## Setup",
+        "",
+        "Command:",
+        "",
+        "```",
+        " ".join(results["command"]),
+        "```",
+        "",
+        "| | |",
+        "|---|---|",
+    ]
     for k, v in results["versions"].items():
         lines.append(f"| {k} | {v} |")
     s = results["settings"]
     peaks = results["peaks"]
-    lines += [f"| budgets | {s['budgets']} |", f"| k (model) | {s['k']} |", f"| verifier input sets | {s['seeds']} |",
-              f"| timing repeats | {s['repeat']} |", f"| start-up (engine, references) | {results['startup_s']:.1f} s |",
-              f"| total wall time | {results['wall_s']:.1f} s |",
-              f"| results cache | {results['cache']['rows_before']} rows before, {results['cache']['rows_after']} after |",
-              "", f"Peaks ({peaks['source']}): " + ", ".join(f"{d} {v / 1e12:.3g} TFLOP/s" for d, v in peaks["flops"].items())
-              + f", memory {peaks['bytes_per_s'] / 1e12:.3g} TB/s." + "".join(f" {n}." for n in peaks.get("notes", [])), ""]
+    lines += [
+        f"| budgets | {s['budgets']} |",
+        f"| k (model) | {s['k']} |",
+        f"| verifier input sets | {s['seeds']} |",
+        f"| timing repeats | {s['repeat']} |",
+        f"| start-up (engine, references) | {results['startup_s']:.1f} s |",
+        f"| total wall time | {results['wall_s']:.1f} s |",
+        f"| results cache | {results['cache']['rows_before']} rows before, {results['cache']['rows_after']} after |",
+        "",
+        f"Peaks ({peaks['source']}): "
+        + ", ".join(f"{d} {v / 1e12:.3g} TFLOP/s" for d, v in peaks["flops"].items())
+        + f", memory {peaks['bytes_per_s'] / 1e12:.3g} TB/s."
+        + "".join(f" {n}." for n in peaks.get("notes", [])),
+        "",
+    ]
     if results["problems"]:
         lines += ["Inputs left out:", ""] + [f"- {p}" for p in results["problems"]] + [""]
 
-    lines += ["## Methods", "", "| method | measured | not available | not applicable | why not |", "|---|---|---|---|---|"]
+    lines += [
+        "## Methods",
+        "",
+        "| method | measured | not available | not applicable | why not |",
+        "|---|---|---|---|---|",
+    ]
     for name, e in info.items():
-        lines.append(f"| {name} | {e['measured']} | {e['not_available']} | {e['not_applicable']} | "
-                     f"{'; '.join(e['reasons'])[:200]} |")
+        lines.append(
+            f"| {name} | {e['measured']} | {e['not_available']} | {e['not_applicable']} | "
+            f"{'; '.join(e['reasons'])[:200]} |"
+        )
     lines.append("")
 
-    lines += ["## Speed-ups", "",
-              "Speed-up = baseline latency / method latency (fastest verified candidate). Shares count every task "
-              "with a baseline (an unsolved task reaches no threshold); geometric mean and median are over the "
-              "solved tasks.", ""]
+    lines += [
+        "## Speed-ups",
+        "",
+        "Speed-up = baseline latency / method latency (fastest verified candidate). Shares count every task "
+        "with a baseline (an unsolved task reaches no threshold); geometric mean and median are over the "
+        "solved tasks.",
+        "",
+    ]
     for base in met["baselines"]:
         own = met["methods"][base]["tasks"].get("construction") or {}
         if not own.get("solved"):
             tx = {c: n for c, n in met["methods"][base]["taxonomy"].items() if n}
-            lines += [f"Over **{base}**: no speed-up, since {base} has no verified kernel on any of its "
-                      f"{own.get('n', 0)} tasks (failed candidates: "
-                      + (", ".join(f"{c} {n}" for c, n in tx.items()) or "none") + ").", ""]
+            lines += [
+                f"Over **{base}**: no speed-up, since {base} has no verified kernel on any of its "
+                f"{own.get('n', 0)} tasks (failed candidates: "
+                + (", ".join(f"{c} {n}" for c, n in tx.items()) or "none")
+                + ").",
+                "",
+            ]
             continue
-        lines += [f"Over **{base}**:", "", "| method | tasks | solved | >= 1.0x | >= 1.2x | >= 1.5x | geomean | median |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"Over **{base}**:",
+            "",
+            "| method | tasks | solved | >= 1.0x | >= 1.2x | >= 1.5x | geomean | median |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for name in methods:
             sp = met["methods"][name].get(f"over_{base}")
             if not sp or name == base:
                 continue
             sh = sp["share_at_least"]
-            lines.append(f"| {name} | {sp['tasks']} | {sp['solved']} | {_pct(sh.get('1'))} | {_pct(sh.get('1.2'))} | "
-                         f"{_pct(sh.get('1.5'))} | {_f(sp['geomean'])} | {_f(sp['median'])} |")
+            lines.append(
+                f"| {name} | {sp['tasks']} | {sp['solved']} | {_pct(sh.get('1'))} | {_pct(sh.get('1.2'))} | "
+                f"{_pct(sh.get('1.5'))} | {_f(sp['geomean'])} | {_f(sp['median'])} |"
+            )
         lines.append("")
     if "dlight" not in met["baselines"]:
         lines += ["Over **dlight**: not applicable on this target (dlight schedules GPU targets only).", ""]
 
     lines += _against_search(met, methods)
 
-    lines += ["## Correctness and time to a verified kernel", "",
-              "First-answer correctness: share of tasks whose first candidate was verified and not `slow` (more than "
-              "10x slower than the task's baseline: dlight where measured, else the unscheduled program; a slow kernel "
-              "solves nothing). Time: wall seconds from the method's start to its verified answer (search or "
-              "generation included; engine start-up excluded).", "",
-              "| method | task | tasks | solved | first answer correct | first answer slow | time median s | time p90 s "
-              "| pass@k |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "## Correctness and time to a verified kernel",
+        "",
+        "First-answer correctness: share of tasks whose first candidate was verified and not `slow` (more than "
+        "10x slower than the task's baseline: dlight where measured, else the unscheduled program; a slow kernel "
+        "solves nothing). Time: wall seconds from the method's start to its verified answer (search or "
+        "generation included; engine start-up excluded).",
+        "",
+        "| method | task | tasks | solved | first answer correct | first answer slow | time median s | time p90 s "
+        "| pass@k |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for name in methods:
         for task, t in met["methods"][name]["tasks"].items():
             pk = ", ".join(f"@{k}: {_pct(v)}" for k, v in (t.get("pass_at_k") or {}).items())
             tt = t["time_to_verified_s"]
-            lines.append(f"| {name} | {task} | {t['n']} | {t['solved']} | {_pct(t['first_answer_correct'])} | "
-                         f"{t.get('first_answer_slow', 0)} | {_f(tt['median'])} | {_f(tt['p90'])} | {pk or '–'} |")
+            lines.append(
+                f"| {name} | {task} | {t['n']} | {t['solved']} | {_pct(t['first_answer_correct'])} | "
+                f"{t.get('first_answer_slow', 0)} | {_f(tt['median'])} | {_f(tt['p90'])} | {pk or '–'} |"
+            )
     if results.get("shards"):
-        lines += ["", f"The measurements were taken by {results['shards']} shard processes at once (`--shard`): "
-                  "their wall times include waiting for the GPU and the cores the shards shared, so a "
-                  "MetaSchedule run alone on the machine takes less than its time here."]
+        lines += [
+            "",
+            f"The measurements were taken by {results['shards']} shard processes at once (`--shard`): "
+            "their wall times include waiting for the GPU and the cores the shards shared, so a "
+            "MetaSchedule run alone on the machine takes less than its time here.",
+        ]
     hosts = {json.dumps(r["generated_on"], sort_keys=True) for r in results["measurements"] if r.get("generated_on")}
     if hosts:
-        lines += ["", "The model's time is its generation (on " + "; ".join(_host(json.loads(h)) for h in sorted(hosts))
-                  + ") plus the engine's verification here."]
+        lines += [
+            "",
+            "The model's time is its generation (on "
+            + "; ".join(_host(json.loads(h)) for h in sorted(hosts))
+            + ") plus the engine's verification here.",
+        ]
         loads = [r["model_load_s"] for r in results["measurements"] if r.get("model_load_s")]
         if loads:
-            lines[-1] += (f" Loading the model (imports, weights, grammar: once per process, before its first "
-                          f"answer) is start-up and not in these times: {max(loads):.1f} s at most, "
-                          f"in {len(loads)} process{'es' if len(loads) > 1 else ''}.")
-    imp = [(n, met["methods"][n]["tasks"]["improvement"]) for n in methods
-           if "improvement" in met["methods"][n]["tasks"] and "speedup_over_existing" in met["methods"][n]["tasks"]["improvement"]]
+            lines[-1] += (
+                f" Loading the model (imports, weights, grammar: once per process, before its first "
+                f"answer) is start-up and not in these times: {max(loads):.1f} s at most, "
+                f"in {len(loads)} process{'es' if len(loads) > 1 else ''}."
+            )
+    imp = [
+        (n, met["methods"][n]["tasks"]["improvement"])
+        for n in methods
+        if "improvement" in met["methods"][n]["tasks"]
+        and "speedup_over_existing" in met["methods"][n]["tasks"]["improvement"]
+    ]
     if imp:
-        lines += ["", "Improvement over the existing script:", "", "| method | tasks | solved | >= 1.0x | geomean |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Improvement over the existing script:",
+            "",
+            "| method | tasks | solved | >= 1.0x | geomean |",
+            "|---|---|---|---|---|",
+        ]
         for n, t in imp:
             sp = t["speedup_over_existing"]
-            lines.append(f"| {n} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | "
-                         f"{_f(sp['geomean'])} |")
+            lines.append(
+                f"| {n} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | "
+                f"{_f(sp['geomean'])} |"
+            )
     lines.append("")
 
-    lines += ["## Failure taxonomy", "", "Failed candidates by stage (parse and type: the script; replay, build, "
-              "launch, numeric, timeout: the engine).", ""]
+    lines += [
+        "## Failure taxonomy",
+        "",
+        "Failed candidates by stage (parse and type: the script; replay, build, launch, numeric, timeout: the engine).",
+        "",
+    ]
     cats = list(next(iter(met["methods"].values()))["taxonomy"]) if methods else []
     lines += ["| method | " + " | ".join(cats) + " |", "|---" * (len(cats) + 1) + "|"]
     for name in methods:
@@ -130,8 +213,15 @@ def markdown(results: dict) -> str:
         lines.append(f"| {name} | " + " | ".join(str(tx[c]) for c in cats) + " |")
     lines.append("")
 
-    lines += ["## Roofline", "", "Fraction of the roofline bound reached (bound = max(FLOPs / peak, compulsory bytes / "
-              "bandwidth); 100% = at the roofline). Median per method:", "", "| method | median | tasks |", "|---|---|---|"]
+    lines += [
+        "## Roofline",
+        "",
+        "Fraction of the roofline bound reached (bound = max(FLOPs / peak, compulsory bytes / "
+        "bandwidth); 100% = at the roofline). Median per method:",
+        "",
+        "| method | median | tasks |",
+        "|---|---|---|",
+    ]
     for name in methods:
         rf = met["methods"][name]["roofline_fraction"]
         lines.append(f"| {name} | {_pct(rf['median'])} | {len(rf['per_task'])} |")
@@ -142,8 +232,12 @@ def markdown(results: dict) -> str:
     if base:
         fams = sorted({f for n in methods for f in met["methods"][n].get("families", {}).get(base, {})})
         shown = [n for n in methods if n != base]
-        lines += [f"Geometric-mean speed-up over **{base}** (solved/tasks):", "",
-                  "| family | " + " | ".join(shown) + " |", "|---" * (len(shown) + 1) + "|"]
+        lines += [
+            f"Geometric-mean speed-up over **{base}** (solved/tasks):",
+            "",
+            "| family | " + " | ".join(shown) + " |",
+            "|---" * (len(shown) + 1) + "|",
+        ]
         for fam in fams:
             cells = []
             for n in shown:
@@ -152,8 +246,12 @@ def markdown(results: dict) -> str:
             lines.append(f"| {fam} | " + " | ".join(cells) + " |")
     lines.append("")
 
-    lines += ["## Per workload", "", "Latency in us of the fastest verified candidate (– none; n/a not applicable or "
-              "not available).", ""]
+    lines += [
+        "## Per workload",
+        "",
+        "Latency in us of the fastest verified candidate (– none; n/a not applicable or not available).",
+        "",
+    ]
     lat = {}
     for r in results["measurements"]:
         if r["task"] != "construction":
@@ -164,15 +262,25 @@ def markdown(results: dict) -> str:
             ok = [c["latency_us"] for c in r["candidates"] if c["status"] == "ok" and c.get("latency_us") is not None]
             lat[(r["workload"], r["method"])] = f"{min(ok):.2f}" if ok else "–"
     cols = [n for n in info if any(k[1] == n for k in lat)]
-    lines += ["| workload | family | GFLOP | MB | roofline us | " + " | ".join(cols) + " |",
-              "|---" * (len(cols) + 5) + "|"]
+    lines += [
+        "| workload | family | GFLOP | MB | roofline us | " + " | ".join(cols) + " |",
+        "|---" * (len(cols) + 5) + "|",
+    ]
     for w in results["workloads"]:
-        lines.append(f"| {w['name']} | {w['family']} | {w['flops'] / 1e9:.3g} | {w['bytes'] / 1e6:.3g} | "
-                     f"{w['roofline_us']:.3g} | " + " | ".join(lat.get((w["name"], c), "") for c in cols) + " |")
+        lines.append(
+            f"| {w['name']} | {w['family']} | {w['flops'] / 1e9:.3g} | {w['bytes'] / 1e6:.3g} | "
+            f"{w['roofline_us']:.3g} | " + " | ".join(lat.get((w["name"], c), "") for c in cols) + " |"
+        )
     lines += ["", "## Plots", ""] + [f"![{p[:-4]}]({p})" for p in PLOTS] + [""]
     if results.get("deferred"):
-        lines += ["## Still to measure", "", "Deferred by `--stop-after` (not in any figure above):", "",
-                  "| method | workloads |", "|---|---|"]
+        lines += [
+            "## Still to measure",
+            "",
+            "Deferred by `--stop-after` (not in any figure above):",
+            "",
+            "| method | workloads |",
+            "|---|---|",
+        ]
         for method, names in _deferred_by_method(results).items():
             lines.append(f"| {method} | {len(names)}: {', '.join(sorted(names))} |")
         lines.append("")
@@ -186,18 +294,25 @@ def _against_search(met: dict, methods: list) -> list:
     rows = [n for n in methods if n != search and "over_search" in met["methods"][n]]
     if not search or not rows:
         return []
-    lines = [f"## Against {search}", "",
-             f"Speed-up over **{search}** (its latency / the method's, construction tasks) and time to a "
-             f"verified kernel: *sooner* = {search}'s median time / the method's median time, each over the "
-             "tasks it solved; *per task* = the median of that ratio over the tasks both solved.", "",
-             "| method | tasks | solved | >= 1.0x | geomean | median | median time s | "
-             f"{search} median s | sooner | per task (n) |", "|---" * 10 + "|"]
+    lines = [
+        f"## Against {search}",
+        "",
+        f"Speed-up over **{search}** (its latency / the method's, construction tasks) and time to a "
+        f"verified kernel: *sooner* = {search}'s median time / the method's median time, each over the "
+        "tasks it solved; *per task* = the median of that ratio over the tasks both solved.",
+        "",
+        "| method | tasks | solved | >= 1.0x | geomean | median | median time s | "
+        f"{search} median s | sooner | per task (n) |",
+        "|---" * 10 + "|",
+    ]
     for n in rows:
         sp, tv = met["methods"][n]["over_search"], met["methods"][n]["time_vs_search"]
-        lines.append(f"| {n} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | "
-                     f"{_f(sp['geomean'])} | {_f(sp['median'])} | {_f(tv['median_s'])} | {_f(tv['search_median_s'])} | "
-                     f"{_f(tv['ratio_of_medians'], '{:.1f}x')} | {_f(tv['median_per_task'], '{:.1f}x')} "
-                     f"({tv['tasks_both']}) |")
+        lines.append(
+            f"| {n} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | "
+            f"{_f(sp['geomean'])} | {_f(sp['median'])} | {_f(tv['median_s'])} | {_f(tv['search_median_s'])} | "
+            f"{_f(tv['ratio_of_medians'], '{:.1f}x')} | {_f(tv['median_per_task'], '{:.1f}x')} "
+            f"({tv['tasks_both']}) |"
+        )
     return lines + [""]
 
 
@@ -213,16 +328,22 @@ def _merge_notes(results: dict) -> list:
     """For a report merged from shard files (`dragon eval-report`): how, and what it lacks."""
     if not results.get("merged_from"):
         return []
-    lines = [f"Merged from {len(results['merged_from'])} shard result files by `{' '.join(results['merge_command'])}`"
-             " (nothing measured by the merge)."]
+    lines = [
+        f"Merged from {len(results['merged_from'])} shard result files by `{' '.join(results['merge_command'])}`"
+        " (nothing measured by the merge)."
+    ]
     if results.get("missing_shards"):
-        lines.append(f"**Shard(s) {', '.join(map(str, results['missing_shards']))} of {results['shards']} have no "
-                     "results: their workloads are missing.**")
+        lines.append(
+            f"**Shard(s) {', '.join(map(str, results['missing_shards']))} of {results['shards']} have no "
+            "results: their workloads are missing.**"
+        )
     if results.get("deferred"):
-        lines.append(f"**Interim report: {len(results['deferred'])} measurement(s) are still to come** ("
-                     + ", ".join(f"{m} {len(names)}" for m, names in _deferred_by_method(results).items())
-                     + "; listed under *Still to measure*): every figure of those methods covers only the "
-                     "workloads measured so far (the *tasks* columns say how many).")
+        lines.append(
+            f"**Interim report: {len(results['deferred'])} measurement(s) are still to come** ("
+            + ", ".join(f"{m} {len(names)}" for m, names in _deferred_by_method(results).items())
+            + "; listed under *Still to measure*): every figure of those methods covers only the "
+            "workloads measured so far (the *tasks* columns say how many)."
+        )
     return [lines[0]] + ([""] + lines[1:] if lines[1:] else []) + [""]
 
 
@@ -256,8 +377,11 @@ def plots(results: dict, out_dir) -> list:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for n in names:
         per = met["methods"][n].get(f"over_{base}", {}).get("per_task", {})
-        pts = [(r["time_s"], per.get(r["workload"])) for r in results["measurements"]
-               if r["method"] == n and r["task"] == "construction" and r.get("time_s") and per.get(r["workload"])]
+        pts = [
+            (r["time_s"], per.get(r["workload"]))
+            for r in results["measurements"]
+            if r["method"] == n and r["task"] == "construction" and r.get("time_s") and per.get(r["workload"])
+        ]
         if pts:
             ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=n, s=18)
     ax.set_xscale("log")

@@ -26,17 +26,17 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 
 @dataclass
 class VendorResult:
-    status: str                    # "ok" | "not_applicable"
+    status: str  # "ok" | "not_applicable"
     op: str = ""
-    latency_us: Optional[float] = None
+    latency_us: float | None = None
     message: str = ""
-    max_abs_err: Optional[float] = None
+    max_abs_err: float | None = None
 
 
 def torch_available() -> bool:
@@ -52,7 +52,7 @@ def candidates(family: str, params: dict, args: list) -> list:
 
     `args` are the engine's `Arg`s (name, shape, dtype, role); exactly one output is needed."""
     import torch
-    import torch.nn.functional as F  # noqa: N812
+    import torch.nn.functional as F
 
     inputs = [a for a in args if a.role == "input"]
     outputs = [a for a in args if a.role != "input"]
@@ -89,7 +89,7 @@ def candidates(family: str, params: dict, args: list) -> list:
 
 
 def _conv2d_nhwc(params: dict, x: tuple, w: tuple, o: tuple) -> list:
-    import torch.nn.functional as F  # noqa: N812
+    import torch.nn.functional as F
 
     n, h, wd, ci = x
     kh, kw, cig, co = w
@@ -109,8 +109,14 @@ def _conv2d_nhwc(params: dict, x: tuple, w: tuple, o: tuple) -> list:
 
         def fn(t, stride=stride, pad=pad, dil=dil):
             # NHWC as a channels-last NCHW view, weight (KH, KW, CI/g, CO) -> (CO, CI/g, KH, KW): no copies
-            y = F.conv2d(t[0].permute(0, 3, 1, 2), t[1].permute(3, 2, 0, 1), stride=stride, padding=pad,
-                         dilation=dil, groups=groups)
+            y = F.conv2d(
+                t[0].permute(0, 3, 1, 2),
+                t[1].permute(3, 2, 0, 1),
+                stride=stride,
+                padding=pad,
+                dilation=dil,
+                groups=groups,
+            )
             return y.permute(0, 2, 3, 1)
 
         found.append((f"F.conv2d(stride={stride}, padding={pad}, dilation={dil}, groups={groups})", fn))
@@ -120,9 +126,16 @@ def _conv2d_nhwc(params: dict, x: tuple, w: tuple, o: tuple) -> list:
 def _torch_dtype(dtype: str):
     import torch
 
-    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-            "float64": torch.float64, "int32": torch.int32, "int64": torch.int64, "int8": torch.int8,
-            "uint8": torch.uint8}[dtype]
+    return {
+        "float32": torch.float32,
+        "float16": torch.float16,
+        "bfloat16": torch.bfloat16,
+        "float64": torch.float64,
+        "int32": torch.int32,
+        "int64": torch.int64,
+        "int8": torch.int8,
+        "uint8": torch.uint8,
+    }[dtype]
 
 
 def _to_torch(array, dtype: str, device: str):
@@ -141,8 +154,9 @@ def _check_dtype(args: list) -> str:
     return min(floats, key=order.index) if floats else args[-1].dtype
 
 
-def run(reference, family: str, params: dict, device: str = "cuda", repeat: int = 5,
-        min_repeat_ms: float = 1.0) -> VendorResult:
+def run(
+    reference, family: str, params: dict, device: str = "cuda", repeat: int = 5, min_repeat_ms: float = 1.0
+) -> VendorResult:
     """Find the matching PyTorch operator for a workload and time it (see the module docstring)."""
     import numpy as np
     import torch
@@ -170,7 +184,7 @@ def run(reference, family: str, params: dict, device: str = "cuda", repeat: int 
             try:
                 with torch.no_grad():
                     got = fn(tensors).to(out_dtype)
-            except RuntimeError as exc:   # a kernel the library does not have for these dtypes
+            except RuntimeError as exc:  # a kernel the library does not have for these dtypes
                 ok = False
                 tried.append(f"{name}: {str(exc).splitlines()[0][:120]}")
                 break
@@ -186,8 +200,9 @@ def run(reference, family: str, params: dict, device: str = "cuda", repeat: int 
             tensors = [_to_torch(reference.sets[0][1][a.name], a.dtype, device) for a in inputs]
             latency = _time(lambda: fn(tensors).to(out_dtype), device, repeat, min_repeat_ms)
             return VendorResult("ok", name, latency, max_abs_err=worst)
-    return VendorResult("not_applicable", message=("no PyTorch operator matched the reference: "
-                                                    + "; ".join(tried))[:500])
+    return VendorResult(
+        "not_applicable", message=("no PyTorch operator matched the reference: " + "; ".join(tried))[:500]
+    )
 
 
 def _time(call: Callable, device: str, repeat: int, min_repeat_ms: float) -> float:
@@ -252,13 +267,20 @@ def method(ctx, entry) -> dict:
     if key not in stored:
         from dragon_dsl.engine import gpu_lock
 
-        ref = ctx.engine.reference(str(entry.path), seeds=ctx.seeds)   # big ones are not in the cache
-        with gpu_lock(0):   # the GPU PyTorch uses here; other engines' runs wait
+        ref = ctx.engine.reference(str(entry.path), seeds=ctx.seeds)  # big ones are not in the cache
+        with gpu_lock(0):  # the GPU PyTorch uses here; other engines' runs wait
             t0 = time.perf_counter()
             res = run(ref, entry.family, entry.params, "cuda", repeat=ctx.repeat)
-        stored[key] = {"status": res.status, "op": res.op, "latency_us": res.latency_us, "message": res.message,
-                       "max_abs_err": res.max_abs_err, "wall_s": time.perf_counter() - t0,
-                       "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}
+        stored[key] = {
+            "status": res.status,
+            "op": res.op,
+            "latency_us": res.latency_us,
+            "message": res.message,
+            "max_abs_err": res.max_abs_err,
+            "wall_s": time.perf_counter() - t0,
+            "torch": torch.__version__,
+            "gpu": torch.cuda.get_device_name(),
+        }
         stored = update_json(store, {key: stored[key]})
         cached = False
     else:
@@ -267,7 +289,15 @@ def method(ctx, entry) -> dict:
     if rec["status"] == "not_applicable":
         return new_row(entry, "construction", "vendor", "not_applicable", rec["message"])
     row = new_row(entry, "construction", "vendor", op=rec["op"])
-    row["candidates"] = [{"status": rec["status"], "latency_us": rec["latency_us"], "cached": cached,
-                          "message": rec["message"], "max_abs_err": rec["max_abs_err"], "level": "time"}]
+    row["candidates"] = [
+        {
+            "status": rec["status"],
+            "latency_us": rec["latency_us"],
+            "cached": cached,
+            "message": rec["message"],
+            "max_abs_err": rec["max_abs_err"],
+            "level": "time",
+        }
+    ]
     row["time_s"] = rec["wall_s"] if rec["status"] == "ok" else None
     return row

@@ -16,7 +16,7 @@ as plain records; the rules are plain Python. It imports no TVM itself.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from dragon_dsl import DragonError, check_text, paused_gc
 from dragon_dsl.language.diagnostics import Severity
@@ -25,7 +25,7 @@ from dragon_dsl.language.syntax.parser import parse
 __all__ = ["explain", "explain_entries"]
 
 
-def explain_entries(script_text: str, workload: Union[str, Path, Any, None], target: Any = None):
+def explain_entries(script_text: str, workload: str | Path | Any | None, target: Any = None):
     """The explanation graph as data (`dragon_dsl.explain.graph.Entry` objects, named)."""
     from dragon_dsl.explain.render import assign_names
     from dragon_dsl.explain.rules import build

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 
 @dataclass
@@ -12,7 +12,7 @@ class Entry:
     text: str
     links: dict[str, list[str]] = field(default_factory=dict)  # keyword -> names (or Entry objects, resolved later)
     data: dict[str, Any] = field(default_factory=dict)
-    name: Optional[str] = None
+    name: str | None = None
 
 
 def number(x):
@@ -22,7 +22,7 @@ def number(x):
     if isinstance(x, int):
         return x
     if isinstance(x, float):
-        if x == int(x) and abs(x) < 2 ** 53:
+        if x == int(x) and abs(x) < 2**53:
             return int(x)
         return round(x, 2)
     return x

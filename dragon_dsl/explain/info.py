@@ -7,8 +7,27 @@ named here for the rules, which read only these records and the checked program.
 from __future__ import annotations
 
 from dragon_dsl.tvm.facts import (
-    Access, Axis, BlockInfo, BufferInfo, Kernel, LoopState, ScheduleInfo, TargetInfo, WorkloadInfo, dtype_bytes,
+    Access,
+    Axis,
+    BlockInfo,
+    BufferInfo,
+    Kernel,
+    LoopState,
+    ScheduleInfo,
+    TargetInfo,
+    WorkloadInfo,
+    dtype_bytes,
 )
 
-__all__ = ["Access", "Axis", "BlockInfo", "BufferInfo", "Kernel", "LoopState", "ScheduleInfo", "TargetInfo",
-           "WorkloadInfo", "dtype_bytes"]
+__all__ = [
+    "Access",
+    "Axis",
+    "BlockInfo",
+    "BufferInfo",
+    "Kernel",
+    "LoopState",
+    "ScheduleInfo",
+    "TargetInfo",
+    "WorkloadInfo",
+    "dtype_bytes",
+]

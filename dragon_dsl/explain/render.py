@@ -7,8 +7,8 @@ appended, printed by the language's own printer so `dragon-fmt` leaves it as it 
 
 from __future__ import annotations
 
-from dragon_dsl.language.diagnostics import Span
 from dragon_dsl.explain.graph import Entry
+from dragon_dsl.language.diagnostics import Span
 from dragon_dsl.language.syntax import ast, printer
 
 _NOWHERE = Span(1, 1, 1, 1)
@@ -51,11 +51,16 @@ def statement(e: Entry) -> str:
     for key, targets in e.links.items():
         names = [t.name if isinstance(t, Entry) else t for t in targets]
         if names:
-            args.append(ast.Arg(_NOWHERE, ast.Name(_NOWHERE, key),
-                                ast.ListExpr(_NOWHERE, [ast.Name(_NOWHERE, n) for n in names])))
+            args.append(
+                ast.Arg(
+                    _NOWHERE, ast.Name(_NOWHERE, key), ast.ListExpr(_NOWHERE, [ast.Name(_NOWHERE, n) for n in names])
+                )
+            )
     for key, value in e.data.items():
         args.append(ast.Arg(_NOWHERE, ast.Name(_NOWHERE, key), _value(value)))
-    stmt = ast.CallStmt(_NOWHERE, None, [ast.Name(_NOWHERE, e.name)], ast.Call(_NOWHERE, ast.Name(_NOWHERE, e.kind), args))
+    stmt = ast.CallStmt(
+        _NOWHERE, None, [ast.Name(_NOWHERE, e.name)], ast.Call(_NOWHERE, ast.Name(_NOWHERE, e.kind), args)
+    )
     return printer.statement(stmt)
 
 

@@ -10,31 +10,37 @@ A program with error diagnostics must not be encoded.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.language import diagnostics as dg
 from dragon_dsl.language._gc import paused_gc
 from dragon_dsl.language.check_explain import ExplanationChecks
-from dragon_dsl.language.check_words import _ARTICLE, _CONSTANTS, _Bad, _closest, _describe, _did_you_mean, in_domain  # noqa: F401
+from dragon_dsl.language.check_words import _ARTICLE, _CONSTANTS, _Bad, _closest, _describe, _did_you_mean, in_domain
 from dragon_dsl.language.codec import index_map as imap
 from dragon_dsl.language.diagnostics import Diagnostic, Related, Span
 from dragon_dsl.language.hints import NameIndex
 from dragon_dsl.language.limits import MAX_NESTING
-from dragon_dsl.language.syntax import ast
-from dragon_dsl.language.target_names import closest_target, target_problem
-from dragon_dsl.language.table import (
-    BY_NAME, DIRECTIVES, DOMAINS, EXPLAIN_KINDS, REF_KINDS, RESERVED, SECTIONS, STORAGE_SCOPES,
-    Instruction, Param, in_group,
-)
 from dragon_dsl.language.program import DISCARD, BoundInst, ExplainEntry, Program  # noqa: F401  (importers use dragon_dsl.language.check)
+from dragon_dsl.language.syntax import ast
+from dragon_dsl.language.table import (
+    BY_NAME,
+    DIRECTIVES,
+    DOMAINS,
+    EXPLAIN_KINDS,
+    REF_KINDS,
+    RESERVED,
+    SECTIONS,
+    STORAGE_SCOPES,
+    Instruction,
+    Param,
+    in_group,
+)
+from dragon_dsl.language.target_names import closest_target, target_problem
 from dragon_dsl.language.values import Buffer, Ref
 
 
-
-
-
 class Checker(ExplanationChecks):
-    def __init__(self, extents: Optional[dict[str, int]] = None):
+    def __init__(self, extents: dict[str, int] | None = None):
         self.diags: list[Diagnostic] = []
         self.program = Program()
         self.kinds: dict[str, str] = {}  # variable -> kind
@@ -52,18 +58,25 @@ class Checker(ExplanationChecks):
 
     def ref(self, e, kinds: tuple[str, ...], what: str) -> Ref:
         if not isinstance(e, ast.Name) or e.id in _CONSTANTS:
-            raise _Bad("DRG102", e.span, f"{what} expects {' or '.join(_ARTICLE[k] for k in kinds)}, but got {_describe(e)}")
+            raise _Bad(
+                "DRG102", e.span, f"{what} expects {' or '.join(_ARTICLE[k] for k in kinds)}, but got {_describe(e)}"
+            )
         kind = self.kinds.get(e.id)
         if kind is None:
             hint = _closest(e.id, self.known)
-            raise _Bad("DRG101", e.span, f"'{e.id}' is not defined before this use{_did_you_mean(hint)}", suggestion=hint)
+            raise _Bad(
+                "DRG101", e.span, f"'{e.id}' is not defined before this use{_did_you_mean(hint)}", suggestion=hint
+            )
         self.used.add(e.id)
         if kind == "unknown":  # bound by an instruction that did not check: do not cascade
             return Ref(e.id, kinds[0])
         if kind not in kinds:
-            raise _Bad("DRG102", e.span,
-                       f"{what} expects {' or '.join(_ARTICLE[k] for k in kinds)}, but '{e.id}' is {_ARTICLE[kind]}",
-                       [Related(self.def_span[e.id], f"'{e.id}' is defined here")])
+            raise _Bad(
+                "DRG102",
+                e.span,
+                f"{what} expects {' or '.join(_ARTICLE[k] for k in kinds)}, but '{e.id}' is {_ARTICLE[kind]}",
+                [Related(self.def_span[e.id], f"'{e.id}' is defined here")],
+            )
         return Ref(e.id, kind)
 
     def literal(self, e, what: str):
@@ -88,9 +101,13 @@ class Checker(ExplanationChecks):
         out = {}
         for k, v in e.items:
             if k.value in out:
-                raise _Bad("DRG205", k.span, f"{what}: key \"{k.value}\" is given twice")
+                raise _Bad("DRG205", k.span, f'{what}: key "{k.value}" is given twice')
             if isinstance(v, ast.Name) and v.id not in _CONSTANTS:
-                raise _Bad("DRG102", v.span, f"{what}: a dict value cannot be a variable ('{v.id}'); TVM stores dicts as plain data")
+                raise _Bad(
+                    "DRG102",
+                    v.span,
+                    f"{what}: a dict value cannot be a variable ('{v.id}'); TVM stores dicts as plain data",
+                )
             out[k.value] = self.literal(v, what)
         return out
 
@@ -161,8 +178,12 @@ class Checker(ExplanationChecks):
             self.domain(t, e, what)
             return e.value
         if t == "buffer":
-            if (isinstance(e, ast.Call) and e.func.id in ("read", "write") and len(e.args) == 1
-                    and e.args[0].name is None):
+            if (
+                isinstance(e, ast.Call)
+                and e.func.id in ("read", "write")
+                and len(e.args) == 1
+                and e.args[0].name is None
+            ):
                 idx = self.int_(e.args[0].value, what)
                 if idx < 0:
                     raise _Bad("DRG207", e.args[0].span, f"{what}: a buffer index cannot be negative")
@@ -192,8 +213,12 @@ class Checker(ExplanationChecks):
         if isinstance(e, ast.Name):
             return self.ref(e, ("value",), what)
         if isinstance(e, (ast.BinOp, ast.Neg)) and not (isinstance(e, ast.Neg) and isinstance(e.operand, ast.Int)):
-            raise _Bad("DRG208", e.span, f"{what}: a factor must be a sampled value, an integer or None; "
-                       "TVM cannot write a composite factor into a trace")
+            raise _Bad(
+                "DRG208",
+                e.span,
+                f"{what}: a factor must be a sampled value, an integer or None; "
+                "TVM cannot write a composite factor into a trace",
+            )
         v = self.int_(e, what)
         if v < 1:
             raise _Bad("DRG207", e.span, f"{what}: a factor must be positive, got {v}")
@@ -216,12 +241,12 @@ class Checker(ExplanationChecks):
         allowed = DOMAINS.get(t)
         if not in_domain(t, v):
             hint = _closest(v, allowed)
-            word = {"thread": "a thread axis", "dtype": "a data type", "buffer_kind": "\"read\" or \"write\""}[t]
+            word = {"thread": "a thread axis", "dtype": "a data type", "buffer_kind": '"read" or "write"'}[t]
             raise _Bad("DRG207", e.span, f"{what}: '{v}' is not {word}{_did_you_mean(hint)}", suggestion=hint)
 
     # -- binding a call to its parameters ---------------------------------------------
 
-    def bind(self, entry: Instruction, call: ast.Call) -> Optional[dict[str, Any]]:
+    def bind(self, entry: Instruction, call: ast.Call) -> dict[str, Any] | None:
         params = list(entry.params)
         given: dict[str, tuple[Param, Any]] = {}
         ok = True
@@ -233,15 +258,20 @@ class Checker(ExplanationChecks):
         for arg in call.args:
             if arg.name is None:
                 if seen_keyword:
-                    self.report("DRG002", arg.span, f"{entry.name}: a positional argument cannot follow a keyword argument")
+                    self.report(
+                        "DRG002", arg.span, f"{entry.name}: a positional argument cannot follow a keyword argument"
+                    )
                     ok = False
                     continue
                 if pi < len(positional) and positional[pi].variadic:
                     variadic_items.append(arg.value)
                     continue
                 if pi >= len(positional):
-                    self.report("DRG203", arg.span, f"{entry.name} takes at most {len(positional)} positional "
-                                f"argument(s): {entry.signature()}")
+                    self.report(
+                        "DRG203",
+                        arg.span,
+                        f"{entry.name} takes at most {len(positional)} positional argument(s): {entry.signature()}",
+                    )
                     ok = False
                     continue
                 p = positional[pi]
@@ -252,8 +282,12 @@ class Checker(ExplanationChecks):
                 p = entry.param(arg.name.id)
                 if p is None or p.variadic:
                     hint = _closest(arg.name.id, [q.name for q in params if not q.variadic])
-                    self.report("DRG204", arg.name.span, f"{entry.name} has no parameter '{arg.name.id}'"
-                                + _did_you_mean(hint), suggestion=hint)
+                    self.report(
+                        "DRG204",
+                        arg.name.span,
+                        f"{entry.name} has no parameter '{arg.name.id}'" + _did_you_mean(hint),
+                        suggestion=hint,
+                    )
                     ok = False
                     continue
                 if p.name in given:
@@ -264,7 +298,9 @@ class Checker(ExplanationChecks):
         out: dict[str, Any] = {}
         if variadic_param is not None:
             if not variadic_items:
-                self.report("DRG202", call.span, f"{entry.name} needs at least one {variadic_param.type}: {entry.signature()}")
+                self.report(
+                    "DRG202", call.span, f"{entry.name} needs at least one {variadic_param.type}: {entry.signature()}"
+                )
                 ok = False
             refs = []
             for x in variadic_items:
@@ -303,7 +339,11 @@ class Checker(ExplanationChecks):
                 self.report("DRG302", node.span, f"{entry.name}: decision {d} is not an index into {n} candidate(s)")
         elif shape == "location":
             if d < -2:
-                self.report("DRG302", node.span, f"{entry.name}: decision {d} must be -2 (inline), -1 (root) or a loop index >= 0")
+                self.report(
+                    "DRG302",
+                    node.span,
+                    f"{entry.name}: decision {d} must be -2 (inline), -1 (root) or a loop index >= 0",
+                )
         elif shape == "tile":
             n = args.get("n")
             if isinstance(n, int) and len(d) != n:
@@ -314,13 +354,21 @@ class Checker(ExplanationChecks):
                 return
             loop = args.get("loop")
             extent = self.extents.get(loop.name) if isinstance(loop, Ref) else None
-            if extent is not None and shape == "tile" and entry.name == "sample_perfect_tile" and math.prod(d) != extent:
-                self.report("DRG303", node.span,
-                            f"{entry.name}: the factors multiply to {math.prod(d)}, but loop '{loop.name}' has extent {extent}")
+            if (
+                extent is not None
+                and shape == "tile"
+                and entry.name == "sample_perfect_tile"
+                and math.prod(d) != extent
+            ):
+                self.report(
+                    "DRG303",
+                    node.span,
+                    f"{entry.name}: the factors multiply to {math.prod(d)}, but loop '{loop.name}' has extent {extent}",
+                )
 
     # -- results ---------------------------------------------------------------------------
 
-    def expected_results(self, entry: Instruction, args: dict) -> Optional[int]:
+    def expected_results(self, entry: Instruction, args: dict) -> int | None:
         return entry.results.expected(args)
 
     def define(self, names: list[ast.Name], kind: str, index: int):
@@ -331,8 +379,12 @@ class Checker(ExplanationChecks):
                 self.report("DRG105", n.span, f"'{n.id}' is a reserved name and cannot be bound")
                 continue
             if n.id in self.kinds or n.id in self.program.labels:
-                self.report("DRG103", n.span, f"'{n.id}' is already defined",
-                            [Related(self.def_span[n.id], f"'{n.id}' is first defined here")])
+                self.report(
+                    "DRG103",
+                    n.span,
+                    f"'{n.id}' is already defined",
+                    [Related(self.def_span[n.id], f"'{n.id}' is first defined here")],
+                )
                 continue
             self.kinds[n.id] = kind
             self.known.add(n.id)
@@ -354,14 +406,20 @@ class Checker(ExplanationChecks):
                     mode = "explain"
                 elif name in SECTIONS:
                     if mode == "explain":
-                        self.report("DRG403", stmt.span, f"'{name}:' cannot follow 'explain:'; the explanation comes last")
+                        self.report(
+                            "DRG403", stmt.span, f"'{name}:' cannot follow 'explain:'; the explanation comes last"
+                        )
                         continue
                     mode = name
                     self.program.instructions.append(BoundInst(SECTIONS[name], stmt, {}, []))
                 else:
                     hint = _closest(name, list(SECTIONS) + ["explain"])
-                    self.report("DRG403", stmt.name.span, f"unknown section '{name}:'{_did_you_mean(hint, ':')}"
-                                " (sections: postproc:, explain:)", suggestion=hint)
+                    self.report(
+                        "DRG403",
+                        stmt.name.span,
+                        f"unknown section '{name}:'{_did_you_mean(hint, ':')} (sections: postproc:, explain:)",
+                        suggestion=hint,
+                    )
                 continue
             if mode == "explain":
                 self.explain_stmt(stmt)
@@ -379,8 +437,12 @@ class Checker(ExplanationChecks):
         name = stmt.name.id
         if name not in DIRECTIVES:
             hint = _closest(name, DIRECTIVES)
-            self.report("DRG401", stmt.name.span, f"unknown header directive '{name}'{_did_you_mean(hint)}"
-                        " (directives: workload, target)", suggestion=hint)
+            self.report(
+                "DRG401",
+                stmt.name.span,
+                f"unknown header directive '{name}'{_did_you_mean(hint)} (directives: workload, target)",
+                suggestion=hint,
+            )
             return
         if mode != "header":
             self.report("DRG402", stmt.span, f"'{name}' belongs in the header, before the first instruction")
@@ -433,22 +495,32 @@ class Checker(ExplanationChecks):
             if want == 0:
                 msg = f"{entry.name} binds no result, but {got} name(s) are assigned"
             elif entry.results.remainder:
-                rest = ("one per factor (a None factor takes the rest of the loop)" if None in args.get("factors", ())
-                        else "one per factor and one for the rest of the loop")
+                rest = (
+                    "one per factor (a None factor takes the rest of the loop)"
+                    if None in args.get("factors", ())
+                    else "one per factor and one for the rest of the loop"
+                )
                 msg = f"{entry.name} binds {want} result(s) here, {rest}, but {got} name(s) are assigned"
             else:
                 msg = f"{entry.name} binds {want} result(s) here, but {got} name(s) are assigned"
-            self.report("DRG206", stmt.targets[0].span.cover(stmt.targets[-1].span) if stmt.targets else stmt.call.span, msg)
+            self.report(
+                "DRG206", stmt.targets[0].span.cover(stmt.targets[-1].span) if stmt.targets else stmt.call.span, msg
+            )
         elif entry.results.count == 0 and got:
             self.report("DRG206", stmt.targets[0].span, f"{entry.name} binds no result")
         self.define(stmt.targets, entry.results.kind or "unknown", index)
         self.program.instructions.append(
-            BoundInst(entry, stmt, args, [t.id for t in stmt.targets], stmt.label.id if stmt.label else None))
+            BoundInst(entry, stmt, args, [t.id for t in stmt.targets], stmt.label.id if stmt.label else None)
+        )
 
     def define_label(self, label: ast.Name, index: int):
         if label.id in self.program.labels or label.id in self.kinds:
-            self.report("DRG103", label.span, f"'{label.id}' is already defined",
-                        [Related(self.def_span[label.id], f"'{label.id}' is first defined here")])
+            self.report(
+                "DRG103",
+                label.span,
+                f"'{label.id}' is already defined",
+                [Related(self.def_span[label.id], f"'{label.id}' is first defined here")],
+            )
             return
         if label.id in RESERVED:
             self.report("DRG105", label.span, f"'{label.id}' is a reserved name")
@@ -467,9 +539,10 @@ class Checker(ExplanationChecks):
                 continue
             targets = inst.stmt.targets
             span = targets[0].span.cover(targets[-1].span) if targets else inst.stmt.call.span
-            what = {0: "it binds no result", 1: "its result is never used"}.get(len(targets), "its results are never used")
+            what = {0: "it binds no result", 1: "its result is never used"}.get(
+                len(targets), "its results are never used"
+            )
             self.report("DRG104", span, f"{inst.entry.name} has no effect: {what}")
-
 
     def check_undone_caches(self):
         """DRG106: a block made by cache_read or cache_write (a copy of a buffer in another storage
@@ -478,7 +551,7 @@ class Checker(ExplanationChecks):
         derailing model does (it inlined its shared-memory cache of A instead of A's reindex block
         in every dlight-like GEMM answer of one evaluation, 3x slower than dlight)."""
         made: dict[str, BoundInst] = {}
-        written: dict[tuple[str, object], BoundInst] = {}    # (block, write buffer index) -> its cache_write
+        written: dict[tuple[str, object], BoundInst] = {}  # (block, write buffer index) -> its cache_write
         for inst in self.program.instructions:
             if in_group(inst.entry, "staging_copy"):
                 made.update((o, inst) for o in inst.outputs if o != DISCARD)
@@ -492,14 +565,19 @@ class Checker(ExplanationChecks):
                 cache = made.get(block.name) if isinstance(block, Ref) else None
                 if cache is not None:
                     scope = cache.args.get("storage_scope")
-                    back = ("its readers read the original buffer again" if in_group(cache.entry, "read_cache")
-                            else "its writer writes the original buffer again")
-                    self.report("DRG106", inst.stmt.call.span,
-                                f"{inst.entry.name}({block.name}) undoes the {cache.entry.name} that made "
-                                f"'{block.name}' (a copy in \"{scope}\"): {back}; leave out the "
-                                f"{cache.entry.name}, or inline another block",
-                                [Related(cache.span, f"'{block.name}' is made here")])
-
+                    back = (
+                        "its readers read the original buffer again"
+                        if in_group(cache.entry, "read_cache")
+                        else "its writer writes the original buffer again"
+                    )
+                    self.report(
+                        "DRG106",
+                        inst.stmt.call.span,
+                        f"{inst.entry.name}({block.name}) undoes the {cache.entry.name} that made "
+                        f"'{block.name}' (a copy in \"{scope}\"): {back}; leave out the "
+                        f"{cache.entry.name}, or inline another block",
+                        [Related(cache.span, f"'{block.name}' is made here")],
+                    )
 
     def check_cache_scope(self, inst: BoundInst, made: dict, written: dict):
         """DRG107: set_scope on the buffer of a cache the script made: the copy of a cache_read (the
@@ -517,13 +595,16 @@ class Checker(ExplanationChecks):
             return
         scope = cache.args.get("storage_scope")
         new = inst.args.get("storage_scope")
-        self.report("DRG107", inst.stmt.call.span,
-                    f"set_scope({block.name}, {index}, \"{new}\") moves the \"{scope}\" copy that a {cache.entry.name} "
-                    f"made to \"{new}\"; give the {cache.entry.name} that scope, or leave the copy where it is",
-                    [Related(cache.span, f"the \"{scope}\" copy is made here")])
+        self.report(
+            "DRG107",
+            inst.stmt.call.span,
+            f'set_scope({block.name}, {index}, "{new}") moves the "{scope}" copy that a {cache.entry.name} '
+            f'made to "{new}"; give the {cache.entry.name} that scope, or leave the copy where it is',
+            [Related(cache.span, f'the "{scope}" copy is made here')],
+        )
 
 
-def check(script: ast.Script, extents: Optional[dict[str, int]] = None) -> tuple[Program, list[Diagnostic]]:
+def check(script: ast.Script, extents: dict[str, int] | None = None) -> tuple[Program, list[Diagnostic]]:
     """Type-check a parsed script. `extents` maps loop variables to known extents (after a replay)."""
     c = Checker(extents)
     with paused_gc():  # the program is acyclic: reference counting frees it (see dragon_dsl/language/_gc.py)

@@ -20,8 +20,12 @@ class ExplanationChecks:
         kind = EXPLAIN_KINDS.get(name)
         if kind is None:
             hint = _closest(name, EXPLAIN_KINDS)
-            self.report("DRG405", stmt.call.func.span, f"'{name}' is not an explanation entry{_did_you_mean(hint)}"
-                        " (entries: fact, rationale, effect)", suggestion=hint)
+            self.report(
+                "DRG405",
+                stmt.call.func.span,
+                f"'{name}' is not an explanation entry{_did_you_mean(hint)} (entries: fact, rationale, effect)",
+                suggestion=hint,
+            )
             return
         if stmt.label is not None or len(stmt.targets) > 1:
             self.report("DRG405", stmt.span, f"an explanation entry is written 'name = {name}(\"text\", ...)'")
@@ -59,13 +63,18 @@ class ExplanationChecks:
         if stmt.targets:
             t = stmt.targets[0]
             if t.id in self.kinds or t.id in self.program.labels or t.id in self._explain_names:
-                self.report("DRG103", t.span, f"'{t.id}' is already defined",
-                            [Related(self.def_span[t.id], f"'{t.id}' is first defined here")])
+                self.report(
+                    "DRG103",
+                    t.span,
+                    f"'{t.id}' is already defined",
+                    [Related(self.def_span[t.id], f"'{t.id}' is first defined here")],
+                )
             else:
                 self._explain_names[t.id] = name
                 self.def_span[t.id] = t.span
-        self.program.explain.append(ExplainEntry(name, target, text or "", {k: [n.id for n in v] for k, v in links.items()},
-                                                 data, stmt))
+        self.program.explain.append(
+            ExplainEntry(name, target, text or "", {k: [n.id for n in v] for k, v in links.items()}, data, stmt)
+        )
         self._pending_links.append((kind, links))
 
     def check_links(self):
@@ -79,5 +88,7 @@ class ExplanationChecks:
                         continue
                     if self._explain_names.get(n.id) in wanted:
                         continue
-                    what = " or ".join("an instruction label or result" if w == "instruction" else f"a {w}" for w in wanted)
+                    what = " or ".join(
+                        "an instruction label or result" if w == "instruction" else f"a {w}" for w in wanted
+                    )
                     self.report("DRG404", n.span, f"'{key}' links to '{n.id}', which is not {what} of this script")

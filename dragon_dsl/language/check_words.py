@@ -4,7 +4,6 @@ hints, how a message names what was written, and the string domains of the table
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from dragon_dsl.language import diagnostics as dg
 from dragon_dsl.language import hints
@@ -23,19 +22,26 @@ class _Bad(Exception):
         self.diag = dg.make(code, span, message, tuple(related), suggestion)
 
 
-def _closest(word: str, choices) -> Optional[str]:
+def _closest(word: str, choices) -> str | None:
     """The closest known word, for "did you mean" (the diagnostic carries it as its suggestion)."""
     if isinstance(choices, NameIndex):
         return choices.closest(word)
     return hints.closest(word, choices)
 
 
-def _did_you_mean(hint: Optional[str], suffix: str = "") -> str:
+def _did_you_mean(hint: str | None, suffix: str = "") -> str:
     return f"; did you mean '{hint}{suffix}'?" if hint else ""
 
 
-_WHAT = {ast.Str: "a string", ast.Int: "an integer", ast.Float: "a float", ast.ListExpr: "a list",
-         ast.DictExpr: "a dict", ast.TupleExpr: "a tuple", ast.Lambda: "a lambda"}
+_WHAT = {
+    ast.Str: "a string",
+    ast.Int: "an integer",
+    ast.Float: "a float",
+    ast.ListExpr: "a list",
+    ast.DictExpr: "a dict",
+    ast.TupleExpr: "a tuple",
+    ast.Lambda: "a lambda",
+}
 
 
 def _describe(e) -> str:
@@ -47,8 +53,12 @@ def _describe(e) -> str:
     return _WHAT.get(type(e), "an expression")
 
 
-_ARTICLE = {"block": "a block", "loop": "a loop", "value": "a sampled value",
-            "location": "a compute location (only compute_at and reverse_compute_at take one)"}
+_ARTICLE = {
+    "block": "a block",
+    "loop": "a loop",
+    "value": "a sampled value",
+    "location": "a compute location (only compute_at and reverse_compute_at take one)",
+}
 
 
 def in_domain(t: str, value: str) -> bool:

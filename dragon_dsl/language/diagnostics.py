@@ -30,10 +30,10 @@ class Span(NamedTuple):
     end_column: int
 
     @staticmethod
-    def point(line: int, column: int) -> "Span":
+    def point(line: int, column: int) -> Span:
         return Span(line, column, line, column + 1)
 
-    def cover(self, other: "Span") -> "Span":
+    def cover(self, other: Span) -> Span:
         start = min((self.line, self.column), (other.line, other.column))
         end = max((self.end_line, self.end_column), (other.end_line, other.end_column))
         return Span(start[0], start[1], end[0], end[1])

@@ -18,7 +18,11 @@ def _slot(p) -> str:
     if s.section == "decision":
         return "decision"
     idx = s.index
-    where = f"{s.section}[{idx[0]}], {s.section}[{idx[1]}]" if isinstance(idx, tuple) else f"{s.section}[{idx}" + (":]" if s.rest else "]")
+    where = (
+        f"{s.section}[{idx[0]}], {s.section}[{idx[1]}]"
+        if isinstance(idx, tuple)
+        else f"{s.section}[{idx}" + (":]" if s.rest else "]")
+    )
     return where
 
 
@@ -43,9 +47,18 @@ def render() -> str:
         out.append(f"| {n} | {name} | `{i.kind}` | {'yes' if i.pure else 'no'} | {res} | {i.decision or '-'} |")
     out.append("")
     for i in INSTRUCTIONS:
-        out += [f"## {i.name}", "", f"`{i.signature()}`", "", i.doc, "",
-                f"TVM kind `{i.kind}`, {'pure' if i.pure else 'not pure'}"
-                + (f", decision: {i.decision}" if i.decision else "") + ".", ""]
+        out += [
+            f"## {i.name}",
+            "",
+            f"`{i.signature()}`",
+            "",
+            i.doc,
+            "",
+            f"TVM kind `{i.kind}`, {'pure' if i.pure else 'not pure'}"
+            + (f", decision: {i.decision}" if i.decision else "")
+            + ".",
+            "",
+        ]
         if i.params:
             out += ["| parameter | type | default | JSON | |", "|---|---|---|---|---|"]
             for p in i.params:
@@ -54,17 +67,32 @@ def render() -> str:
                 kw = " keyword" if p.keyword else ""
                 out.append(f"| `{p.name}`{kw} | `{p.type}` | {default} | {_slot(p)}{extra} | {p.doc} |")
             out.append("")
-    out += ["## Instruction families", "", "Every instruction belongs to one family (`table.FAMILIES`); the explanation",
-            "rules are written per family.", "", "| family | instructions |", "|---|---|"]
+    out += [
+        "## Instruction families",
+        "",
+        "Every instruction belongs to one family (`table.FAMILIES`); the explanation",
+        "rules are written per family.",
+        "",
+        "| family | instructions |",
+        "|---|---|",
+    ]
     for fam, names in FAMILIES.items():
         out.append(f"| {fam} | {', '.join(f'`{n}`' for n in names)} |")
-    out += ["", "## MetaSchedule annotation keys", "",
-            "The keys MetaSchedule writes (or removes) with `annotate`/`unannotate` (`table.ANNOTATION_KEYS`).",
-            "decoded: the schedule model may write it; token: one word of the model's vocabulary.", "",
-            "| key | value | written by | family | decoded | token |", "|---|---|---|---|---|---|"]
+    out += [
+        "",
+        "## MetaSchedule annotation keys",
+        "",
+        "The keys MetaSchedule writes (or removes) with `annotate`/`unannotate` (`table.ANNOTATION_KEYS`).",
+        "decoded: the schedule model may write it; token: one word of the model's vocabulary.",
+        "",
+        "| key | value | written by | family | decoded | token |",
+        "|---|---|---|---|---|---|",
+    ]
     for a in ANNOTATION_KEYS:
-        out.append(f"| `{a.key}` | {a.value} | {a.writer} | {a.family} | {'yes' if a.decoded else 'no'} "
-                   f"| {'yes' if a.vocabulary else 'no'} |")
+        out.append(
+            f"| `{a.key}` | {a.value} | {a.writer} | {a.family} | {'yes' if a.decoded else 'no'} "
+            f"| {'yes' if a.vocabulary else 'no'} |"
+        )
     out.append("")
     out += ["## Explanation entries", "", "| entry | links | free data | |", "|---|---|---|---|"]
     for k in EXPLAIN_KINDS.values():

@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 TEMP_SUFFIX = ".tmp"

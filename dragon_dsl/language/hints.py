@@ -1,4 +1,4 @@
-""""Did you mean": the closest known word to a misspelt one, in time independent of how many words are known.
+""" "Did you mean": the closest known word to a misspelt one, in time independent of how many words are known.
 
 `difflib.get_close_matches` compares the word with every choice, so a script
 with many definitions and many undefined uses took time in the product of the
@@ -17,8 +17,8 @@ with the script: `closest` keeps difflib over the whole vocabulary, remembering 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable, Optional
 
 #: Queries longer than this get no hint (their variants would cost more than they help).
 MAX_WORD = 64
@@ -27,7 +27,7 @@ MAX_CANDIDATES = 256
 
 
 def _deletions(word: str) -> set[str]:
-    return {word[:i] + word[i + 1:] for i in range(len(word))}
+    return {word[:i] + word[i + 1 :] for i in range(len(word))}
 
 
 class NameIndex:
@@ -37,7 +37,7 @@ class NameIndex:
         self._variants: dict[str, list[str]] = {}
         self._words: set[str] = set()
         self._pending: list[str] = []  # added, not yet indexed: a script without a slip never pays for the index
-        self._cache: dict[str, tuple[int, Optional[str]]] = {}  # word -> (index size when asked, hint)
+        self._cache: dict[str, tuple[int, str | None]] = {}  # word -> (index size when asked, hint)
         for w in words:
             self.add(w)
 
@@ -60,7 +60,7 @@ class NameIndex:
                 variants.setdefault(v, []).append(word)
         self._pending.clear()
 
-    def closest(self, word: str) -> Optional[str]:
+    def closest(self, word: str) -> str | None:
         if not self._words or len(word) > MAX_WORD:
             return None
         if self._pending:
@@ -85,12 +85,12 @@ class NameIndex:
 
 
 @lru_cache(maxsize=8192)
-def _closest_fixed(word: str, words: tuple[str, ...]) -> Optional[str]:
+def _closest_fixed(word: str, words: tuple[str, ...]) -> str | None:
     best = difflib.get_close_matches(word, words, n=1)
     return best[0] if best else None
 
 
-def closest(word: str, choices: Iterable[str]) -> Optional[str]:
+def closest(word: str, choices: Iterable[str]) -> str | None:
     """The closest word of a small fixed vocabulary (instruction names, parameters, scopes...).
 
     difflib over the whole vocabulary: its size does not grow with the script, so

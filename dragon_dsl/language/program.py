@@ -4,7 +4,7 @@ arguments typed) and what the codec, the replay, explain and the editor read."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.language.diagnostics import Span
 from dragon_dsl.language.table import Instruction, Param
@@ -20,7 +20,7 @@ class BoundInst:
     stmt: Any  # ast.CallStmt, or ast.Section for enter_postproc
     args: dict[str, Any]  # parameter name -> typed value; absent: the default
     outputs: list[str]
-    label: Optional[str] = None
+    label: str | None = None
 
     @property
     def span(self) -> Span:
@@ -33,7 +33,7 @@ class BoundInst:
 @dataclass
 class ExplainEntry:
     kind: str
-    name: Optional[str]
+    name: str | None
     text: str
     links: dict[str, list[str]]
     data: dict[str, Any]
@@ -42,7 +42,7 @@ class ExplainEntry:
 
 @dataclass
 class Program:
-    workload: Optional[str] = None
+    workload: str | None = None
     target: Any = None  # a tag string or a dict
     instructions: list[BoundInst] = field(default_factory=list)
     explain: list[ExplainEntry] = field(default_factory=list)

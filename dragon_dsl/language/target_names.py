@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Any, Optional
+from typing import Any
 
 
-def target_problem(spec: Any) -> Optional[str]:
+def target_problem(spec: Any) -> str | None:
     """Why TVM would refuse `spec` (a tag or kind string, or a target object), None when it
     would accept it. The message names the target and, where one is close, a known name."""
     if isinstance(spec, str):
@@ -46,7 +46,7 @@ def target_problem(spec: Any) -> Optional[str]:
     return f"a target is a kind or tag string or a JSON object, not {json.dumps(spec)}"
 
 
-def closest_target(name: str) -> Optional[str]:
+def closest_target(name: str) -> str | None:
     """The known kind or tag closest to `name`, if one is close."""
     hits = difflib.get_close_matches(name, KINDS + TAGS, n=1, cutoff=0.6) if isinstance(name, str) else []
     return hits[0] if hits else None

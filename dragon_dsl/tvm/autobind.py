@@ -13,12 +13,10 @@ that reads or writes it instead of as a kernel of its own.
 
 from __future__ import annotations
 
-from typing import Optional
-
 #: the thread extents AutoBind may choose (MetaSchedule's defaults for CUDA)
 THREAD_EXTENTS = (32, 64, 128, 256, 512, 1024)
 
-_RULES: dict = {}   # max threads per block -> an AutoBind rule
+_RULES: dict = {}  # max threads per block -> an AutoBind rule
 
 
 def _rule(target):
@@ -28,8 +26,9 @@ def _rule(target):
 
     limit = int(target.attrs["max_threads_per_block"])
     if limit not in _RULES:
-        _RULES[limit] = ms.schedule_rule.AutoBind(max_threadblocks=256, max_threads_per_block=limit,
-                                                  thread_extents=[t for t in THREAD_EXTENTS if t <= limit])
+        _RULES[limit] = ms.schedule_rule.AutoBind(
+            max_threadblocks=256, max_threads_per_block=limit, thread_extents=[t for t in THREAD_EXTENTS if t <= limit]
+        )
     return _RULES[limit]
 
 
@@ -39,8 +38,14 @@ def _inliner():
 
     if "inline" not in _RULES:
         _RULES["inline"] = ms.schedule_rule.AutoInline(
-            into_producer=True, into_consumer=True, inline_const_tensor=True, disallow_if_then_else=False,
-            require_injective=False, require_ordered=False, disallow_op=None)
+            into_producer=True,
+            into_consumer=True,
+            inline_const_tensor=True,
+            disallow_if_then_else=False,
+            require_injective=False,
+            require_ordered=False,
+            disallow_op=None,
+        )
     return _RULES["inline"]
 
 
@@ -59,7 +64,7 @@ def inline_host_blocks(sch, names: list):
         tried.add(name)
         try:
             done = rule.apply(sch, _host_block(sch, [name]))
-        except Exception:  # noqa: BLE001 - TVM refuses to inline this block: it is bound instead
+        except Exception:
             continue
         if done:
             left = host_blocks(done[0].mod)
@@ -67,7 +72,7 @@ def inline_host_blocks(sch, names: list):
                 sch, names, tried = done[0], left, set()
 
 
-def bind_host_blocks(trace: list, workload, target, seed: int = 1, inline: bool = True) -> Optional[list]:
+def bind_host_blocks(trace: list, workload, target, seed: int = 1, inline: bool = True) -> list | None:
     """The trace JSON of TRACE's schedule followed by AutoInline's instructions for the blocks it
     leaves on the host that can be inlined (INLINE; `inline_host_blocks`), then AutoBind's for every
     one still there, or None: no such block, or TVM refuses the rule on one of them. TARGET is a
@@ -90,7 +95,7 @@ def bind_host_blocks(trace: list, workload, target, seed: int = 1, inline: bool 
             if not names:
                 return trace_json(sch)
         rule = _rule(tvm_tgt)
-        for _ in range(len(names)):   # one application a block left on the host
+        for _ in range(len(names)):  # one application a block left on the host
             done = rule.apply(sch, _host_block(sch, names))
             if not done:
                 return None
@@ -99,7 +104,7 @@ def bind_host_blocks(trace: list, workload, target, seed: int = 1, inline: bool 
             if not names:
                 return trace_json(sch)
         return None
-    except Exception:  # noqa: BLE001 - TVM refuses the rule (a nest it cannot fuse): no completion
+    except Exception:
         return None
 
 
@@ -112,6 +117,7 @@ def _host_block(sch, names: list):
 
     for rv in sch.get_child_blocks(sch.get_sblock("root")):
         if sch.get(rv).name_hint in names and not any(
-                sch.get(loop).kind == tvm.tirx.ForKind.THREAD_BINDING for loop in sch.get_loops(rv)):
+            sch.get(loop).kind == tvm.tirx.ForKind.THREAD_BINDING for loop in sch.get_loops(rv)
+        ):
             return rv
     raise ValueError(f"no block of {names} is left on the host")

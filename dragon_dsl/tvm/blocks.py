@@ -36,7 +36,7 @@ def block_rvs(sch) -> list:
     [] when its root block is not named "root"."""
     try:
         stack = [sch.get_sblock("root")]
-    except Exception:  # noqa: BLE001 - TVM's own error type: a function whose root block has another name
+    except Exception:
         return []
     out = []
     while stack:

@@ -14,12 +14,11 @@ from __future__ import annotations
 import math
 import re
 import time
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.tvm.errors import tvm_message
 from dragon_dsl.tvm.target import GPU_KINDS
 from dragon_dsl.tvm.trace import apply
-
 
 #: the version of the checks below (raised whenever one is added or tightened): a build or a
 #: measurement the engine's results cache keeps answers a later request only when it passed the
@@ -125,8 +124,9 @@ def thread_binding_problems(mod) -> list:
         fewer thread axes than its kernel's, it is a warp's tensor-core fragment
         (`wmma.accumulator`), which is not shared by the warps.
     Only functions with at least one bound loop are looked at (none bound: `check_gpu`'s own message)."""
-    return [(kind, message) for kind, message, _, any_bound in _binding_findings(mod)
-            if any_bound and kind != LAUNCH_LOOP]
+    return [
+        (kind, message) for kind, message, _, any_bound in _binding_findings(mod) if any_bound and kind != LAUNCH_LOOP
+    ]
 
 
 def host_blocks(mod) -> list:
@@ -252,7 +252,7 @@ def _binding_findings(mod) -> list:
                     any_bound = True
                     tag = str(stmt.thread_binding.thread_tag)
                     extent = int(stmt.extent) if isinstance(stmt.extent, tvm.tirx.IntImm) else None
-                    if not under_binding:   # the outermost bound loop of a nest: a kernel of its own
+                    if not under_binding:  # the outermost bound loop of a nest: a kernel of its own
                         found.extend((LAUNCH_LOOP, loop, "") for loop in around if loop[1] != 1)
                         kernel = {"axes": {}, "reductions": []}
                         visit(stmt, axes, True, kernel)
@@ -262,13 +262,25 @@ def _binding_findings(mod) -> list:
                     outer = axes.get(tag)
                     threads = extent is not None and not tag.startswith("vthread")
                     if threads and outer is not None and extent > outer:
-                        found.append((LOOP_PAST_OUTER, None, f"loop {stmt.loop_var.name} binds {tag} ({extent}) inside a loop "
-                                      f"bound to {tag} ({outer}): both take the same thread index, so its iterations "
-                                      f"from {outer} on never run"))
-                    elif threads and extent == 1 and outer is not None:   # (outer > 1: axes holds no 1s)
-                        found.append((LOOP_PAST_OUTER, None, f"loop {stmt.loop_var.name} binds {tag} (1) inside a loop "
-                                      f"bound to {tag} ({outer}): both take the same thread index, which is not 0 "
-                                      f"in {outer - 1} of the {outer} threads, so their iterations of it never run"))
+                        found.append(
+                            (
+                                LOOP_PAST_OUTER,
+                                None,
+                                f"loop {stmt.loop_var.name} binds {tag} ({extent}) inside a loop "
+                                f"bound to {tag} ({outer}): both take the same thread index, so its iterations "
+                                f"from {outer} on never run",
+                            )
+                        )
+                    elif threads and extent == 1 and outer is not None:  # (outer > 1: axes holds no 1s)
+                        found.append(
+                            (
+                                LOOP_PAST_OUTER,
+                                None,
+                                f"loop {stmt.loop_var.name} binds {tag} (1) inside a loop "
+                                f"bound to {tag} ({outer}): both take the same thread index, which is not 0 "
+                                f"in {outer - 1} of the {outer} threads, so their iterations of it never run",
+                            )
+                        )
                     elif threads and extent > 1:
                         kernel["axes"].setdefault(tag, {}).setdefault(extent, stmt.loop_var.name)
                     if extent != 1:
@@ -280,12 +292,19 @@ def _binding_findings(mod) -> list:
             elif isinstance(stmt, SBlockRealize):
                 block = stmt.block
                 if not under_binding and block.name_hint != "root" and (block.iter_vars or block.writes):
-                    found.append((HOST_BLOCK, block.name_hint, f"block {block.name_hint!r} is under no loop bound to "
-                                  "blockIdx/threadIdx: TVM would run it on the host, which cannot read the GPU's buffers"))
+                    found.append(
+                        (
+                            HOST_BLOCK,
+                            block.name_hint,
+                            f"block {block.name_hint!r} is under no loop bound to "
+                            "blockIdx/threadIdx: TVM would run it on the host, which cannot read the GPU's buffers",
+                        )
+                    )
                     return  # its inner blocks run on the host with it: one message for the nest
                 if under_binding and _reduce_values(stmt):
-                    shared = [(w.source.name, w.source.scope()) for w in block.writes
-                              if w.source.scope() in SHARED_SCOPES]
+                    shared = [
+                        (w.source.name, w.source.scope()) for w in block.writes if w.source.scope() in SHARED_SCOPES
+                    ]
                     if shared:
                         kernel["reductions"].append((block.name_hint, frozenset(axes), shared[0]))
                 if block.init is not None:
@@ -312,9 +331,14 @@ def _extent_mismatches(kernel: dict) -> list:
     for tag, loops in kernel.items():
         if len(loops) > 1:
             (e1, n1), (e2, n2) = list(loops.items())[:2]
-            out.append((EXTENT_MISMATCH, f"{tag} is bound with extent {e1} (loop {n1}) and {e2} (loop {n2}) in one "
-                                         f"kernel: a kernel has one block shape, which TVM takes from one of them, so "
-                                         f"the other loop runs with the wrong number of threads"))
+            out.append(
+                (
+                    EXTENT_MISMATCH,
+                    f"{tag} is bound with extent {e1} (loop {n1}) and {e2} (loop {n2}) in one "
+                    f"kernel: a kernel has one block shape, which TVM takes from one of them, so "
+                    f"the other loop runs with the wrong number of threads",
+                )
+            )
     return out
 
 
@@ -329,11 +353,13 @@ def _racing_reductions(kernel: dict) -> list:
         if missing and block not in seen:
             seen.add(block)
             axes = " or ".join(missing)
-            out.append(f"block {block!r} adds into {buffer} ({scope} memory) under no loop bound to {axes}: every "
-                       f"thread of its kernel on {'those axes' if len(missing) > 1 else 'that axis'} runs the whole "
-                       f"reduction into the same elements at once, reading values other threads have not written "
-                       f"yet (a race); bind its loops to those threads as well (a cross-thread reduction) or give "
-                       f"it a kernel of its own")
+            out.append(
+                f"block {block!r} adds into {buffer} ({scope} memory) under no loop bound to {axes}: every "
+                f"thread of its kernel on {'those axes' if len(missing) > 1 else 'that axis'} runs the whole "
+                f"reduction into the same elements at once, reading values other threads have not written "
+                f"yet (a race); bind its loops to those threads as well (a cross-thread reduction) or give "
+                f"it a kernel of its own"
+            )
     return out
 
 
@@ -354,13 +380,18 @@ def mixed_loops(mod) -> list:
     for _, func in mod.functions_items():
         if not isinstance(func, tvm.tirx.PrimFunc):
             continue
-        runs: dict = {}   # loop variable name -> how its loop runs
+        runs: dict = {}  # loop variable name -> how its loop runs
 
         def visit(node) -> None:
             if isinstance(node, tvm.tirx.For):
                 bound = node.kind == tvm.tirx.ForKind.THREAD_BINDING and node.thread_binding is not None
-                runs[node.loop_var.name] = (str(node.thread_binding.thread_tag) if bound else
-                                            "parallel" if node.kind == tvm.tirx.ForKind.PARALLEL else "")
+                runs[node.loop_var.name] = (
+                    str(node.thread_binding.thread_tag)
+                    if bound
+                    else "parallel"
+                    if node.kind == tvm.tirx.ForKind.PARALLEL
+                    else ""
+                )
             elif isinstance(node, SBlockRealize):
                 spatial, reduction = set(), set()
                 for iv, value in zip(node.block.iter_vars, node.iter_values):
@@ -400,13 +431,16 @@ def _checker_findings(mod) -> list:
     try:
         analysis.OOBChecker()(mod)
         return []
-    except Exception as e:  # noqa: BLE001 - TVM's ScheduleError: the findings are in its text
+    except Exception as e:
         text = str(e)
     # a block's read and write regions are its signature, which TVM widens over a padded input
     # that its body reads under a condition (43 of 1,726 corpus scripts, llvm convolutions that
     # inline their padding, all verified): only the accesses themselves count
-    unguarded = [path for path in _ACCESS_PATH.findall(text)
-                 if ".reads[" not in path and ".writes[" not in path and not _guarded(mod, path)]
+    unguarded = [
+        path
+        for path in _ACCESS_PATH.findall(text)
+        if ".reads[" not in path and ".writes[" not in path and not _guarded(mod, path)
+    ]
     if not unguarded:
         return []
     return _OOB_MESSAGE.findall(text) or [f"an access at {unguarded[0]} is out of bounds"]
@@ -428,9 +462,9 @@ def out_of_domain_bindings(mod) -> list:
     from dragon_dsl.tvm.blocks import walk
 
     found = []
-    known: set = set()      # loop variables of constant range, bound in the analyzer
+    known: set = set()  # loop variables of constant range, bound in the analyzer
 
-    def visit(stmt) -> None:     # pre-order (`walk`): a loop is bound before the blocks under it
+    def visit(stmt) -> None:  # pre-order (`walk`): a loop is bound before the blocks under it
         if isinstance(stmt, tvm.tirx.For):
             if isinstance(stmt.min, tvm.tirx.IntImm) and isinstance(stmt.extent, tvm.tirx.IntImm):
                 analyzer.bind(stmt.loop_var, tvm.ir.Range.from_min_extent(stmt.min, stmt.extent))
@@ -441,17 +475,19 @@ def out_of_domain_bindings(mod) -> list:
                 for iv, value in zip(block.iter_vars, stmt.iter_values):
                     if not (isinstance(iv.dom.min, tvm.tirx.IntImm) and isinstance(iv.dom.extent, tvm.tirx.IntImm)):
                         continue
-                    if any(v not in known for v in undefined_vars(value)):   # a symbolic extent: no bound
+                    if any(v not in known for v in undefined_vars(value)):  # a symbolic extent: no bound
                         continue
                     lo, hi = int(iv.dom.min), int(iv.dom.min) + int(iv.dom.extent) - 1
                     bound = analyzer.const_int_bound(value)
                     if bound.min_value < lo or bound.max_value > hi:
-                        found.append(f"block {block.name_hint!r} binds {iv.var.name} to {bound.min_value}..{bound.max_value} "
-                                     f"but its domain is {lo}..{hi}")
+                        found.append(
+                            f"block {block.name_hint!r} binds {iv.var.name} to {bound.min_value}..{bound.max_value} "
+                            f"but its domain is {lo}..{hi}"
+                        )
 
     for _, func in mod.functions_items():
         if isinstance(func, tvm.tirx.PrimFunc):
-            analyzer = Analyzer()      # loop variables are distinct objects: one analyzer a function
+            analyzer = Analyzer()  # loop variables are distinct objects: one analyzer a function
             walk(func.body, visit)
     return found
 
@@ -494,11 +530,18 @@ def unreached_iterations(mod) -> list:
             # left: the rfactor stage of a 1-long reduction, all of its iterators spatial
             if (stmt.block.init is not None or not _reduce_values(stmt)) and _predicated(stmt):
                 for iv, value in zip(stmt.block.iter_vars, stmt.iter_values):
-                    if iv.iter_type != tvm.tirx.IterVar.DataPar or not isinstance(value, tvm.tirx.Var) \
-                            or value not in loops:
+                    if (
+                        iv.iter_type != tvm.tirx.IterVar.DataPar
+                        or not isinstance(value, tvm.tirx.Var)
+                        or value not in loops
+                    ):
                         continue
-                    written = [(w.source, axis) for w in stmt.block.writes
-                               for axis, r in enumerate(w.region) if r.min.same_as(iv.var)]
+                    written = [
+                        (w.source, axis)
+                        for w in stmt.block.writes
+                        for axis, r in enumerate(w.region)
+                        if r.min.same_as(iv.var)
+                    ]
                     never = _never_run(stmt.predicate, value, loops) if written else []
                     if never:
                         unwritten.append((stmt.block.name_hint, iv.var.name, never, int(loops[value].extent), written))
@@ -524,7 +567,7 @@ def _predicated(realize) -> bool:
     return not (isinstance(pred, tvm.tirx.IntImm) and pred.value == 1)
 
 
-def _unguarded_reader(realizes: list, writer: str, written: list, never: set) -> Optional[str]:
+def _unguarded_reader(realizes: list, writer: str, written: list, never: set) -> str | None:
     """The first block (not WRITER) with no predicate that reads a buffer of WRITTEN ((buffer, axis)
     pairs) at an index of NEVER on that axis, by the bounds of its iterators' domains; None if none."""
     from tvm.sym import Analyzer
@@ -568,16 +611,18 @@ def _never_run(pred, var, loops: dict) -> list:
     return never
 
 
-def unreached_message(found: list) -> Optional[str]:
+def unreached_message(found: list) -> str | None:
     """What `unreached_iterations` found, said for the script's author, or None."""
     if not found:
         return None
     block, name, never, extent, reader = found[0]
     shown = ", ".join(map(str, never[:4])) + (", ..." if len(never) > 4 else "")
-    return (f"block {block!r} never runs for {name} = {shown} ({len(never)} of its {extent} values): its "
-            f"predicate is false there whatever the other loops are, so the elements it writes there are never "
-            f"written, and block {reader!r} reads them (garbage); this is what an rfactor of a split padded past "
-            f"its extent leaves: split within the extent, or rfactor a loop the padding does not cut off")
+    return (
+        f"block {block!r} never runs for {name} = {shown} ({len(never)} of its {extent} values): its "
+        f"predicate is false there whatever the other loops are, so the elements it writes there are never "
+        f"written, and block {reader!r} reads them (garbage); this is what an rfactor of a split padded past "
+        f"its extent leaves: split within the extent, or rfactor a loop the padding does not cut off"
+    )
 
 
 #: steps of an access path into a call's arguments (`if_then_else`'s branches) or a conditional
@@ -605,7 +650,7 @@ def _guarded(mod, path: str) -> bool:
             if index:
                 node = node[int(index)]
         except (AttributeError, IndexError, KeyError, TypeError, ValueError):
-            break   # inside the access's expressions: the block around it is known by now
+            break  # inside the access's expressions: the block around it is known by now
         if isinstance(node, SBlockRealize):
             realize = node
     if realize is None or len(realize.block.match_buffers):
@@ -615,7 +660,7 @@ def _guarded(mod, path: str) -> bool:
     return _predicated(realize)
 
 
-def out_of_bounds_message(found: list) -> Optional[str]:
+def out_of_bounds_message(found: list) -> str | None:
     """What `out_of_bounds` found, said for the script's author, or None."""
     if not found:
         return None
@@ -624,15 +669,17 @@ def out_of_bounds_message(found: list) -> Optional[str]:
     return f"the schedule reads or writes outside a buffer, with no condition around the access: {what}{more}"
 
 
-def mixed_loop_message(found: list) -> Optional[str]:
+def mixed_loop_message(found: list) -> str | None:
     """What `mixed_loops` found, said for the script's author (the first finding), or None."""
     if not found:
         return None
     block, loop, how = found[0]
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     runs = f"bound to {how}" if how and how != "parallel" else how or "serial"
-    return (f"loop {loop} ({runs}) iterates both spatial and reduction iterators of block {block!r}{more}: "
-            "fuse spatial loops with spatial loops and reduction loops with reduction loops")
+    return (
+        f"loop {loop} ({runs}) iterates both spatial and reduction iterators of block {block!r}{more}: "
+        "fuse spatial loops with spatial loops and reduction loops with reduction loops"
+    )
 
 
 #: a schedule whose reductions re-run (under loops their bindings do not use) more than this many
@@ -712,7 +759,7 @@ def _read_vars(realize, values=None) -> set:
     import tvm
 
     used = set()
-    for value in ([*realize.iter_values, realize.predicate] if values is None else values):
+    for value in [*realize.iter_values, realize.predicate] if values is None else values:
         used |= {v.name for v in tvm.tirx.analysis.undefined_vars(value)}
     return used
 
@@ -721,8 +768,11 @@ def _reduce_values(realize) -> list:
     """The bindings of a block realize's reduction iterators."""
     import tvm
 
-    return [value for iv, value in zip(realize.block.iter_vars, realize.iter_values)
-            if iv.iter_type == tvm.tirx.IterVar.CommReduce]
+    return [
+        value
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values)
+        if iv.iter_type == tvm.tirx.IterVar.CommReduce
+    ]
 
 
 def repeated_reductions(mod) -> list:
@@ -751,6 +801,7 @@ def repeated_updates(mod) -> list:
     predicate): four column-sum improvements of the twelfth CUDA model on the held-out families,
     split [None, 16] and blockized into the reduction, every sum 16 times too large (the verifier
     rejected all four); without the blockize TVM keeps the split's predicate."""
+
     def first_unread(realize, loops: list):
         used = _read_vars(realize)
         return next(((loop, extent) for loop, extent in loops if extent > 1 and loop not in used), None)
@@ -760,7 +811,7 @@ def repeated_updates(mod) -> list:
         name = realize.block.name_hint
         reduced = _read_vars(realize, _reduce_values(realize))
         first = next((i for i, (loop, _) in enumerate(loops) if loop in reduced), None)
-        unread = first_unread(realize, loops[first + 1:]) if first is not None else None
+        unread = first_unread(realize, loops[first + 1 :]) if first is not None else None
         if unread:
             found.append((name, name, *unread))
         if realize.block.init is not None:
@@ -772,31 +823,35 @@ def repeated_updates(mod) -> list:
     return found
 
 
-def repeated_update_message(found: list) -> Optional[str]:
+def repeated_update_message(found: list) -> str | None:
     """What `repeated_updates` found, said for the script's author, or None."""
     if not found:
         return None
     outer, block, loop, extent = found[0]
     where = f"block {block!r}" + (f" (inside reduction {outer!r})" if block != outer else "")
-    return (f"{where} runs each update {extent} times per initialisation under loop {loop}, which its "
-            f"bindings do not read: the same values are added {extent} times (a wrong result); split only "
-            f"loops a block iterator reads, or keep a unit loop's split at 1")
+    return (
+        f"{where} runs each update {extent} times per initialisation under loop {loop}, which its "
+        f"bindings do not read: the same values are added {extent} times (a wrong result); split only "
+        f"loops a block iterator reads, or keep a unit loop's split at 1"
+    )
 
 
-def repeated_work_message(mod, program) -> Optional[str]:
+def repeated_work_message(mod, program) -> str | None:
     """Why MOD's re-run reductions are refused next to PROGRAM (the workload as written), or None
     when they come to at most REPEATED_WORK_FACTOR times its block instances."""
     found = repeated_reductions(mod)
-    if not found:   # most states: the program's own work is not needed
+    if not found:  # most states: the program's own work is not needed
         return None
     work, repeated = block_instances(program), sum(f[2] for f in found)
     if not work or repeated <= REPEATED_WORK_FACTOR * work:
         return None
     block, repeats, _ = max(found, key=lambda f: f[2])
     ratio = repeated / work
-    return (f"block {block!r} runs its whole reduction {repeats:,} times, under loops its iterators do "
-            f"not use: the schedule's reductions do {ratio:,.0f}x the program's work; compute it at a "
-            "loop its iterators depend on")
+    return (
+        f"block {block!r} runs its whole reduction {repeats:,} times, under loops its iterators do "
+        f"not use: the schedule's reductions do {ratio:,.0f}x the program's work; compute it at a "
+        "loop its iterators depend on"
+    )
 
 
 def check_gpu(mod, target):
@@ -825,11 +880,11 @@ def check_gpu(mod, target):
         raise BuildError(tvm_message(exc)) from None
     kinds = {str(f.attrs["target"].kind.name) for f in lowered.functions.values() if f.attrs and "target" in f.attrs}
     if not kinds & {str(target.kind.name)}:
-        raise BuildError("no GPU kernel was generated: no loop is bound to blockIdx/threadIdx, "
-                         "so TVM compiled the whole function for the host")
+        raise BuildError(
+            "no GPU kernel was generated: no loop is bound to blockIdx/threadIdx, "
+            "so TVM compiled the whole function for the host"
+        )
     return lowered
-
-
 
 
 def _bound_target(target):
@@ -880,13 +935,13 @@ def checked_schedule(mod, source: dict, target, phases=None):
 def check_scheduled(scheduled, target, phases=None):
     """The checks of `checked_schedule` on a module already scheduled; returns it. PHASES as there."""
     racing = [m for m in mixed_loops(scheduled) if m[2]]
-    if racing:   # any target: parallel threads add into the same outputs at once
+    if racing:  # any target: parallel threads add into the same outputs at once
         raise BuildError(mixed_loop_message(racing) + "; its threads race on the block's outputs")
     unreached = unreached_message(unreached_iterations(scheduled))
-    if unreached:   # any target: elements left unwritten, then read
+    if unreached:  # any target: elements left unwritten, then read
         raise BuildError(unreached)
     repeated = repeated_update_message(repeated_updates(scheduled))
-    if repeated:    # any target: values added more than once
+    if repeated:  # any target: values added more than once
         raise BuildError(repeated)
     if str(target.kind.name) in GPU_KINDS:
         t1 = time.perf_counter()
@@ -914,7 +969,7 @@ def compile_checked(mod, source: dict, target):
     return compile_scheduled(scheduled, target, phases.get("lowered"))
 
 
-def launch_message(mod) -> Optional[str]:
+def launch_message(mod) -> str | None:
     """What `launch_loops` finds in MOD, said for the script's author, or None."""
     loops = launch_loops(mod)
     if not loops:
@@ -922,8 +977,10 @@ def launch_message(mod) -> Optional[str]:
     named = ", ".join(f"{name} ({extent if extent is not None else '?'})" for name, extent in loops[:4])
     many = len(loops) > 1
     them = "them" if many else "it"
-    return (f"loop{'s' if many else ''} {named} around the kernel stay{'' if many else 's'} on the host, which "
-            f"launches the kernel once per iteration: correct, but slow; fuse {them} into the bound loops or bind {them}")
+    return (
+        f"loop{'s' if many else ''} {named} around the kernel stay{'' if many else 's'} on the host, which "
+        f"launches the kernel once per iteration: correct, but slow; fuse {them} into the bound loops or bind {them}"
+    )
 
 
 #: `idle_kernels`: a kernel launching at most IDLE_THREADS threads in all, each running at least
@@ -946,13 +1003,16 @@ IDLE_SERIAL = 16384
 STARVED_SERIAL = 2048
 
 
-def idle_kernels(mod, blocks: Optional[set] = None) -> list:
+def idle_kernels(mod, blocks: set | None = None) -> list:
     """The kernels that leave the GPU idle, as (threads with work, iterations per thread, block):
     launching at most IDLE_THREADS threads, each running IDLE_SERIAL iterations or more; and, given the
     names of the workload's own BLOCKS, `starved_kernels`. Correct, but a GPU of thousands of threads
     runs a handful."""
-    idle = [(threads, iterations // threads, block) for threads, iterations, block in kernel_shapes(mod)
-            if threads and iterations and threads <= IDLE_THREADS and iterations >= IDLE_SERIAL * threads]
+    idle = [
+        (threads, iterations // threads, block)
+        for threads, iterations, block in kernel_shapes(mod)
+        if threads and iterations and threads <= IDLE_THREADS and iterations >= IDLE_SERIAL * threads
+    ]
     named = {block for _, _, block in idle}
     return idle + [k for k in starved_kernels(mod, blocks or set()) if k[2] not in named]
 
@@ -973,24 +1033,26 @@ def starved_kernels(mod, blocks: set) -> list:
     return out
 
 
-def idle_message(mod, blocks: Optional[set] = None) -> Optional[str]:
+def idle_message(mod, blocks: set | None = None) -> str | None:
     """What `idle_kernels` finds in MOD (BLOCKS: the workload's own block names), said for the
     script's author, or None."""
     idle = idle_kernels(mod, blocks)
     if not idle:
         return None
     threads, serial, block = max(idle, key=lambda k: k[1])
-    return (f"the kernel of block {block!r} keeps {threads} thread{'s' if threads > 1 else ''} in all busy, each "
-            f"running {serial:,} of its iterations in sequence: correct, but the GPU's other threads stay idle; "
-            f"bind more of its loops to blockIdx/threadIdx (a reduction: split it with rfactor)")
+    return (
+        f"the kernel of block {block!r} keeps {threads} thread{'s' if threads > 1 else ''} in all busy, each "
+        f"running {serial:,} of its iterations in sequence: correct, but the GPU's other threads stay idle; "
+        f"bind more of its loops to blockIdx/threadIdx (a reduction: split it with rfactor)"
+    )
 
 
-def slow_launch_message(mod, blocks: Optional[set] = None) -> Optional[str]:
+def slow_launch_message(mod, blocks: set | None = None) -> str | None:
     """Why a GPU schedule is slow before it runs, or None: `launch_message`, else `idle_message`."""
     return launch_message(mod) or idle_message(mod, blocks)
 
 
-def launch_problem(trace: list, workload) -> Optional[str]:
+def launch_problem(trace: list, workload) -> str | None:
     """`slow_launch_message` of a GPU schedule (trace JSON on WORKLOAD), or None (also when it does
     not replay: `compile_problem` says why)."""
     from dragon_dsl.tvm.blocks import block_names
@@ -999,12 +1061,12 @@ def launch_problem(trace: list, workload) -> Optional[str]:
     original = load_workload(workload)
     try:
         scheduled = schedule(original, {"trace": trace}, None)
-    except Exception:  # noqa: BLE001 - a replay failure is compile_problem's to report
+    except Exception:
         return None
     return slow_launch_message(scheduled, set(block_names(original)))
 
 
-def compile_problem(trace: list, workload, target: Any) -> Optional[str]:
+def compile_problem(trace: list, workload, target: Any) -> str | None:
     """Why TVM's compiler rejects trace JSON on WORKLOAD (anything `load_workload` takes) for TARGET
     (a tag, a target dict or a Target) before anything runs, or None: the replayed schedule is
     checked (for a GPU: host stages, thread extents, the target's limits) and compiled (to CUDA
@@ -1016,6 +1078,6 @@ def compile_problem(trace: list, workload, target: Any) -> Optional[str]:
         compile_checked(load_workload(workload), {"trace": trace}, tvm_target(target))
     except (ReplayError, BuildError) as exc:
         return str(exc)
-    except Exception as exc:  # noqa: BLE001 - TVM reports lowering and codegen failures as its own errors
+    except Exception as exc:
         return tvm_message(exc)
     return None

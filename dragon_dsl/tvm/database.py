@@ -20,8 +20,8 @@ class TunedRecord:
     module: object  # IRModule
     trace: list  # the raw on-disk trace JSON (Split's bools as 1/0)
     target: object  # dict
-    mean_latency_us: float | None   # None when unmeasured or failed
-    failed: bool = False            # MetaSchedule recorded a failed build or run for it
+    mean_latency_us: float | None  # None when unmeasured or failed
+    failed: bool = False  # MetaSchedule recorded a failed build or run for it
 
 
 #: MetaSchedule records a failed candidate with run seconds of 1e10

@@ -64,9 +64,14 @@ class SpaceSampler:
 
         ms = self.ms
         generator = ms.space_generator.PostOrderApply(sch_rules=space, postprocs=space, mutator_probs=space)
-        ctx = ms.TuneContext(mod, target=self.target, space_generator=generator,
-                             search_strategy=ms.search_strategy.ReplayTrace(max_fail_count=4 * n),
-                             rand_state=seed, num_threads=1)
+        ctx = ms.TuneContext(
+            mod,
+            target=self.target,
+            space_generator=generator,
+            search_strategy=ms.search_strategy.ReplayTrace(max_fail_count=4 * n),
+            rand_state=seed,
+            num_threads=1,
+        )
         designs = ctx.generate_design_space()
         if space == "cuda-tensorcore":
             designs = [d for d in designs if tensorizes(trace_json(d))]
@@ -78,7 +83,6 @@ class SpaceSampler:
         finally:
             ctx.post_tuning()
         return [trace_json(c.sch) for c in candidates]
-
 
 
 def tensor_core_samples(mod, target, n: int = 16, seed: int = 0) -> list:

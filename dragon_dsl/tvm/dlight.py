@@ -13,8 +13,6 @@ script, and dlight's schedules can label workloads that were never searched.
 
 from __future__ import annotations
 
-from typing import Optional
-
 
 def gpu_rules() -> tuple:
     """dlight's default GPU rules, in the order the engine's dlight baseline applies them."""
@@ -23,7 +21,7 @@ def gpu_rules() -> tuple:
     return (dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(), dl.gpu.GeneralReduction(), dl.gpu.Fallback())
 
 
-def dlight_trace(mod, target) -> Optional[list]:
+def dlight_trace(mod, target) -> list | None:
     """(rule name, trace JSON) of dlight's schedule of `main`, or None when no rule applies."""
     from dragon_dsl.tvm.target import tvm_target
     from dragon_dsl.tvm.trace import trace_json

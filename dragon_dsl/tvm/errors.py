@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_TRACEBACK = ("File \"", "Traceback", "During handling")
+_TRACEBACK = ('File "', "Traceback", "During handling")
 
 
 def tvm_message(exc: BaseException, limit: int = 600, *, primitive: bool = True) -> str:

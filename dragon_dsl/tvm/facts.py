@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -70,9 +69,9 @@ class LoopState:
     """A loop as TVM holds it: its loop variable's name, extent, kind and thread tag."""
 
     name: str
-    extent: Optional[int]  # None when not a constant
+    extent: int | None  # None when not a constant
     kind: str  # "serial", "parallel", "vectorized", "unrolled", "thread"
-    thread: Optional[str] = None
+    thread: str | None = None
     axis_kinds: tuple[str, ...] = ()  # kinds of the block axes this loop drives (spatial/reduction)
     axes: tuple[str, ...] = ()  # names of those block axes
 
@@ -94,7 +93,7 @@ class Kernel:
 @dataclass
 class ScheduleInfo:
     ok: bool
-    error: Optional[str] = None
+    error: str | None = None
     # script variable -> what it denoted when an instruction first used it (a LoopState or a block name)
     first_seen: dict[str, object] = field(default_factory=dict)
     # script variable -> what it denotes after the whole script (absent: gone, e.g. a split loop)
@@ -107,11 +106,11 @@ class ScheduleInfo:
 class TargetInfo:
     kind: str  # "cuda", "llvm", ...
     text: str  # how the script's header spells it
-    cores: Optional[int] = None
-    max_threads_per_block: Optional[int] = None
-    max_shared_memory_per_block: Optional[int] = None
-    warp_size: Optional[int] = None
-    registers_per_block: Optional[int] = None
+    cores: int | None = None
+    max_threads_per_block: int | None = None
+    max_shared_memory_per_block: int | None = None
+    warp_size: int | None = None
+    registers_per_block: int | None = None
 
     @property
     def gpu(self) -> bool:

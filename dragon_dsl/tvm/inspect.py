@@ -10,13 +10,20 @@ scheduled module.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from typing import Optional
+from functools import cache
 
 from dragon_dsl.language.check import Program
 from dragon_dsl.tvm.blocks import children, walk
 from dragon_dsl.tvm.facts import (
-    Access, Axis, BlockInfo, BufferInfo, Kernel, LoopState, ScheduleInfo, TargetInfo, WorkloadInfo,
+    Access,
+    Axis,
+    BlockInfo,
+    BufferInfo,
+    Kernel,
+    LoopState,
+    ScheduleInfo,
+    TargetInfo,
+    WorkloadInfo,
 )
 
 _ITER_KIND = {0: "spatial", 2: "reduction"}
@@ -35,8 +42,10 @@ def _vars(expr) -> set[str]:
 
 
 def _block_info(block) -> BlockInfo:
-    axes = [Axis(iv.var.name, _int(iv.dom.extent) or 0, _ITER_KIND.get(int(iv.iter_type), "other"))
-            for iv in block.iter_vars]
+    axes = [
+        Axis(iv.var.name, _int(iv.dom.extent) or 0, _ITER_KIND.get(int(iv.iter_type), "other"))
+        for iv in block.iter_vars
+    ]
     names = {a.name for a in axes}
 
     def accesses(regions):
@@ -101,10 +110,15 @@ def target_info(target) -> TargetInfo:
         except ValueError:
             return None
 
-    return TargetInfo(t.kind.name, text, cores=num("num-cores"),
-                      max_threads_per_block=num("max_threads_per_block"),
-                      max_shared_memory_per_block=num("max_shared_memory_per_block"),
-                      warp_size=num("thread_warp_size"), registers_per_block=num("registers_per_block"))
+    return TargetInfo(
+        t.kind.name,
+        text,
+        cores=num("num-cores"),
+        max_threads_per_block=num("max_threads_per_block"),
+        max_shared_memory_per_block=num("max_shared_memory_per_block"),
+        warp_size=num("thread_warp_size"),
+        registers_per_block=num("registers_per_block"),
+    )
 
 
 def loop_state(sch, loop_rv) -> LoopState:
@@ -157,20 +171,20 @@ def schedule_info(program: Program, mod) -> ScheduleInfo:
                 continue
             try:
                 state = describe(sch, rv)
-            except Exception:  # noqa: BLE001 - an input TVM cannot resolve: nothing to record
+            except Exception:
                 state = None
             if state is not None:
                 info.first_seen[mine] = state
 
     try:
         sch = replay_steps(program, mod, before=before)
-    except Exception as exc:  # noqa: BLE001 - TVM's own errors; facts then come from the script alone
+    except Exception as exc:
         return ScheduleInfo(ok=False, error=_last_line(exc))
     for inst, tinst in zip(program.instructions, sch.trace.insts):
         for mine, rv in zip(inst.outputs, tinst.outputs):
             try:
                 state = describe(sch, rv)
-            except Exception:  # noqa: BLE001 - removed by a later instruction (a split loop, an inlined block)
+            except Exception:
                 continue
             if state is not None:
                 info.final[mine] = state
@@ -202,7 +216,7 @@ def script_variables(program: Program, result) -> tuple[dict, dict]:
                     variables[name] = {"block": str(node.name_hint)}
                 elif isinstance(rv, ExprRV):
                     variables[name] = {"value": int(node)}
-            except Exception:  # noqa: BLE001 - a symbolic extent or a removed object: no fact
+            except Exception:
                 continue
 
     replay_steps(program, result.workload, after=after)
@@ -221,6 +235,7 @@ def _kernels(func) -> list[Kernel]:
             if isinstance(n, tirx.For) and n.thread_binding is not None:
                 tag = n.thread_binding.thread_tag
                 axes[tag] = max(axes.get(tag, 1), _int(n.extent) or 1)
+
         walk(node, visit)
 
     def find(node):
@@ -242,11 +257,15 @@ def _allocations(mod) -> list[BufferInfo]:
     from tvm import s_tir
 
     try:
-        lowered = tvm.transform.Sequential([
-            s_tir.transform.LowerInitBlock(), s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
-            s_tir.transform.ConvertBlocksToOpaque(), s_tir.transform.CompactBufferAllocation(),
-        ])(mod)
-    except Exception:  # noqa: BLE001 - compaction is best effort; fall back to the declared shapes
+        lowered = tvm.transform.Sequential(
+            [
+                s_tir.transform.LowerInitBlock(),
+                s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
+                s_tir.transform.ConvertBlocksToOpaque(),
+                s_tir.transform.CompactBufferAllocation(),
+            ]
+        )(mod)
+    except Exception:
         lowered = mod
     out: dict[str, BufferInfo] = {}
 
@@ -269,7 +288,7 @@ def _allocations(mod) -> list[BufferInfo]:
 # random variables; the queries are recorded in the schedule's trace as before.
 
 
-@lru_cache(maxsize=None)
+@cache
 def _api():
     """TVM's schedule functions, looked up once (the import statement cost 1.1 us a call, 24,000 calls in the
     state reads of a 69-statement answer's prefixes)."""
@@ -288,10 +307,10 @@ def _loops(sch, block_rv) -> list:
     return list(_api().ScheduleGetLoops(sch, block_rv))
 
 
-def _count(fn, sch, rv) -> Optional[int]:
+def _count(fn, sch, rv) -> int | None:
     try:
         return len(fn(sch, rv))
-    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
+    except Exception:
         return None
 
 
@@ -299,7 +318,7 @@ def alive(sch, rv) -> bool:
     """Whether the object RV denotes still exists in the scheduled module."""
     try:
         _get(sch, rv)
-    except Exception:  # noqa: BLE001 - TVM's own error type: the object is gone (a split loop, an inlined block)
+    except Exception:
         return False
     return True
 
@@ -308,20 +327,24 @@ def block_counts(sch, rv) -> dict:
     """How many loops, child blocks, producers, consumers and output blocks a block has (None: unknown).
     Each count is a schedule query, which the schedule's trace records."""
     api = _api()
-    return {"loops": _count(api.ScheduleGetLoops, sch, rv), "children": _count(api.ScheduleGetChildBlocks, sch, rv),
-            "producers": _count(api.ScheduleGetProducers, sch, rv), "consumers": _count(api.ScheduleGetConsumers, sch, rv),
-            "outputs": _count(api.ScheduleGetOutputBlocks, sch, rv)}
+    return {
+        "loops": _count(api.ScheduleGetLoops, sch, rv),
+        "children": _count(api.ScheduleGetChildBlocks, sch, rv),
+        "producers": _count(api.ScheduleGetProducers, sch, rv),
+        "consumers": _count(api.ScheduleGetConsumers, sch, rv),
+        "outputs": _count(api.ScheduleGetOutputBlocks, sch, rv),
+    }
 
 
-def block_iters(sch, rv) -> Optional[tuple]:
+def block_iters(sch, rv) -> tuple | None:
     """The names of a block's iterators, in order (None: unknown)."""
     try:
         return tuple(str(iv.var.name) for iv in _get(sch, rv).iter_vars)
-    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
+    except Exception:
         return None
 
 
-def loop_extent(sch, rv) -> Optional[int]:
+def loop_extent(sch, rv) -> int | None:
     """A loop's constant extent, None when it is symbolic."""
     return _int(getattr(_get(sch, rv), "extent", None))
 
@@ -331,16 +354,16 @@ def reduction_loop(sch, rv) -> bool:
     drives no axis)."""
     try:
         kinds = set(loop_state(sch, rv).axis_kinds)
-    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is not a reduction loop
+    except Exception:
         return False
     return kinds == {"reduction"}
 
 
-def loop_children(sch, rv) -> Optional[list]:
+def loop_children(sch, rv) -> list | None:
     """The blocks under a loop (None: unknown)."""
     try:
         return list(_api().ScheduleGetChildBlocks(sch, rv))
-    except Exception:  # noqa: BLE001 - TVM raises its own error types; unknown is fine
+    except Exception:
         return None
 
 
@@ -353,15 +376,15 @@ def innermost(sch, rv, blocks: list, unit_inside: bool = False) -> bool:
         for c in blocks:
             loops = [_get(sch, lp) for lp in _loops(sch, c)]
             at = next(i for i, lp in enumerate(loops) if lp.same_as(loop))
-            inner = loops[at + 1:]
+            inner = loops[at + 1 :]
             if inner and not (unit_inside and all(_extent(lp) == 1 for lp in inner)):
                 return False
         return True
-    except Exception:  # noqa: BLE001 - unknown: not offered
+    except Exception:
         return False
 
 
-def _extent(loop) -> Optional[int]:
+def _extent(loop) -> int | None:
     try:
         return int(loop.extent)
     except (TypeError, ValueError):
@@ -374,7 +397,7 @@ def serial(sch, rv) -> bool:
 
     try:
         return _get(sch, rv).kind == ForKind.SERIAL
-    except Exception:  # noqa: BLE001 - unknown: treated as given a kind (not offered again)
+    except Exception:
         return False
 
 
@@ -387,11 +410,11 @@ def nested_parallel(sch) -> bool:
 
     try:
         return any(sum(sch.get(lp).kind == ForKind.PARALLEL for lp in sch.get_loops(b)) > 1 for b in block_rvs(sch))
-    except Exception:  # noqa: BLE001 - a module TVM cannot walk: leave it to the build
+    except Exception:
         return False
 
 
-def gemm_layouts(sch, block_rv) -> Optional[dict]:
+def gemm_layouts(sch, block_rv) -> dict | None:
     """dlight's normal form of a GEMM-like block (`C[S, I, J] += A[S, I, K] * B[S, J, K]`): the
     lambdas its Matmul rule writes after reindexing the block's operands, as Dragon text, under
     "read(0)", "read(1)" (the reindexed A and B, each transformed at `write(0)`), "write(0)" (the
@@ -405,7 +428,7 @@ def gemm_layouts(sch, block_rv) -> Optional[dict]:
 
     try:
         maps = get_index_map(_get(sch, block_rv))
-    except Exception:  # noqa: BLE001 - TVM's analysis raises its own error types: not GEMM-like
+    except Exception:
         return None
     if maps is None:
         return None
@@ -423,8 +446,12 @@ def is_gemv(sch, block_rv) -> bool:
 
     try:
         block = _get(sch, block_rv)
-        info = SBlockInfo(name=block.name_hint, iters=[], block_rv=block_rv,
-                          reduction_block=any(int(iv.iter_type) == 2 for iv in block.iter_vars))
+        info = SBlockInfo(
+            name=block.name_hint,
+            iters=[],
+            block_rv=block_rv,
+            reduction_block=any(int(iv.iter_type) == 2 for iv in block.iter_vars),
+        )
         return bool(dlight_is_gemv(sch, info))
-    except Exception:  # noqa: BLE001 - TVM's analysis raises its own error types: not a GEMV
+    except Exception:
         return False

@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Optional
 
 from dragon_dsl.language.files import cache_root, write_json, write_text
 from dragon_dsl.language.table import INST
@@ -35,7 +35,7 @@ from dragon_dsl.language.table.trace_json import trace_row
 __all__ = ["cache_folder", "register_tensor_intrinsics", "tensor_intrin_names"]
 
 _PACKAGE = "tvm.s_tir.tensor_intrin"
-_from_cache: set = set()        # names this process registered from the cache
+_from_cache: set = set()  # names this process registered from the cache
 _override_installed = False
 
 
@@ -60,7 +60,7 @@ def cache_folder() -> Path:
     return cache_root() / f"tensor-intrinsics-tvm{tvm.__version__}-ffi{tvm_ffi.__version__}"
 
 
-def register_tensor_intrinsics(names: Optional[Iterable[str]] = None) -> None:
+def register_tensor_intrinsics(names: Iterable[str] | None = None) -> None:
     """Make NAMES (every intrinsic TVM ships when None) available to replays in this process:
     from the cache when it holds them all, else by TVM's own import (which fills the cache)."""
     from tvm.s_tir import TensorIntrin
@@ -73,7 +73,7 @@ def register_tensor_intrinsics(names: Optional[Iterable[str]] = None) -> None:
     missing = sorted(n for n in set(names) if TensorIntrin.get(n, allow_missing=True) is None)
     if not missing or _register_from_cache(missing):
         return
-    with _filling():   # one process of a machine imports and fills the cache; the others wait, then read it
+    with _filling():  # one process of a machine imports and fills the cache; the others wait, then read it
         if not _register_from_cache(missing):
             _import_all()
 
@@ -94,7 +94,7 @@ def _filling():
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)   # closing releases the lock
+        os.close(fd)  # closing releases the lock
 
 
 def _register_from_cache(names: list) -> bool:
@@ -114,7 +114,7 @@ def _register_from_cache(names: list) -> bool:
         for name in names:
             data = json.loads((folder / _file_name(name)).read_text(encoding="utf-8"))
             loaded.append((name, tvm.ir.load_json(data["desc"]), tvm.ir.load_json(data["impl"])))
-    except Exception:  # noqa: BLE001 - a damaged cache file: TVM's own import rebuilds the cache
+    except Exception:
         return False
     _install_override()
     for name, desc, impl in loaded:
@@ -140,7 +140,7 @@ def _import_all() -> None:
     TensorIntrin.register = staticmethod(recording)
     try:
         with _frames_outside_modules():
-            import tvm.s_tir.tensor_intrin  # noqa: F401
+            import tvm.s_tir.tensor_intrin
     finally:
         TensorIntrin.register = staticmethod(register)
     if seen:
@@ -166,8 +166,7 @@ def _frames_outside_modules():
     getmodule = inspect.getmodule
 
     def frames_outside_modules(obj, _filename=None):
-        if (_filename and _filename.startswith("<") and inspect.isframe(obj)
-                and _filename not in inspect.modulesbyfile):
+        if _filename and _filename.startswith("<") and inspect.isframe(obj) and _filename not in inspect.modulesbyfile:
             return None
         return getmodule(obj, _filename)
 
@@ -181,8 +180,10 @@ def _frames_outside_modules():
 def _save(folder: Path, seen: dict, tvm) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name, (desc, impl) in seen.items():
-        write_text(folder / _file_name(name),
-                   json.dumps({"name": name, "desc": tvm.ir.save_json(desc), "impl": tvm.ir.save_json(impl)}))
+        write_text(
+            folder / _file_name(name),
+            json.dumps({"name": name, "desc": tvm.ir.save_json(desc), "impl": tvm.ir.save_json(impl)}),
+        )
     write_json(folder / "index.json", {"names": sorted(seen)})
 
 

@@ -62,14 +62,20 @@ def layer_norm(m: int, n: int, rms: int, dtype: str = "float32"):
 
     if rms:
         ss = te.compute((m,), lambda i: te.sum(xv(i, r1) * xv(i, r1), axis=r1), name="sumsq")
-        y = te.compute((m, n), lambda i, j: _out(te, xv(i, j) * te.rsqrt(ss[i] / n + tirx.const(1e-6, acc)) * gv(j),
-                                                 dtype), name="Y")
+        y = te.compute(
+            (m, n),
+            lambda i, j: _out(te, xv(i, j) * te.rsqrt(ss[i] / n + tirx.const(1e-6, acc)) * gv(j), dtype),
+            name="Y",
+        )
         return [x, g, y]
     # te allows a reduction only at the top of a compute: divide inside it
     mean = te.compute((m,), lambda i: te.sum(xv(i, r1) / n, axis=r1), name="mean")
     var = te.compute((m,), lambda i: te.sum((xv(i, r2) - mean[i]) * (xv(i, r2) - mean[i]) / n, axis=r2), name="var")
-    y = te.compute((m, n), lambda i, j: _out(te, (xv(i, j) - mean[i]) * te.rsqrt(var[i] + tirx.const(1e-5, acc)) * gv(j),
-                                             dtype), name="Y")
+    y = te.compute(
+        (m, n),
+        lambda i, j: _out(te, (xv(i, j) - mean[i]) * te.rsqrt(var[i] + tirx.const(1e-5, acc)) * gv(j), dtype),
+        name="Y",
+    )
     return [x, g, y]
 
 
@@ -91,10 +97,13 @@ def elementwise_chain(m: int, n: int, ops: str, dtype: str = "float32"):
     te, tirx = _te()
     a = te.placeholder((m, n), dtype, name="A")
     b = te.placeholder((m, n), dtype, name="B")
-    unary = {"relu": lambda v: te.max(v, tirx.const(0.0, dtype)), "sigmoid": te.sigmoid, "exp": te.exp,
-             "tanh": te.tanh}
-    binary = {"add": lambda u, v: u + v, "mul": lambda u, v: u * v, "sub": lambda u, v: u - v,
-              "max": lambda u, v: te.max(u, v)}
+    unary = {"relu": lambda v: te.max(v, tirx.const(0.0, dtype)), "sigmoid": te.sigmoid, "exp": te.exp, "tanh": te.tanh}
+    binary = {
+        "add": lambda u, v: u + v,
+        "mul": lambda u, v: u * v,
+        "sub": lambda u, v: u - v,
+        "max": lambda u, v: te.max(u, v),
+    }
 
     def stage(prev, op, idx):  # te.compute rejects lambdas with default arguments: close over these
         if op in unary:
@@ -127,8 +136,9 @@ def matmul_epilogue(m: int, n: int, k: int, epilogue: str):
     return [a, w, bias, out]
 
 
-def pool2d(n: int, h: int, w: int, c: int, kernel: int, stride: int, op: str, dtype: str = "float32",
-           layout: str = "NHWC"):
+def pool2d(
+    n: int, h: int, w: int, c: int, kernel: int, stride: int, op: str, dtype: str = "float32", layout: str = "NHWC"
+):
     te, tirx = _te()
     oh, ow = (h - kernel) // stride + 1, (w - kernel) // stride + 1
     rh = te.reduce_axis((0, kernel), name="rh")
@@ -146,6 +156,7 @@ def pool2d(n: int, h: int, w: int, c: int, kernel: int, stride: int, op: str, dt
 
         def at(b, ch, i, j):
             return x[b, ch, i * stride + rh, j * stride + rw]
+
     if op == "max":
         y = te.compute(shape, lambda *i: te.max(at(*i), axis=[rh, rw]), name="Y")
         return [x, y]
@@ -176,11 +187,15 @@ def attention_scores(heads: int, q_len: int, kv_len: int, head_dim: int, dtype: 
     q = te.placeholder((heads, q_len, head_dim), dtype, name="Q")
     k = te.placeholder((heads, kv_len, head_dim), dtype, name="K")
     r = te.reduce_axis((0, head_dim), name="d")
-    s = te.compute((heads, q_len, kv_len),
-                   lambda h, i, j: te.sum(q[h, i, r].astype(acc) * k[h, j, r].astype(acc), axis=r), name="QK")
+    s = te.compute(
+        (heads, q_len, kv_len),
+        lambda h, i, j: te.sum(q[h, i, r].astype(acc) * k[h, j, r].astype(acc), axis=r),
+        name="QK",
+    )
     scale = float(head_dim) ** -0.5
-    out = te.compute((heads, q_len, kv_len), lambda h, i, j: _out(te, s[h, i, j] * tirx.const(scale, acc), dtype),
-                     name="S")
+    out = te.compute(
+        (heads, q_len, kv_len), lambda h, i, j: _out(te, s[h, i, j] * tirx.const(scale, acc), dtype), name="S"
+    )
     return [q, k, out]
 
 
@@ -194,8 +209,11 @@ def attention_values(heads: int, q_len: int, kv_len: int, head_dim: int, dtype: 
     if acc == dtype:
         o = te.compute((heads, q_len, head_dim), lambda h, i, d: te.sum(p[h, i, r] * v[h, r, d], axis=r), name="O")
         return [p, v, o]
-    o = te.compute((heads, q_len, head_dim),
-                   lambda h, i, d: te.sum(p[h, i, r].astype(acc) * v[h, r, d].astype(acc), axis=r), name="Oacc")
+    o = te.compute(
+        (heads, q_len, head_dim),
+        lambda h, i, d: te.sum(p[h, i, r].astype(acc) * v[h, r, d].astype(acc), axis=r),
+        name="Oacc",
+    )
     out = te.compute((heads, q_len, head_dim), lambda h, i, d: o[h, i, d].astype(dtype), name="O")
     return [p, v, out]
 
@@ -209,11 +227,11 @@ def rotary(tokens: int, heads: int, head_dim: int, dtype: str):
     sin = te.placeholder((tokens, head_dim), dtype, name="sin")
 
     def rot(t, h, d):
-        return tirx.if_then_else(d < half, -x[t, h, tirx.min(d + half, head_dim - 1)],
-                                 x[t, h, tirx.max(d - half, 0)])
+        return tirx.if_then_else(d < half, -x[t, h, tirx.min(d + half, head_dim - 1)], x[t, h, tirx.max(d - half, 0)])
 
-    y = te.compute((tokens, heads, head_dim), lambda t, h, d: x[t, h, d] * cos[t, d] + rot(t, h, d) * sin[t, d],
-                   name="Y")
+    y = te.compute(
+        (tokens, heads, head_dim), lambda t, h, d: x[t, h, d] * cos[t, d] + rot(t, h, d) * sin[t, d], name="Y"
+    )
     return [x, cos, sin, y]
 
 
@@ -227,8 +245,9 @@ def gated_mlp(tokens: int, ffn: int, act: str, dtype: str):
     def f(v):
         return v * te.sigmoid(v) if act == "silu" else _gelu(te, v)
 
-    y = te.compute((tokens, ffn), lambda i, j: _out(te, f(gate[i, j].astype(acc)) * up[i, j].astype(acc), dtype),
-                   name="Y")
+    y = te.compute(
+        (tokens, ffn), lambda i, j: _out(te, f(gate[i, j].astype(acc)) * up[i, j].astype(acc), dtype), name="Y"
+    )
     return [gate, up, y]
 
 
@@ -392,8 +411,7 @@ def dequant_linear(m: int, n: int, k: int, dtype: str, group: int):
     return [x, w, s, y]
 
 
-def conv2d(n: int, h: int, w: int, ci: int, co: int, kernel: int, stride: int, layout: str, depthwise: int,
-           dtype: str):
+def conv2d(n: int, h: int, w: int, ci: int, co: int, kernel: int, stride: int, layout: str, depthwise: int, dtype: str):
     """2-d convolution, NCHW or NHWC, `kernel` x `kernel` with padding kernel // 2; depthwise
     when `depthwise` (co = ci)."""
     te, tirx = _te()
@@ -411,34 +429,66 @@ def conv2d(n: int, h: int, w: int, ci: int, co: int, kernel: int, stride: int, l
 
     zero = tirx.const(0, dtype)
     if nchw:
-        padded = te.compute((n, ci, h + 2 * pad, w + 2 * pad),
-                            lambda b, c, i, j: tirx.if_then_else(inside(i, j), x[b, c, i - pad, j - pad], zero),
-                            name="X_pad") if pad else x
+        padded = (
+            te.compute(
+                (n, ci, h + 2 * pad, w + 2 * pad),
+                lambda b, c, i, j: tirx.if_then_else(inside(i, j), x[b, c, i - pad, j - pad], zero),
+                name="X_pad",
+            )
+            if pad
+            else x
+        )
     else:
-        padded = te.compute((n, h + 2 * pad, w + 2 * pad, ci),
-                            lambda b, i, j, c: tirx.if_then_else(inside(i, j), x[b, i - pad, j - pad, c], zero),
-                            name="X_pad") if pad else x
+        padded = (
+            te.compute(
+                (n, h + 2 * pad, w + 2 * pad, ci),
+                lambda b, i, j, c: tirx.if_then_else(inside(i, j), x[b, i - pad, j - pad, c], zero),
+                name="X_pad",
+            )
+            if pad
+            else x
+        )
     rh = te.reduce_axis((0, kernel), name="rh")
     rw = te.reduce_axis((0, kernel), name="rw")
     if depthwise:
         if nchw:
-            y = te.compute((n, co, oh, ow), lambda b, c, i, j: te.sum(
-                padded[b, c, i * stride + rh, j * stride + rw].astype(acc) * wt[c, 0, rh, rw].astype(acc),
-                axis=[rh, rw]), name="Yacc")
+            y = te.compute(
+                (n, co, oh, ow),
+                lambda b, c, i, j: te.sum(
+                    padded[b, c, i * stride + rh, j * stride + rw].astype(acc) * wt[c, 0, rh, rw].astype(acc),
+                    axis=[rh, rw],
+                ),
+                name="Yacc",
+            )
         else:
-            y = te.compute((n, oh, ow, co), lambda b, i, j, c: te.sum(
-                padded[b, i * stride + rh, j * stride + rw, c].astype(acc) * wt[rh, rw, 0, c].astype(acc),
-                axis=[rh, rw]), name="Yacc")
+            y = te.compute(
+                (n, oh, ow, co),
+                lambda b, i, j, c: te.sum(
+                    padded[b, i * stride + rh, j * stride + rw, c].astype(acc) * wt[rh, rw, 0, c].astype(acc),
+                    axis=[rh, rw],
+                ),
+                name="Yacc",
+            )
     else:
         rc = te.reduce_axis((0, ci), name="rc")
         if nchw:
-            y = te.compute((n, co, oh, ow), lambda b, c, i, j: te.sum(
-                padded[b, rc, i * stride + rh, j * stride + rw].astype(acc) * wt[c, rc, rh, rw].astype(acc),
-                axis=[rc, rh, rw]), name="Yacc")
+            y = te.compute(
+                (n, co, oh, ow),
+                lambda b, c, i, j: te.sum(
+                    padded[b, rc, i * stride + rh, j * stride + rw].astype(acc) * wt[c, rc, rh, rw].astype(acc),
+                    axis=[rc, rh, rw],
+                ),
+                name="Yacc",
+            )
         else:
-            y = te.compute((n, oh, ow, co), lambda b, i, j, c: te.sum(
-                padded[b, i * stride + rh, j * stride + rw, rc].astype(acc) * wt[rh, rw, rc, c].astype(acc),
-                axis=[rh, rw, rc]), name="Yacc")
+            y = te.compute(
+                (n, oh, ow, co),
+                lambda b, i, j, c: te.sum(
+                    padded[b, i * stride + rh, j * stride + rw, rc].astype(acc) * wt[rh, rw, rc, c].astype(acc),
+                    axis=[rh, rw, rc],
+                ),
+                name="Yacc",
+            )
     if acc == dtype:
         return [x, wt, y]
     out = te.compute(y.shape, lambda *i: y[i].astype(dtype), name="Y")

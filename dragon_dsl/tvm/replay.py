@@ -13,7 +13,7 @@ are mapped to TVM's objects here, once for everyone (`named_objects` maps trace 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.language import diagnostics as dg
 from dragon_dsl.language.check import Program
@@ -30,7 +30,7 @@ __all__ = ["ReplayResult", "named_objects", "replay", "replay_steps"]
 class ReplayResult:
     module: Any = None  # the scheduled IRModule, or None
     schedule: Any = None
-    trace: Optional[list] = None
+    trace: list | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     workload: Any = None  # the unscheduled IRModule the script was replayed on
 
@@ -64,13 +64,13 @@ def replay(program: Program, workload, *, seed: int = 1, replays_before: int = 0
         try:
             apply(prefix(trace, mid), mod, seed=seed)
             lo = mid
-        except Exception:  # noqa: BLE001 - any TVM failure narrows the search
+        except Exception:
             hi = mid
     error = full_error
-    if hi < len(trace[0]):   # the whole trace's error is prefix hi's own when hi is the last instruction
+    if hi < len(trace[0]):  # the whole trace's error is prefix hi's own when hi is the last instruction
         try:
             apply(prefix(trace, hi), mod, seed=seed)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             error = exc
     return _rejected(program, trace, hi, error)
 
@@ -88,8 +88,11 @@ def replay_steps(program: Program, mod, *, before=None, after=None, seed: int = 
     trace_json = encode(program)
     trace = apply(trace_json, mod, seed=seed).trace
     # TVM's output names -> the script's names (positions agree: the encoder derives TVM's names)
-    script_name = {tvms: mine for inst, (_, _, _, outs) in zip(program.instructions, trace_json[0])
-                   for mine, tvms in zip(inst.outputs, outs)}
+    script_name = {
+        tvms: mine
+        for inst, (_, _, _, outs) in zip(program.instructions, trace_json[0])
+        for mine, tvms in zip(inst.outputs, outs)
+    }
     sch = s_tir.Schedule(own_module(trace_json, mod), seed=seed)
     applied = [0]
 
@@ -118,8 +121,11 @@ def _rejected(program: Program, trace: list, hi: int, error: BaseException) -> R
     inst = program.instructions[hi - 1] if 0 < hi <= len(program.instructions) else None
     span = inst.span if inst is not None else Span(1, 1, 1, 1)
     name = inst.entry.name if inst is not None else "replay"
-    verdict = ("refused before TVM ran it: " + str(error) if isinstance(error, UnsafeInstruction)
-               else "TVM rejected this instruction: " + tvm_message(error, 2000, primitive=False))
+    verdict = (
+        "refused before TVM ran it: " + str(error)
+        if isinstance(error, UnsafeInstruction)
+        else "TVM rejected this instruction: " + tvm_message(error, 2000, primitive=False)
+    )
     return ReplayResult(None, None, trace, [dg.make("DRG601", span, f"{name}: {verdict}")])
 
 
@@ -143,8 +149,10 @@ def _repaired_decisions(program: Program, trace: list, sch) -> list[Diagnostic]:
             product = 1
             for f in wanted:
                 product *= f
-            msg = (f"{inst.entry.name}: the factors {wanted} multiply to {product}, but the loop has extent {extent}; "
-                   f"TVM would silently use {got}")
+            msg = (
+                f"{inst.entry.name}: the factors {wanted} multiply to {product}, but the loop has extent {extent}; "
+                f"TVM would silently use {got}"
+            )
             diags.append(dg.make("DRG303", inst.span, msg, suggestion=got))
         else:
             msg = f"{inst.entry.name}: decision {wanted} is not valid here; TVM would silently use {got}"

@@ -22,18 +22,39 @@ from dataclasses import asdict, dataclass
 
 from dragon_dsl.tvm.blocks import nodes, sblocks, type_key
 
-_ARITH = {"prim.Add", "prim.Sub", "prim.Mul", "prim.Div", "prim.Mod", "prim.FloorDiv", "prim.FloorMod",
-          "prim.Min", "prim.Max"}
+_ARITH = {
+    "prim.Add",
+    "prim.Sub",
+    "prim.Mul",
+    "prim.Div",
+    "prim.Mod",
+    "prim.FloorDiv",
+    "prim.FloorMod",
+    "prim.Min",
+    "prim.Max",
+}
 # call names without their namespace ("prim.if_then_else" in TVM 0.27, "tir." before)
-_NOT_ARITH_CALLS = {"if_then_else", "likely", "reinterpret", "bitwise_and", "bitwise_or", "bitwise_xor",
-                    "bitwise_not", "shift_left", "shift_right", "isnan", "isinf", "isfinite"}
+_NOT_ARITH_CALLS = {
+    "if_then_else",
+    "likely",
+    "reinterpret",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "shift_left",
+    "shift_right",
+    "isnan",
+    "isinf",
+    "isfinite",
+}
 
 
 @dataclass(frozen=True)
 class WorkloadInfo:
     flops: int
     bytes: int
-    dtype: str            # compute dtype (see the module docstring)
+    dtype: str  # compute dtype (see the module docstring)
     n_blocks: int
 
     def to_json(self) -> dict:
@@ -57,7 +78,7 @@ def count_ops(expr) -> int:
         return max(count_ops(expr.true_value), count_ops(expr.false_value))
     if key in ("prim.Cast",):
         return count_ops(expr.value)
-    if hasattr(expr, "a") and hasattr(expr, "b"):   # comparisons, and/or: predicates, not arithmetic
+    if hasattr(expr, "a") and hasattr(expr, "b"):  # comparisons, and/or: predicates, not arithmetic
         return count_ops(expr.a) + count_ops(expr.b)
     return 0
 
@@ -68,8 +89,11 @@ def _stores(stmt, out: list) -> None:
 
 def _load_dtypes(store) -> list:
     """Dtypes of what a store reads, leaving out the buffer it updates (a reduction's accumulator)."""
-    return [str(n.source.ty.dtype) for n in nodes(store.value, "ir.TensorLoad", order="post")
-            if hasattr(n.source, "ty") and not n.source.same_as(store.buffer)]
+    return [
+        str(n.source.ty.dtype)
+        for n in nodes(store.value, "ir.TensorLoad", order="post")
+        if hasattr(n.source, "ty") and not n.source.same_as(store.buffer)
+    ]
 
 
 def analyse(mod) -> WorkloadInfo:
@@ -81,7 +105,7 @@ def analyse(mod) -> WorkloadInfo:
     total = 0
     heaviest = (-1, None)
     for block in blocks:
-        if not block.iter_vars:   # the root block: its body holds the others
+        if not block.iter_vars:  # the root block: its body holds the others
             continue
         instances = 1
         for iv in block.iter_vars:

@@ -79,7 +79,7 @@ def apply(trace, mod, *, seed: int = 1):
     return _apply(trace, mod, seed)
 
 
-_CHECKED: "OrderedDict[tuple, tuple]" = OrderedDict()  # (id(mod), seed, JSON through i) -> (mod, problem)
+_CHECKED: OrderedDict[tuple, tuple] = OrderedDict()  # (id(mod), seed, JSON through i) -> (mod, problem)
 
 
 def _checked(trace, index: int, mod, seed: int) -> str:
@@ -136,13 +136,13 @@ def own_module(trace, mod):
     # workload for every statement it judges), and read without `tvm.ir.load_json`'s upgrade pass
     # for JSON of older TVM versions (9 of its 10 ms a copy, on an RMSNorm)
     global _PRISTINE
-    pair = _PRISTINE          # one read: another thread may replace it meanwhile
+    pair = _PRISTINE  # one read: another thread may replace it meanwhile
     if pair is None or pair[0] is not mod:
         pair = _PRISTINE = (mod, tvm.ir.save_json(mod))
     return from_json_graph_str(pair[1])
 
 
-_PRISTINE = None     # (the module own_module copied last, its JSON)
+_PRISTINE = None  # (the module own_module copied last, its JSON)
 
 
 def prefix(trace: list, n: int) -> list:
@@ -173,7 +173,7 @@ def _guarded(trace, mod=None) -> list:
     return out
 
 
-_NESTED: "OrderedDict[int, tuple]" = OrderedDict()  # id(mod) -> (mod, whether a block holds another)
+_NESTED: OrderedDict[int, tuple] = OrderedDict()  # id(mod) -> (mod, whether a block holds another)
 
 
 def _nested_blocks(mod) -> bool:
@@ -213,16 +213,20 @@ def _cache_read_consumer_problem(sch, before: list, inst) -> str:
     for name in [block_name, *consumers]:
         scope = _scope_block(sch, names[name])
         if scope is not None:
-            return (f"block {sch.get(names[name]).name_hint!r} lies inside block {scope!r}, not directly in the "
-                    f"function's root block; TVM 0.27 crashes on cache_read with consumer blocks there "
-                    f"(leave consumer_blocks out to cache for every consumer)")
+            return (
+                f"block {sch.get(names[name]).name_hint!r} lies inside block {scope!r}, not directly in the "
+                f"function's root block; TVM 0.27 crashes on cache_read with consumer blocks there "
+                f"(leave consumer_blocks out to cache for every consumer)"
+            )
     for name in consumers:
         consumer = sch.get(names[name])
         if not any(region.source.same_as(buffer) for region in consumer.reads):
             writes = any(region.source.same_as(buffer) for region in consumer.writes)
-            return (f"consumer block {consumer.name_hint!r} does not read buffer {buffer.name!r}"
-                    + (" (it writes it: TVM 0.27 crashes on such a cache_read)" if writes else "")
-                    + "; the consumer blocks of cache_read must read the buffer it caches")
+            return (
+                f"consumer block {consumer.name_hint!r} does not read buffer {buffer.name!r}"
+                + (" (it writes it: TVM 0.27 crashes on such a cache_read)" if writes else "")
+                + "; the consumer blocks of cache_read must read the buffer it caches"
+            )
     return ""
 
 
@@ -233,7 +237,7 @@ def _scope_block(sch, block_rv):
     sref = sch.get_sref(block_rv).parent
     while sref is not None and not isinstance(sref.stmt, s_tir.SBlock):
         sref = sref.parent
-    if sref is None or sref.parent is None:   # the root block's sref has no parent
+    if sref is None or sref.parent is None:  # the root block's sref has no parent
         return None
     return sref.stmt.name_hint
 

@@ -26,8 +26,10 @@ def _ms_logging(quiet: bool):
     application's. Such handlers are taken off for the call and put back after it. `quiet`:
     only warnings reach the console (MetaSchedule's log files keep everything)."""
     loggers = [logging.getLogger(MS_LOGGER)] + [
-        lg for name, lg in logging.Logger.manager.loggerDict.items()
-        if name.startswith(MS_LOGGER + ".") and isinstance(lg, logging.Logger)]
+        lg
+        for name, lg in logging.Logger.manager.loggerDict.items()
+        if name.startswith(MS_LOGGER + ".") and isinstance(lg, logging.Logger)
+    ]
     detached = [(lg, h) for lg in loggers for h in list(lg.handlers) if not h.get_name()]
     for lg, h in detached:
         lg.removeHandler(h)
@@ -51,14 +53,15 @@ def tune(mod, target, work_dir, *, quiet: bool = True, **kwargs):
 
     from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics
 
-    register_tensor_intrinsics()   # TuneContext imports every intrinsic: through here it takes seconds, not a minute
+    register_tensor_intrinsics()  # TuneContext imports every intrinsic: through here it takes seconds, not a minute
     # tune_tir makes its console handler on `ext://sys.stdout`, resolved while it runs
     with _ms_logging(quiet), contextlib.redirect_stdout(sys.stderr):
         return ms.tune_tir(mod, target, str(work_dir), **kwargs)
 
 
-def search_scripts(mod, target, trials: int, n: int, builder, runner, *, workload_header=None,
-                   target_header=None, seed: int = 0) -> list:
+def search_scripts(
+    mod, target, trials: int, n: int, builder, runner, *, workload_header=None, target_header=None, seed: int = 0
+) -> list:
     """A budgeted MetaSchedule search: its `n` fastest distinct schedules as Dragon scripts,
     fastest first (the fallback of the language server's and the model's suggestions).
 
@@ -69,10 +72,18 @@ def search_scripts(mod, target, trials: int, n: int, builder, runner, *, workloa
     from dragon_dsl.tvm.trace import plain
 
     with tempfile.TemporaryDirectory(prefix="dragon-search-") as work_dir:
-        db = tune(mod, target, work_dir, max_trials_global=trials,
-                  num_trials_per_iter=min(trials, 16), builder=builder, runner=runner,
-                  cost_model="random" if trials <= 64 else "xgb", seed=seed,
-                  num_tuning_cores=max(1, os.cpu_count() or 1))
+        db = tune(
+            mod,
+            target,
+            work_dir,
+            max_trials_global=trials,
+            num_trials_per_iter=min(trials, 16),
+            builder=builder,
+            runner=runner,
+            cost_model="random" if trials <= 64 else "xgb",
+            seed=seed,
+            num_tuning_cores=max(1, os.cpu_count() or 1),
+        )
         records = list(db.get_all_tuning_records())
     scored = []
     for rec in records:
@@ -121,16 +132,19 @@ def _in_process():
             out = []
             for inp in build_inputs:
                 try:
-                    out.append(BuilderResult(local_builder.default_export(local_builder.default_build(
-                        inp.mod, inp.target, None)), None))
-                except Exception as exc:  # noqa: BLE001 - a failed build is a result
+                    out.append(
+                        BuilderResult(
+                            local_builder.default_export(local_builder.default_build(inp.mod, inp.target, None)), None
+                        )
+                    )
+                except Exception as exc:
                     out.append(BuilderResult(None, f"build failed: {exc}"))
             return out
 
     @derived_object
     class InProcessRunner(PyRunner):
         def run(self, runner_inputs):
-            config = EvaluatorConfig._normalized(None)  # noqa: SLF001 - TVM's own defaults
+            config = EvaluatorConfig._normalized(None)
             futures = []
             for inp in runner_inputs:
                 try:
@@ -139,7 +153,7 @@ def _in_process():
                     args = local_runner.default_alloc_argument(dev, tuple(a.as_json() for a in inp.args_info), 1)
                     costs = local_runner.default_run_evaluator(rt_mod, dev, config, args)
                     futures.append(local_runner.LocalRunnerFuture(res=costs, error_message=None))
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     futures.append(local_runner.LocalRunnerFuture(res=None, error_message=str(exc)))
             return futures
 
@@ -169,9 +183,15 @@ def capture_callback(on_batch=None):
                 self.on_batch = on_batch
 
             def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results):
-                batch = [(trace_json(c.sch), b.error_msg, r.error_msg,
-                          None if r.run_secs is None else [float(s) for s in r.run_secs])
-                         for c, b, r in zip(measure_candidates, builder_results, runner_results, strict=True)]
+                batch = [
+                    (
+                        trace_json(c.sch),
+                        b.error_msg,
+                        r.error_msg,
+                        None if r.run_secs is None else [float(s) for s in r.run_secs],
+                    )
+                    for c, b, r in zip(measure_candidates, builder_results, runner_results, strict=True)
+                ]
                 self.candidates.extend(batch)
                 if self.on_batch is not None:
                     self.on_batch(batch)
@@ -184,8 +204,9 @@ def evolutionary_search(population_size: int, genetic_num_iters: int, init_min_u
     """MetaSchedule's evolutionary search strategy with these settings."""
     from tvm.s_tir import meta_schedule as ms
 
-    return ms.search_strategy.EvolutionarySearch(population_size=population_size, genetic_num_iters=genetic_num_iters,
-                                                 init_min_unmeasured=init_min_unmeasured)
+    return ms.search_strategy.EvolutionarySearch(
+        population_size=population_size, genetic_num_iters=genetic_num_iters, init_min_unmeasured=init_min_unmeasured
+    )
 
 
 def cost_model(kind: str, seed: int = 0):

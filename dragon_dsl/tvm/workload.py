@@ -1,7 +1,7 @@
 """Workloads: a `.tvmscript` file holds the printed text of an IRModule with a `main` function.
 
-    mod = load_workload("w.tvmscript")          # TVMScript text or file, parsed once (cached)
-    mod = make_workload("matmul(64,64,64)")      # MetaSchedule's te_workload catalogue, or a file
+mod = load_workload("w.tvmscript")          # TVMScript text or file, parsed once (cached)
+mod = make_workload("matmul(64,64,64)")      # MetaSchedule's te_workload catalogue, or a file
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Union
 
 
 class WorkloadError(ValueError):
@@ -24,7 +23,7 @@ class WorkloadError(ValueError):
             where += f"{line}:{column or 1}:"
         super().__init__(f"{where} {message}" if where else message)
 
-    def located(self, path) -> "WorkloadError":
+    def located(self, path) -> WorkloadError:
         """The same error, naming the file its text came from."""
         return WorkloadError(self.reason, path=path, line=self.line, column=self.column, source_line=self.source_line)
 
@@ -35,7 +34,7 @@ class WorkloadError(ValueError):
         return f"  {self.line:>4} | {text}\n       | {' ' * max(0, min((self.column or 1) - 1, len(text)))}^"
 
 
-def load_workload(source: Union[str, Path, "object"]):
+def load_workload(source: str | Path | object):
     """Return an IRModule from TVMScript text, a path to a `.tvmscript` file, or an IRModule.
 
     TVMScript is parsed by TVM's parser (a Python-syntax front end that does not
@@ -74,14 +73,18 @@ def _parse_cached(text: str):
         raise _located(text, f"cannot parse workload: {message}", line, column) from None
     if isinstance(mod, tvm.tirx.PrimFunc):
         mod = tvm.IRModule({"main": mod})
-    if not isinstance(mod, tvm.IRModule) or mod.get_global_vars() == [] or "main" not in [g.name_hint for g in mod.get_global_vars()]:
+    if (
+        not isinstance(mod, tvm.IRModule)
+        or mod.get_global_vars() == []
+        or "main" not in [g.name_hint for g in mod.get_global_vars()]
+    ):
         raise WorkloadError("a workload must be an IRModule with a function named 'main'")
     return mod
 
 
 def _extra_vars():
-    from tvm.script import ir as I  # noqa: N812
-    from tvm.script import tirx as T  # noqa: N812
+    from tvm.script import ir as I
+    from tvm.script import tirx as T
 
     return {"I": I, "T": T}
 
@@ -96,7 +99,7 @@ def _tvm_parse_error(exc: BaseException):
     lines = [ln for ln in text.splitlines() if ln.strip()]
     message = lines[0].strip() if lines else type(exc).__name__
     if message.startswith("error:"):
-        message = message[len("error:"):].strip()
+        message = message[len("error:") :].strip()
     m = _TVM_POSITION.search(text)
     return (int(m.group(1)), int(m.group(2)), message) if m else (None, None, message)
 
@@ -138,7 +141,7 @@ def estimate_flops(mod, *, strict: bool = False) -> float:
 
     try:
         return float(estimate_tir_flops(mod))
-    except Exception:  # noqa: BLE001 - TVM's estimator rejects some kernels
+    except Exception:
         if strict:
             raise
         return 0.0
@@ -172,7 +175,9 @@ def make_workload(spec: str):
     if m:
         name, idx = m.group(1), int(m.group(2))
         if name not in te_workload.CONFIGS:
-            raise WorkloadSpecError(f"unknown te_workload config {name!r}; known: {', '.join(sorted(te_workload.CONFIGS))}")
+            raise WorkloadSpecError(
+                f"unknown te_workload config {name!r}; known: {', '.join(sorted(te_workload.CONFIGS))}"
+            )
         configs = te_workload.CONFIGS[name]
         if not 0 <= idx < len(configs[1]):
             raise WorkloadSpecError(f"{name} has configs 0..{len(configs[1]) - 1}")
@@ -199,5 +204,4 @@ def param_bytes(mod) -> int:
 
     import numpy as np
 
-    return sum(math.prod(int(d) for d in p.ty.shape) * np.dtype(str(p.ty.dtype)).itemsize
-               for p in mod["main"].params)
+    return sum(math.prod(int(d) for d in p.ty.shape) * np.dtype(str(p.ty.dtype)).itemsize for p in mod["main"].params)

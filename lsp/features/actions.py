@@ -4,21 +4,19 @@ program and the diagnostics' data), and the schedule actions the session adds.""
 from __future__ import annotations
 
 import json
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from dragon_dsl.language.codec.encode import PREFIX
 from dragon_dsl.language.diagnostics import Diagnostic, Span
 from dragon_dsl.language.syntax import ast
-
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.data import Action, Edit
-
 
 
 def span_text(an: Analysis, span: Span) -> str:
     if span.line != span.end_line or not 0 < span.line <= len(an.lines):
         return ""
-    return an.lines[span.line - 1][span.column - 1: span.end_column - 1]
+    return an.lines[span.line - 1][span.column - 1 : span.end_column - 1]
 
 
 def overlaps(a: Span, b: Span) -> bool:
@@ -58,7 +56,7 @@ def _fixes_for(an: Analysis, d: Diagnostic) -> list[Action]:
     return out
 
 
-def _call_stmt(an: Analysis, span: Span) -> Optional[ast.CallStmt]:
+def _call_stmt(an: Analysis, span: Span) -> ast.CallStmt | None:
     stmt = an.statement_at(span.line)
     return stmt if isinstance(stmt, ast.CallStmt) else None
 
@@ -66,7 +64,7 @@ def _call_stmt(an: Analysis, span: Span) -> Optional[ast.CallStmt]:
 def _fresh_names(an: Analysis, kind: str, count: int) -> list[str]:
     prefix = PREFIX.get(kind, "x")
     used = set(an.occurrences) | set(an.program.definitions)
-    nums = [int(n[len(prefix):]) for n in used if n.startswith(prefix) and n[len(prefix):].isdigit()]
+    nums = [int(n[len(prefix) :]) for n in used if n.startswith(prefix) and n[len(prefix) :].isdigit()]
     k = max(nums, default=-1) + 1
     out = []
     while len(out) < count:
@@ -123,6 +121,9 @@ def _fix_decision(an: Analysis, d: Diagnostic) -> list[Action]:
     text = json.dumps(d.suggestion).replace(",", ", ").replace(",  ", ", ")
     for arg in stmt.call.args:
         if arg.name is not None and arg.name.id == "decision":
-            return [Action(f"Use the decision TVM keeps: {text}", "quickfix", [Edit(arg.value.span, text)], d,
-                           preferred=True)]
+            return [
+                Action(
+                    f"Use the decision TVM keeps: {text}", "quickfix", [Edit(arg.value.span, text)], d, preferred=True
+                )
+            ]
     return []

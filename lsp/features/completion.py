@@ -8,14 +8,24 @@ workload's block names come from the session (a worker reads them with TVM).
 from __future__ import annotations
 
 import json
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from dragon_dsl.language.diagnostics import Span
 from dragon_dsl.language.table import (
-    BUFFER_KINDS, DIRECTIVES, DTYPES, EXPLAIN_KINDS, INSTRUCTIONS, REF_KINDS, SECTIONS, STORAGE_SCOPES, THREAD_AXES,
-    INST, Instruction, Param, literal_text,
+    BUFFER_KINDS,
+    DIRECTIVES,
+    DTYPES,
+    EXPLAIN_KINDS,
+    INST,
+    INSTRUCTIONS,
+    REF_KINDS,
+    SECTIONS,
+    STORAGE_SCOPES,
+    THREAD_AXES,
+    Instruction,
+    Param,
+    literal_text,
 )
-
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.context import Context, context_at, entry_of, param_for, positional_params
 from dragon_lsp.features.data import CompletionEntry
@@ -71,14 +81,23 @@ def instruction_snippet(entry: Instruction) -> str:
     return f"{entry.name}({', '.join(parts)})$0"
 
 
-def _instruction_items(replace: Optional[Span]) -> list[CompletionEntry]:
+def _instruction_items(replace: Span | None) -> list[CompletionEntry]:
     out = []
     for entry in INSTRUCTIONS:
         if entry.section:
             continue
-        out.append(CompletionEntry(
-            label=entry.name, kind="instruction", detail=entry.signature(), doc=instruction_markdown(entry, signature=False),
-            insert=entry.name, snippet=instruction_snippet(entry), replace=replace, sort=f"1{entry.name}"))
+        out.append(
+            CompletionEntry(
+                label=entry.name,
+                kind="instruction",
+                detail=entry.signature(),
+                doc=instruction_markdown(entry, signature=False),
+                insert=entry.name,
+                snippet=instruction_snippet(entry),
+                replace=replace,
+                sort=f"1{entry.name}",
+            )
+        )
     return out
 
 
@@ -86,8 +105,9 @@ def _quoted(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def complete(an: Analysis, line: int, col: int, *, blocks: Sequence[str] = (), workload_files: Sequence[str] = ()) \
-        -> Completions:
+def complete(
+    an: Analysis, line: int, col: int, *, blocks: Sequence[str] = (), workload_files: Sequence[str] = ()
+) -> Completions:
     """What to offer at (line, col); `Completions.incomplete` when variables were left out."""
     out = Completions()
     out.extend(_complete(an, line, col, blocks, workload_files, out))
@@ -132,14 +152,25 @@ def _keywords(entry: Instruction, frame, replace) -> list[CompletionEntry]:
         if p.variadic or p.name in frame.keywords or p.name in bound:
             continue
         default = "required" if p.required else f"default {literal_text(p.default, p)}"
-        out.append(CompletionEntry(
-            label=f"{p.name}=", kind="keyword", detail=f"{p.type} ({default})", doc=param_markdown(entry, p),
-            insert=f"{p.name}=", snippet=f"{p.name}=$0", replace=replace, sort=f"0{p.name}", filter=p.name))
+        out.append(
+            CompletionEntry(
+                label=f"{p.name}=",
+                kind="keyword",
+                detail=f"{p.type} ({default})",
+                doc=param_markdown(entry, p),
+                insert=f"{p.name}=",
+                snippet=f"{p.name}=$0",
+                replace=replace,
+                sort=f"0{p.name}",
+                filter=p.name,
+            )
+        )
     return out
 
 
-def _values_for(an, ctx: Context, entry, param: Param, in_list: bool, replace, blocks,
-                result: Completions) -> list[CompletionEntry]:
+def _values_for(
+    an, ctx: Context, entry, param: Param, in_list: bool, replace, blocks, result: Completions
+) -> list[CompletionEntry]:
     out = []
     kinds = _kinds_for(param, in_list)
     if kinds:
@@ -150,28 +181,53 @@ def _values_for(an, ctx: Context, entry, param: Param, in_list: bool, replace, b
         for k, (name, kind, span) in enumerate(names):
             found = an.defining_instruction(name)
             by = found[1].entry.name if found else _called_at(an, span.line)
-            out.append(CompletionEntry(label=name, kind="variable", detail=f"{kind} (from {by}, line {span.line})",
-                                       replace=replace, sort=f"2{n - k:06d}"))
+            out.append(
+                CompletionEntry(
+                    label=name,
+                    kind="variable",
+                    detail=f"{kind} (from {by}, line {span.line})",
+                    replace=replace,
+                    sort=f"2{n - k:06d}",
+                )
+            )
         if param.type == "list[factor]":
-            out.append(CompletionEntry(label="None", kind="constant", detail="inferred factor", replace=replace,
-                                       sort="3None"))
+            out.append(
+                CompletionEntry(label="None", kind="constant", detail="inferred factor", replace=replace, sort="3None")
+            )
     t = param.type
     if t in _STRING_DOMAINS:
         for v in _STRING_DOMAINS[t]:
             out.append(CompletionEntry(label=_quoted(v), kind="value", detail=t, replace=replace, filter=v))
     elif t == "str" and entry is INST.get_sblock and param.name == "name":
         for b in blocks:
-            out.append(CompletionEntry(label=_quoted(b), kind="block", detail="block of the workload", replace=replace,
-                                       filter=b))
+            out.append(
+                CompletionEntry(
+                    label=_quoted(b), kind="block", detail="block of the workload", replace=replace, filter=b
+                )
+            )
     elif t == "bool":
         out += [CompletionEntry(label=v, kind="constant", replace=replace) for v in ("True", "False")]
     elif t == "buffer":
         for side in ("read", "write"):
-            out.append(CompletionEntry(label=f"{side}(0)", kind="snippet", detail=f"the block's i-th {side} buffer",
-                                       replace=replace, snippet=f"{side}(${{1:0}})"))
+            out.append(
+                CompletionEntry(
+                    label=f"{side}(0)",
+                    kind="snippet",
+                    detail=f"the block's i-th {side} buffer",
+                    replace=replace,
+                    snippet=f"{side}(${{1:0}})",
+                )
+            )
     elif t.startswith("index_map"):
-        out.append(CompletionEntry(label="lambda i, j: (i, j)", kind="snippet", detail="index map",
-                                   replace=replace, snippet="lambda ${1:i, j}: (${2:i, j})"))
+        out.append(
+            CompletionEntry(
+                label="lambda i, j: (i, j)",
+                kind="snippet",
+                detail="index map",
+                replace=replace,
+                snippet="lambda ${1:i, j}: (${2:i, j})",
+            )
+        )
         if t.endswith("?"):
             out.append(CompletionEntry(label="None", kind="constant", replace=replace))
     return out
@@ -217,8 +273,16 @@ def _in_string(an: Analysis, ctx: Context, blocks, workload_files) -> list[Compl
                 values, detail = _STRING_DOMAINS[param.type], param.type
             elif param is not None and entry is INST.get_sblock and param.name == "name":
                 values, detail = blocks, "block of the workload"
-    return [CompletionEntry(label=v, kind="block" if detail.startswith("block") else "value", detail=detail,
-                            insert=json.dumps(v, ensure_ascii=False)[1:-1], replace=inner) for v in values]
+    return [
+        CompletionEntry(
+            label=v,
+            kind="block" if detail.startswith("block") else "value",
+            detail=detail,
+            insert=json.dumps(v, ensure_ascii=False)[1:-1],
+            replace=inner,
+        )
+        for v in values
+    ]
 
 
 def _statement(an: Analysis, ctx: Context, replace, workload_files) -> list[CompletionEntry]:
@@ -226,32 +290,72 @@ def _statement(an: Analysis, ctx: Context, replace, workload_files) -> list[Comp
     if not ctx.statement_start:
         directive = ctx.directive()
         if directive == "workload":
-            return [CompletionEntry(label=_quoted(f), kind="value", detail="workload file", replace=replace)
-                    for f in workload_files]
+            return [
+                CompletionEntry(label=_quoted(f), kind="value", detail="workload file", replace=replace)
+                for f in workload_files
+            ]
         if directive == "target":
-            return [CompletionEntry(label=_quoted(t), kind="value", detail="target tag", replace=replace)
-                    for t in TARGET_TAGS]
+            return [
+                CompletionEntry(label=_quoted(t), kind="value", detail="target tag", replace=replace)
+                for t in TARGET_TAGS
+            ]
         return []
     if mode == "explain":
         out = []
         for kind in EXPLAIN_KINDS.values():
             links = ", ".join(f"{k}=[${{{i + 2}}}]" for i, k in enumerate(kind.links))
             snippet = f'{kind.name}("${{1:text}}"' + (f", {links}" if links else "") + ")$0"
-            out.append(CompletionEntry(label=kind.name, kind="explain", detail="explanation entry", doc=kind.doc,
-                                       snippet=snippet, replace=replace))
+            out.append(
+                CompletionEntry(
+                    label=kind.name,
+                    kind="explain",
+                    detail="explanation entry",
+                    doc=kind.doc,
+                    snippet=snippet,
+                    replace=replace,
+                )
+            )
         return out
     items = _instruction_items(replace)
     if not ctx.has_targets and not ctx.tokens:
         if mode == "header":
             for name, doc in DIRECTIVES.items():
-                items.append(CompletionEntry(label=name, kind="directive", detail="header directive", doc=doc,
-                                             snippet=f'{name} "${{1}}"$0', replace=replace, sort=f"0{name}"))
+                items.append(
+                    CompletionEntry(
+                        label=name,
+                        kind="directive",
+                        detail="header directive",
+                        doc=doc,
+                        snippet=f'{name} "${{1}}"$0',
+                        replace=replace,
+                        sort=f"0{name}",
+                    )
+                )
         for name, entry in SECTIONS.items():
-            items.append(CompletionEntry(label=f"{name}:", kind="section", detail="section", doc=entry.doc,
-                                         insert=f"{name}:", replace=replace, sort=f"3{name}", filter=name))
-        items.append(CompletionEntry(label="explain:", kind="section", detail="section",
-                                     doc="The explanation graph: facts, rationales and effects.", insert="explain:",
-                                     replace=replace, sort="3explain", filter="explain"))
+            items.append(
+                CompletionEntry(
+                    label=f"{name}:",
+                    kind="section",
+                    detail="section",
+                    doc=entry.doc,
+                    insert=f"{name}:",
+                    replace=replace,
+                    sort=f"3{name}",
+                    filter=name,
+                )
+            )
+        items.append(
+            CompletionEntry(
+                label="explain:",
+                kind="section",
+                detail="section",
+                doc="The explanation graph: facts, rationales and effects.",
+                insert="explain:",
+                replace=replace,
+                sort="3explain",
+                filter="explain",
+            )
+        )
     return items
 
 
@@ -261,12 +365,15 @@ def _explain_args(an: Analysis, ctx: Context, kind, replace) -> list[CompletionE
     if frame.keyword in kind.links:
         wanted = kind.links[frame.keyword]
         if "instruction" in wanted:
-            names = [n for n, _k, _s in an.visible(10 ** 9, ("block", "loop", "value"))]
+            names = [n for n, _k, _s in an.visible(10**9, ("block", "loop", "value"))]
             names += list(an.program.labels)
         else:
             names = [e.name for e in an.program.explain if e.name and e.kind in wanted]
         out += [CompletionEntry(label=n, kind="variable", replace=replace) for n in names]
     elif frame.fresh and frame.keyword is None and frame.positional > 0:
-        out += [CompletionEntry(label=f"{k}=", kind="keyword", detail="link", insert=f"{k}=[", replace=replace,
-                                filter=k) for k in kind.links if k not in frame.keywords]
+        out += [
+            CompletionEntry(label=f"{k}=", kind="keyword", detail="link", insert=f"{k}=[", replace=replace, filter=k)
+            for k in kind.links
+            if k not in frame.keywords
+        ]
     return out

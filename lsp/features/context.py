@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
 from dragon_dsl.language.diagnostics import Span
 from dragon_dsl.language.syntax import lexical
@@ -19,10 +18,18 @@ from dragon_dsl.language.table import BY_NAME, EXPLAIN_KINDS, Instruction, Param
 #: The language's own lexical rules (`dragon_dsl.language.syntax.lexical`); a string may be unterminated here.
 LEX = re.compile(
     r"""
-    (?P<STR>""" + lexical.STRING_OPEN_RE + r""")
+    (?P<STR>"""
+    + lexical.STRING_OPEN_RE
+    + r""")
   | (?P<COMMENT>\#[^\n]*)
-  | (?P<NAME>""" + lexical.NAME + r""")
-  | (?P<NUM>""" + lexical.FLOAT + "|" + lexical.INT + r""")
+  | (?P<NAME>"""
+    + lexical.NAME
+    + r""")
+  | (?P<NUM>"""
+    + lexical.FLOAT
+    + "|"
+    + lexical.INT
+    + r""")
   | (?P<OP>//|[-+*%=:,()\[\]{}\\])
   | (?P<NL>\n)
   | (?P<WS>[ \t\f]+)
@@ -66,10 +73,10 @@ def lex_lines(lines: list[str], first: int, last: int) -> list[Tok]:
 @dataclass
 class Frame:
     kind: str  # call, list, dict, paren
-    func: Optional[str] = None
-    func_tok: Optional[Tok] = None
+    func: str | None = None
+    func_tok: Tok | None = None
     positional: int = 0  # positional arguments before the current one
-    keyword: Optional[str] = None  # the current argument's keyword, once `name=` is typed
+    keyword: str | None = None  # the current argument's keyword, once `name=` is typed
     keywords: set = field(default_factory=set)
     fresh: bool = True  # nothing typed yet in the current argument
     items: int = 0  # list items before the current one
@@ -82,8 +89,8 @@ class Context:
     first_line: int  # where the statement starts
     tokens: list[Tok]  # the statement's tokens before the cursor (the word under it excluded)
     frames: list[Frame]
-    word: Optional[Tok] = None  # a name under or just before the cursor
-    string: Optional[Tok] = None  # a string literal the cursor is inside
+    word: Tok | None = None  # a name under or just before the cursor
+    string: Tok | None = None  # a string literal the cursor is inside
     in_comment: bool = False
 
     @property
@@ -111,7 +118,7 @@ class Context:
         return any(t.text == "=" for t in self.tokens) and not self.frames
 
     @property
-    def call(self) -> Optional[Frame]:
+    def call(self) -> Frame | None:
         for f in reversed(self.frames):
             if f.kind == "call":
                 return f
@@ -122,7 +129,7 @@ class Context:
         """The cursor is inside a list that is itself the argument of the innermost call."""
         return bool(self.frames) and self.frames[-1].kind == "list"
 
-    def directive(self) -> Optional[str]:
+    def directive(self) -> str | None:
         toks = [t for t in self.tokens if t.kind != "NL"]
         if len(toks) == 1 and toks[0].kind == "NAME" and not self.frames:
             return toks[0].text
@@ -252,7 +259,7 @@ def positional_params(entry: Instruction) -> list[Param]:
     return [p for p in entry.params if p.slot.section != "decision"]
 
 
-def param_for(entry: Instruction, frame: Frame) -> Optional[Param]:
+def param_for(entry: Instruction, frame: Frame) -> Param | None:
     """The parameter the current argument of a call binds."""
     if frame.keyword is not None:
         return entry.param(frame.keyword)
@@ -265,7 +272,7 @@ def param_for(entry: Instruction, frame: Frame) -> Optional[Param]:
     return None
 
 
-def entry_of(frame: Optional[Frame]):
+def entry_of(frame: Frame | None):
     """The table entry (Instruction) or explanation kind a call frame names."""
     if frame is None or frame.func is None:
         return None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from dragon_dsl.language.diagnostics import Diagnostic, Span
 
@@ -17,7 +16,7 @@ class Edit:
 @dataclass
 class HoverInfo:
     markdown: str
-    span: Optional[Span] = None
+    span: Span | None = None
 
 
 @dataclass
@@ -26,11 +25,11 @@ class CompletionEntry:
     kind: str  # instruction, keyword, variable, block, value, constant, directive, section, explain, snippet
     detail: str = ""
     doc: str = ""
-    insert: Optional[str] = None  # plain text to insert (default: the label)
-    snippet: Optional[str] = None  # the same in LSP snippet syntax, when the client takes snippets
-    replace: Optional[Span] = None  # the text the item replaces (the word or string being typed)
-    sort: Optional[str] = None
-    filter: Optional[str] = None
+    insert: str | None = None  # plain text to insert (default: the label)
+    snippet: str | None = None  # the same in LSP snippet syntax, when the client takes snippets
+    replace: Span | None = None  # the text the item replaces (the word or string being typed)
+    sort: str | None = None
+    filter: str | None = None
 
 
 @dataclass
@@ -38,7 +37,7 @@ class SignatureInfo:
     label: str
     doc: str
     params: list[tuple[int, int, str]]  # offsets into label (ASCII) and the parameter's doc
-    active: Optional[int]
+    active: int | None
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ class Symbol:
     span: Span
     selection: Span
     detail: str = ""
-    children: list["Symbol"] = field(default_factory=list)
+    children: list[Symbol] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -75,9 +74,9 @@ class Hint:
 class Action:
     title: str
     kind: str  # quickfix, rewrite, source
-    edits: Optional[list[Edit]] = None
-    diagnostic: Optional[Diagnostic] = None
-    command: Optional[tuple[str, list]] = None
+    edits: list[Edit] | None = None
+    diagnostic: Diagnostic | None = None
+    command: tuple[str, list] | None = None
     preferred: bool = False
 
 
@@ -90,6 +89,6 @@ class ReplayFacts:
     decisions: instruction index -> the decision TVM used (sampled when the script gives none).
     """
 
-    version: Optional[int]
+    version: int | None
     variables: dict = field(default_factory=dict)
     decisions: dict = field(default_factory=dict)

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Optional
 
 from dragon_dsl import format_text
 from dragon_dsl.language.diagnostics import DragonError, Span
-
 from dragon_lsp.features.data import Edit
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
@@ -30,7 +28,7 @@ def _hunks(text: str, new: str):
         yield i1, i2, Edit(Span(a[0], a[1], b[0], b[1]), "".join(new_lines[j1:j2]))
 
 
-def format_document(text: str, eol: str = "\n") -> Optional[list[Edit]]:
+def format_document(text: str, eol: str = "\n") -> list[Edit] | None:
     """None when the text does not parse (nothing to format safely)."""
     try:
         new = format_text(text)
@@ -39,7 +37,7 @@ def format_document(text: str, eol: str = "\n") -> Optional[list[Edit]]:
     return [_eol(e, eol) for _i1, _i2, e in _hunks(text, new)]
 
 
-def format_range(text: str, first_line: int, last_line: int, eol: str = "\n") -> Optional[list[Edit]]:
+def format_range(text: str, first_line: int, last_line: int, eol: str = "\n") -> list[Edit] | None:
     try:
         new = format_text(text)
     except DragonError:

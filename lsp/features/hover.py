@@ -4,10 +4,8 @@ was defined, what it denotes after replay and the explanation graph's notes abou
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from dragon_dsl.language.table import BY_NAME, DIRECTIVES, EXPLAIN_KINDS, SECTIONS, Instruction, Param, literal_text
-
 from dragon_lsp.analysis import CONSTANTS, Analysis
 from dragon_lsp.features.context import LEX, Tok, context_at, entry_of
 from dragon_lsp.features.data import HoverInfo, ReplayFacts
@@ -22,8 +20,12 @@ def instruction_markdown(entry: Instruction, signature: bool = True) -> str:
     parts.append(entry.doc)
     rows = []
     for p in entry.params:
-        rows.append(f"- `{p.name}: {p.type}`" + ("" if p.required else f" = `{literal_text(p.default, p)}`")
-                    + (" (keyword)" if p.keyword else "") + (f" — {p.doc}" if p.doc else ""))
+        rows.append(
+            f"- `{p.name}: {p.type}`"
+            + ("" if p.required else f" = `{literal_text(p.default, p)}`")
+            + (" (keyword)" if p.keyword else "")
+            + (f" — {p.doc}" if p.doc else "")
+        )
     if rows:
         parts.append("\n".join(rows))
     facts = [f"TVM kind `{entry.kind}`", "pure" if entry.pure else "not pure"]
@@ -41,7 +43,7 @@ def param_markdown(entry: Instruction, p: Param) -> str:
     return f"`{entry.name}` parameter `{p.name}: {p.type}` ({default})\n\n{p.doc}"
 
 
-def _token_at(lines, line: int, col: int) -> Optional[Tok]:
+def _token_at(lines, line: int, col: int) -> Tok | None:
     if not 0 < line <= len(lines):
         return None
     for m in LEX.finditer(lines[line - 1]):
@@ -54,7 +56,7 @@ def _describe_fact(info: dict) -> str:
     if "extent" in info:
         return f"after replay: a loop of extent **{info['extent']}**"
     if "block" in info:
-        return f"after replay: the block **\"{info['block']}\"**"
+        return f'after replay: the block **"{info["block"]}"**'
     if "value" in info:
         return f"after replay: the value **{info['value']}**"
     return ""
@@ -74,7 +76,7 @@ def _notes(an: Analysis, name: str) -> str:
     return "**Explanation**\n\n" + "\n".join(lines)
 
 
-def variable_markdown(an: Analysis, name: str, facts: Optional[ReplayFacts]) -> Optional[str]:
+def variable_markdown(an: Analysis, name: str, facts: ReplayFacts | None) -> str | None:
     where = an.definition(name)
     if where is None:
         return None
@@ -109,12 +111,12 @@ def variable_markdown(an: Analysis, name: str, facts: Optional[ReplayFacts]) -> 
     return "\n\n".join(p for p in parts if p)
 
 
-def hover(an: Analysis, line: int, col: int, facts: Optional[ReplayFacts] = None) -> Optional[HoverInfo]:
+def hover(an: Analysis, line: int, col: int, facts: ReplayFacts | None = None) -> HoverInfo | None:
     tok = _token_at(an.lines, line, col)
     if tok is None:
         return None
     text = an.lines[line - 1]
-    after = text[tok.end - 1:].lstrip()
+    after = text[tok.end - 1 :].lstrip()
     if tok.kind == "STR":
         return None
     name = tok.text
@@ -136,8 +138,11 @@ def hover(an: Analysis, line: int, col: int, facts: Optional[ReplayFacts] = None
         if name in SECTIONS:
             return HoverInfo(f"**{name}:** (section)\n\n{SECTIONS[name].doc}", tok.span)
         if name == "explain":
-            return HoverInfo("**explain:** (section)\n\nThe explanation graph: facts, rationales and effects. "
-                             "It never changes the trace.", tok.span)
+            return HoverInfo(
+                "**explain:** (section)\n\nThe explanation graph: facts, rationales and effects. "
+                "It never changes the trace.",
+                tok.span,
+            )
     if not before and name in DIRECTIVES and re.match(r'["{]', after or " "):
         return HoverInfo(f"**{name}** (header directive)\n\n{DIRECTIVES[name]}", tok.span)
     if name in CONSTANTS:

@@ -4,16 +4,14 @@ and the decision TVM sampled where the script leaves it open."""
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 from dragon_dsl.language.syntax import ast
 from dragon_dsl.language.table import INST
-
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.data import Hint, ReplayFacts
 
 
-def inlay_hints(an: Analysis, facts: Optional[ReplayFacts], first_line: int = 1, last_line: int = 10 ** 9) -> list[Hint]:
+def inlay_hints(an: Analysis, facts: ReplayFacts | None, first_line: int = 1, last_line: int = 10**9) -> list[Hint]:
     if facts is None or facts.version != an.version:
         return []
     out: list[Hint] = []
@@ -29,13 +27,15 @@ def inlay_hints(an: Analysis, facts: Optional[ReplayFacts], first_line: int = 1,
             if not info:
                 continue
             if "extent" in info:
-                out.append(Hint(t.span.end_line, t.span.end_column, f": {info['extent']}", "type",
-                                "loop extent after replay"))
+                out.append(
+                    Hint(t.span.end_line, t.span.end_column, f": {info['extent']}", "type", "loop extent after replay")
+                )
             elif "block" in info and inst.entry is not INST.get_sblock:
-                out.append(Hint(t.span.end_line, t.span.end_column, f": {info['block']}", "type",
-                                "block after replay"))
+                out.append(Hint(t.span.end_line, t.span.end_column, f": {info['block']}", "type", "block after replay"))
         if inst.entry.decision and "decision" not in inst.args and index in facts.decisions:
             end = stmt.call.span
             label = "decision=" + json.dumps(facts.decisions[index])
-            out.append(Hint(end.end_line, end.end_column - 1, label, "parameter", "the decision TVM sampled", pad_left=True))
+            out.append(
+                Hint(end.end_line, end.end_column - 1, label, "parameter", "the decision TVM sampled", pad_left=True)
+            )
     return out

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from dragon_dsl.language.diagnostics import Span
-
 from dragon_lsp.analysis import Analysis, Occurrence, is_reserved
 from dragon_lsp.features.data import Edit
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 
 
-def symbol_at(an: Analysis, line: int, col: int) -> Optional[Occurrence]:
+def symbol_at(an: Analysis, line: int, col: int) -> Occurrence | None:
     """The occurrence of a name under the cursor, if that name is defined in the script."""
     o = an.occurrence_at(line, col)
     if o is None or an.definition(o.name) is None:
@@ -21,7 +19,7 @@ def symbol_at(an: Analysis, line: int, col: int) -> Optional[Occurrence]:
     return o
 
 
-def definition(an: Analysis, line: int, col: int) -> Optional[Span]:
+def definition(an: Analysis, line: int, col: int) -> Span | None:
     o = symbol_at(an, line, col)
     if o is None:
         return None
@@ -36,7 +34,7 @@ def references(an: Analysis, line: int, col: int, include_declaration: bool = Tr
     return [x.span for x in an.occurrences.get(o.name, ()) if include_declaration or x.span != decl]
 
 
-def prepare_rename(an: Analysis, line: int, col: int) -> Optional[tuple[Span, str]]:
+def prepare_rename(an: Analysis, line: int, col: int) -> tuple[Span, str] | None:
     o = symbol_at(an, line, col)
     if o is None:
         return None

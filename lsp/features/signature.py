@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from dragon_dsl.language.table import Instruction
-
 from dragon_lsp.features.context import context_at, entry_of, param_for
 from dragon_lsp.features.data import SignatureInfo
 
@@ -30,7 +27,7 @@ def _param_offsets(entry: Instruction) -> list[tuple[int, int]]:
     return out
 
 
-def signature_help(lines, line: int, col: int) -> Optional[SignatureInfo]:
+def signature_help(lines, line: int, col: int) -> SignatureInfo | None:
     ctx = context_at(lines, line, col)
     if ctx.in_comment:
         return None

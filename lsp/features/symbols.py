@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dragon_dsl.language.diagnostics import Span
 from dragon_dsl.language.syntax import ast
-
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.data import Symbol
 
@@ -44,4 +43,4 @@ def document_symbols(an: Analysis) -> list[Symbol]:
 def _short(an: Analysis, span: Span) -> str:
     if span.line != span.end_line or not 0 < span.line <= len(an.lines):
         return ""
-    return an.lines[span.line - 1][span.column - 1: span.end_column - 1][:80]
+    return an.lines[span.line - 1][span.column - 1 : span.end_column - 1][:80]

@@ -4,21 +4,22 @@ still coloured; names get their kind from the checked program."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from dragon_dsl.language.table import BY_NAME, DIRECTIVES, DTYPES, EXPLAIN_KINDS, SECTIONS
-
 from dragon_lsp.analysis import Analysis
 from dragon_lsp.features.context import LEX
 from dragon_lsp.features.data import Token
 
 
-def semantic_tokens(an: Analysis, first_line: int = 1, last_line: Optional[int] = None) -> list[Token]:
+def semantic_tokens(an: Analysis, first_line: int = 1, last_line: int | None = None) -> list[Token]:
     kinds = {name: d[0] for name, d in an.program.definitions.items()}
     labels = set(an.program.labels)
     entries = {e.name for e in an.program.explain if e.name}
-    decls = {(o.span.line, o.span.column) for occs in an.occurrences.values() for o in occs
-             if o.role in ("def", "label", "entry")}
+    decls = {
+        (o.span.line, o.span.column)
+        for occs in an.occurrences.values()
+        for o in occs
+        if o.role in ("def", "label", "entry")
+    }
     last_line = len(an.lines) if last_line is None else min(last_line, len(an.lines))
     out: list[Token] = []
     depth = 0
@@ -53,8 +54,9 @@ def semantic_tokens(an: Analysis, first_line: int = 1, last_line: Optional[int] 
             elif kind == "COMMENT":
                 out.append(Token(ln, col, len(text), "comment"))
             elif kind == "NAME":
-                t = _name(text, nxt, i, depth, toks, kinds, labels, entries, decls, ln, col, lambda_params,
-                          in_lambda_head)
+                t = _name(
+                    text, nxt, i, depth, toks, kinds, labels, entries, decls, ln, col, lambda_params, in_lambda_head
+                )
                 if text == "lambda":
                     in_lambda_head = True
                 elif in_lambda_head:

@@ -17,7 +17,14 @@ class InvalidParams(ValueError):
 
 def register_all(host) -> None:
     from dragon_lsp.handlers import (
-        actions, commands, display, documents, editing, formatting, lifecycle, navigation,
+        actions,
+        commands,
+        display,
+        documents,
+        editing,
+        formatting,
+        lifecycle,
+        navigation,
     )
 
     for module in (lifecycle, documents, formatting, navigation, editing, display, actions, commands):

@@ -23,10 +23,16 @@ def register(host) -> None:
         for s in session.suggestions(uri):
             found.append(Action(s.title, "rewrite", session.replacement(uri, s.text)))
         args = commands.arguments(uri, session.docs[uri].doc.version)
-        found.append(Action("Suggest a schedule (validated: replay, build, verify, time)", "rewrite",
-                            command=(commands.SUGGEST, args)))
-        found.append(Action("Rewrite this schedule (validated, must be faster)", "rewrite",
-                            command=(commands.REWRITE, args)))
+        found.append(
+            Action(
+                "Suggest a schedule (validated: replay, build, verify, time)",
+                "rewrite",
+                command=(commands.SUGGEST, args),
+            )
+        )
+        found.append(
+            Action("Rewrite this schedule (validated, must be faster)", "rewrite", command=(commands.REWRITE, args))
+        )
         found.append(Action("Measure the latency of this schedule", "source", command=(commands.MEASURE, args)))
         if params.context.only:
             found = [a for a in found if convert.action_kind_in(a.kind, params.context.only)]

@@ -23,8 +23,7 @@ def register(host) -> None:
         if an is None:
             return None
         span = convert.from_range(an.lines, params.range, session.encoding)
-        return convert.semantic_tokens(tokens.semantic_tokens(an, span.line, span.end_line), an.lines,
-                                       session.encoding)
+        return convert.semantic_tokens(tokens.semantic_tokens(an, span.line, span.end_line), an.lines, session.encoding)
 
     @host.feature("textDocument/documentSymbol", default=[])
     def on_symbols(params):

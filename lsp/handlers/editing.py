@@ -17,15 +17,18 @@ def register(host) -> None:
         if found is None:
             return None
         an, line, col = found
-        items = completion.complete(an, line, col, blocks=host.background.blocks(uri),
-                                    workload_files=session.workload_files(uri))
-        return convert.completion_list(items, an.lines, session.encoding, caps["snippets"],
-                                       caps.get("md_completion", False))
+        items = completion.complete(
+            an, line, col, blocks=host.background.blocks(uri), workload_files=session.workload_files(uri)
+        )
+        return convert.completion_list(
+            items, an.lines, session.encoding, caps["snippets"], caps.get("md_completion", False)
+        )
 
     @host.feature("textDocument/signatureHelp", convert.SIGNATURE_OPTIONS)
     def on_signature_help(params):
         uri, an = document(host, params)
         if an is None:
             return None
-        return convert.signature_help(signature.signature_help(an.lines, *position(host, an, params.position)),
-                                      caps.get("md_signature", False))
+        return convert.signature_help(
+            signature.signature_help(an.lines, *position(host, an, params.position)), caps.get("md_signature", False)
+        )

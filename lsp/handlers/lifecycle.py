@@ -24,7 +24,7 @@ def register(host) -> None:
             return
         try:
             answer = await host.configuration()
-        except Exception as exc:  # noqa: BLE001 - a client that cannot answer keeps the defaults
+        except Exception as exc:
             host.notify("warning", f"workspace/configuration failed: {exc}")
             return
         if answer is not None:

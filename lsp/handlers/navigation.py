@@ -16,8 +16,9 @@ def register(host) -> None:
         if an is None:
             return None
         line, col = position(host, an, params.position)
-        return convert.hover(hover.hover(an, line, col, session.facts(uri)), an.lines, session.encoding,
-                             host.caps.get("md_hover", False))
+        return convert.hover(
+            hover.hover(an, line, col, session.facts(uri)), an.lines, session.encoding, host.caps.get("md_hover", False)
+        )
 
     @host.feature("textDocument/definition")
     def on_definition(params):

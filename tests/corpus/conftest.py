@@ -15,24 +15,51 @@ ROOT = Path(__file__).resolve().parents[2]
 LLVM = {"kind": "llvm", "num-cores": 2}
 BUDGET = 3
 # matmul twice (two shapes: one can go to test_shape), softmax and elementwise: three families
-SPECS = [("matmul", {"n": 16, "m": 16, "k": 16, "in_dtype": "float32", "out_dtype": "float32"}),
-         ("matmul", {"n": 32, "m": 16, "k": 32, "in_dtype": "float32", "out_dtype": "float32"}),
-         ("softmax", {"m": 32, "n": 32}),
-         ("elementwise", {"m": 32, "n": 32, "ops": "add-relu"})]
+SPECS = [
+    ("matmul", {"n": 16, "m": 16, "k": 16, "in_dtype": "float32", "out_dtype": "float32"}),
+    ("matmul", {"n": 32, "m": 16, "k": 32, "in_dtype": "float32", "out_dtype": "float32"}),
+    ("softmax", {"m": 32, "n": 32}),
+    ("elementwise", {"m": 32, "n": 32, "ops": "add-relu"}),
+]
 
 
 def search_command(workloads: Path, out: Path, *extra: str) -> list:
     """`dragon search` as a subprocess (through the corpus CLI module, so that unrelated `dragon`
     subcommands are not imported): one search round with the seeded random cost model, which
     makes the candidates reproducible (see dragon_dsl/corpus/search_run.py)."""
-    return [sys.executable, "-m", "dragon_dsl.cli.corpus", "search", str(workloads), "--out", str(out),
-            "--target", json.dumps(LLVM), "--budget", str(BUDGET), "--cost-model", "random", "--workers", "2",
-            "--population", "32", "--json", "-", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "dragon_dsl.cli.corpus",
+        "search",
+        str(workloads),
+        "--out",
+        str(out),
+        "--target",
+        json.dumps(LLVM),
+        "--budget",
+        str(BUDGET),
+        "--cost-model",
+        "random",
+        "--workers",
+        "2",
+        "--population",
+        "32",
+        "--json",
+        "-",
+        *extra,
+    ]
 
 
 def run_search(workloads: Path, out: Path, *extra: str) -> dict:
-    proc = subprocess.run(search_command(workloads, out, *extra), cwd=ROOT, capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        search_command(workloads, out, *extra),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
@@ -43,8 +70,14 @@ def kill_when(cmd: list, ready, what: str) -> None:
     import signal
     import time
 
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         deadline = time.monotonic() + 300
         while not ready():

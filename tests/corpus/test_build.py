@@ -70,8 +70,8 @@ def test_reverify_passes_and_catches_tampering(built_corpus, corpus_engine, tmp_
     path = bad / "data" / "train.parquet"
     rows = [dict(r) for r in datasets.Dataset.from_parquet(str(path))]
     other = next(r for s in SPLITS for r in _rows(out) if r["workload"] != rows[0]["workload"])
-    rows[0]["workload_text"] = other["workload_text"]      # the script no longer fits its workload
-    rows.append(dict(rows[-1]))                            # a duplicate example
+    rows[0]["workload_text"] = other["workload_text"]  # the script no longer fits its workload
+    rows.append(dict(rows[-1]))  # a duplicate example
     datasets.Dataset.from_list(rows, features=features()).to_parquet(str(path))
     report = verify_corpus(bad, engine=corpus_engine)
     assert report["passed"] == report["examples"] - 2
@@ -107,7 +107,7 @@ def test_split_functions_are_stable_and_hold_out_by_family():
     rng = random.Random(0)
     splits = {}
     for _ in range(2000):
-        f, p = rng.choice(families), {"m": rng.randint(1, 10 ** 6), "dtype": "float32"}
+        f, p = rng.choice(families), {"m": rng.randint(1, 10**6), "dtype": "float32"}
         s = split_of(f, p, held, cfg)
         assert s == split_of(f, dict(reversed(list(p.items()))), held, cfg), "params order does not matter"
         assert (s == "test_family") == (f in held)
@@ -124,8 +124,18 @@ def test_choose_best_and_slower_candidates():
     def cand(i, lat, status="ok"):
         return {"trace": [[["X", [], [], [f"b{i}"]]], []], "status": status, "latency_us": lat}
 
-    rec = {"workload_hash": "1", "candidates": [cand(0, 10.0), cand(1, 5.0), cand(2, 5.5), cand(3, 9.0),
-                                                  cand(4, None, "build_error"), cand(5, 6.0), cand(6, 50.0)]}
+    rec = {
+        "workload_hash": "1",
+        "candidates": [
+            cand(0, 10.0),
+            cand(1, 5.0),
+            cand(2, 5.5),
+            cand(3, 9.0),
+            cand(4, None, "build_error"),
+            cand(5, 6.0),
+            cand(6, 50.0),
+        ],
+    }
     best, slower = choose(rec, BuildConfig(improvements=2))
     assert best["latency_us"] == 5.0
     assert len(slower) == 2 and all(c["latency_us"] >= 6.0 for c in slower)
@@ -167,13 +177,14 @@ def test_open_removes_writes_cut_short_and_refuses_other_configs(tmp_path):
     cfg = SearchConfig(target={"kind": "llvm", "num-cores": 2}, budget=2)
     run = SearchRun(tmp_path / "run", tmp_path, cfg)
     run.open()
-    dead = 2 ** 22 + 12345  # above the default pid_max of 2**22: no such process
+    dead = 2**22 + 12345  # above the default pid_max of 2**22: no such process
     stray = run.records_dir / f".w.json.{dead}.tmp"
     stray.write_text("{")
     run.open()
     assert not stray.exists()
-    other = SearchRun(tmp_path / "run", tmp_path, SearchConfig(target={"kind": "llvm", "num-cores": 2}, budget=2,
-                                                                seed=5))
+    other = SearchRun(
+        tmp_path / "run", tmp_path, SearchConfig(target={"kind": "llvm", "num-cores": 2}, budget=2, seed=5)
+    )
     with pytest.raises(RunConfigError, match="seed: was 0, now 5"):
         other.open()
 
@@ -185,14 +196,16 @@ def test_scripts_of_traces_whose_index_maps_carry_source_spans():
     from pathlib import Path
 
     from dragon_dsl import to_trace_json
-    from dragon_dsl.language.codec.equal import traces_equal
     from dragon_dsl.corpus.build import make_script
+    from dragon_dsl.language.codec.equal import traces_equal
 
     trace = json.loads((Path(__file__).parents[1] / "data/traces/index_map_with_spans.json").read_text())
     text, encoded = make_script(trace, "bmm.tvmscript", "nvidia/nvidia-h100")
-    assert encoded != trace and traces_equal(encoded, trace) == []      # only the spans differ
+    assert encoded != trace and traces_equal(encoded, trace) == []  # only the spans differ
     assert to_trace_json(text) == encoded
     swapped = json.loads(json.dumps(trace))
     graph = swapped[0][-1][1][1]
-    swapped[0][-1][1][1] = graph.replace('"data":[5,7,9]},{"type":"tirx.IndexMap"', '"data":[5,9,7]},{"type":"tirx.IndexMap"')
+    swapped[0][-1][1][1] = graph.replace(
+        '"data":[5,7,9]},{"type":"tirx.IndexMap"', '"data":[5,9,7]},{"type":"tirx.IndexMap"'
+    )
     assert swapped != trace and traces_equal(swapped, trace) == ["trace[0][6][1][1]: index maps differ"]

@@ -25,9 +25,27 @@ CONSTRUCTION = ("id", "task", "split", "family", "workload", "workload_hash", "w
 
 def build_command(run_dir, out, *extra) -> list:
     cfg = build_config()
-    return [sys.executable, "-m", "dragon_dsl.cli.corpus", "corpus", "build", str(run_dir), "--out", str(out),
-            "--test-families", ",".join(cfg.test_families), "--shape-pct", str(cfg.shape_pct),
-            "--valid-pct", str(cfg.valid_pct), "--split-seed", str(cfg.split_seed), "--workers", "2", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "dragon_dsl.cli.corpus",
+        "corpus",
+        "build",
+        str(run_dir),
+        "--out",
+        str(out),
+        "--test-families",
+        ",".join(cfg.test_families),
+        "--shape-pct",
+        str(cfg.shape_pct),
+        "--valid-pct",
+        str(cfg.valid_pct),
+        "--split-seed",
+        str(cfg.split_seed),
+        "--workers",
+        "2",
+        *extra,
+    ]
 
 
 def construction_rows(corpus) -> dict:
@@ -41,14 +59,18 @@ def construction_rows(corpus) -> dict:
 def test_sigkill_mid_build_then_restart_equals_uninterrupted(searched_run, built_corpus, tmp_path):
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    kill_when(build_command(searched_run, out, "--chunk", "1"),
-              lambda: any(p.name != "build.json" for p in out.glob(f"{PARTIAL}/*.json")), "measured workload")
+    kill_when(
+        build_command(searched_run, out, "--chunk", "1"),
+        lambda: any(p.name != "build.json" for p in out.glob(f"{PARTIAL}/*.json")),
+        "measured workload",
+    )
     measured = {p.stem for p in (out / PARTIAL).glob("*.json") if p.name != "build.json"}
     assert 1 <= len(measured) < len(SPECS), "killed mid-build: some workloads measured, some not"
     assert not (out / "manifest.json").exists()
 
-    again = subprocess.run(build_command(searched_run, out), cwd=ROOT, capture_output=True, text=True,
-                           timeout=600, env=env)
+    again = subprocess.run(
+        build_command(searched_run, out), cwd=ROOT, capture_output=True, text=True, timeout=600, env=env
+    )
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"resuming: {len(measured)} of {len(SPECS)} workloads measured before" in again.stderr
     assert not (out / PARTIAL).exists(), "the partial folder goes once the corpus is written"
@@ -56,13 +78,18 @@ def test_sigkill_mid_build_then_restart_equals_uninterrupted(searched_run, built
     reference, _ = built_corpus
     assert construction_rows(out) == construction_rows(reference)
     assert len(construction_rows(out)) == len(SPECS)
-    assert manifest["counts"]["examples"] == sum(v for part in manifest["counts"]["by_split"].values()
-                                                 for v in part.values())
+    assert manifest["counts"]["examples"] == sum(
+        v for part in manifest["counts"]["by_split"].values() for v in part.values()
+    )
 
 
 def test_partial_build_of_another_configuration_is_refused(tmp_path):
-    ident = {"build": {"slower": 1.2}, "target": {"kind": "llvm"}, "tvm_version": "0.27.0.post1",
-             "workloads": ["a", "b"]}
+    ident = {
+        "build": {"slower": 1.2},
+        "target": {"kind": "llvm"},
+        "tvm_version": "0.27.0.post1",
+        "workloads": ["a", "b"],
+    }
     part = {"rows": [{"id": "a/construction"}], "dropped": {}, "wall_s": 1.5}
     first = Partial(tmp_path / PARTIAL, ident)
     assert first.open() == {}

@@ -15,17 +15,37 @@ def _gap(x, layout):
     return x.astype("float64").mean(axis=(2, 3) if layout == "NCHW" else (1, 2))
 
 
-CASES = [   # family, parameters, numpy of the input
-    ("global_avg_pool", {"n": 2, "c": 16, "h": 7, "w": 7, "layout": "NCHW", "dtype": "float32"}, lambda x: _gap(x, "NCHW")),
-    ("global_avg_pool", {"n": 1, "c": 24, "h": 14, "w": 14, "layout": "NHWC", "dtype": "float16"}, lambda x: _gap(x, "NHWC")),
-    ("mean_pool_tokens", {"batch": 3, "tokens": 16, "hidden": 64, "dtype": "float32"},
-     lambda x: x.astype("float64").mean(axis=1)),
-    ("mean_pool_tokens", {"batch": 2, "tokens": 32, "hidden": 384, "dtype": "float16"},
-     lambda x: x.astype("float64").mean(axis=1)),
-    ("logsumexp", {"rows": 4, "cols": 1000, "dtype": "float32"},
-     lambda x: np.log(np.exp(x.astype("float64")).sum(axis=1))),
-    ("logsumexp", {"rows": 2, "cols": 768, "dtype": "float16"},
-     lambda x: np.log(np.exp(x.astype("float64")).sum(axis=1))),
+CASES = [  # family, parameters, numpy of the input
+    (
+        "global_avg_pool",
+        {"n": 2, "c": 16, "h": 7, "w": 7, "layout": "NCHW", "dtype": "float32"},
+        lambda x: _gap(x, "NCHW"),
+    ),
+    (
+        "global_avg_pool",
+        {"n": 1, "c": 24, "h": 14, "w": 14, "layout": "NHWC", "dtype": "float16"},
+        lambda x: _gap(x, "NHWC"),
+    ),
+    (
+        "mean_pool_tokens",
+        {"batch": 3, "tokens": 16, "hidden": 64, "dtype": "float32"},
+        lambda x: x.astype("float64").mean(axis=1),
+    ),
+    (
+        "mean_pool_tokens",
+        {"batch": 2, "tokens": 32, "hidden": 384, "dtype": "float16"},
+        lambda x: x.astype("float64").mean(axis=1),
+    ),
+    (
+        "logsumexp",
+        {"rows": 4, "cols": 1000, "dtype": "float32"},
+        lambda x: np.log(np.exp(x.astype("float64")).sum(axis=1)),
+    ),
+    (
+        "logsumexp",
+        {"rows": 2, "cols": 768, "dtype": "float16"},
+        lambda x: np.log(np.exp(x.astype("float64")).sum(axis=1)),
+    ),
     ("row_absmax", {"rows": 8, "cols": 4096, "dtype": "float16"}, lambda x: np.abs(x.astype("float64")).max(axis=1)),
     ("row_absmax", {"rows": 3, "cols": 1000, "dtype": "float32"}, lambda x: np.abs(x.astype("float64")).max(axis=1)),
     ("sum_of_squares", {"rows": 4, "cols": 768, "dtype": "float32"}, lambda x: (x.astype("float64") ** 2).sum(axis=1)),

@@ -22,8 +22,19 @@ import subprocess
 
 from .conftest import ROOT, SPECS, build_config, kill_when, run_search, search_command
 
-COMPARED = ("workload", "workload_hash", "family", "params", "workload_file", "target", "status", "error",
-            "budget", "trials", "seed")
+COMPARED = (
+    "workload",
+    "workload_hash",
+    "family",
+    "params",
+    "workload_file",
+    "target",
+    "status",
+    "error",
+    "budget",
+    "trials",
+    "seed",
+)
 
 
 def comparable(run_dir) -> dict:
@@ -32,8 +43,10 @@ def comparable(run_dir) -> dict:
         assert path.suffix == ".json" and not path.name.startswith("."), f"stray file {path.name}"
         rec = json.loads(path.read_text())
         assert path.stem == rec["workload"] and rec["workload"] not in records
-        records[rec["workload"]] = {**{k: rec[k] for k in COMPARED},
-                                    "candidates": [(json.dumps(c["trace"]), c["status"]) for c in rec["candidates"]]}
+        records[rec["workload"]] = {
+            **{k: rec[k] for k in COMPARED},
+            "candidates": [(json.dumps(c["trace"]), c["status"]) for c in rec["candidates"]],
+        }
     return records
 
 
@@ -67,15 +80,20 @@ def test_sigkill_mid_run_then_restart_equals_uninterrupted(tiny_workloads, searc
         _, splits = load_corpus(tmp_path / f"corpus-{name}")
         ids = [r["id"] for s in splits.values() for r in s]
         assert len(ids) == len(set(ids)), "no duplicate examples"
-        rows[name] = {(r["id"], r["task"], r["split"], r["workload"], r["workload_text"])
-                      for s in splits.values() for r in s if r["task"] == "construction"}
+        rows[name] = {
+            (r["id"], r["task"], r["split"], r["workload"], r["workload_text"])
+            for s in splits.values()
+            for r in s
+            if r["task"] == "construction"
+        }
     assert rows["killed"] == rows["uninterrupted"] and len(rows["killed"]) == len(SPECS)
 
 
 def test_restart_with_another_configuration_is_refused(tiny_workloads, searched_run):
     cmd = search_command(tiny_workloads, searched_run)
     cmd[cmd.index("--budget") + 1] = str(7)
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     assert proc.returncode == 2
     assert "another configuration" in proc.stderr and "budget: was 3, now 7" in proc.stderr

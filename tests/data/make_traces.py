@@ -109,14 +109,14 @@ def replay_ok(mod: tvm.IRModule, trace, expected_mod: tvm.IRModule) -> str | Non
     fresh schedule of mod reproduces it; otherwise the reason."""
     try:
         s_tir.analysis.verify_well_formed(expected_mod, True)
-    except Exception as err:  # pylint: disable=broad-except
+    except Exception as err:
         return f"ill-formed module: {str(err).strip().splitlines()[-1][:300]}"
     try:
         obj = json.loads(json.dumps(trace, ensure_ascii=False))
         sch = s_tir.Schedule(mod)
         s_tir.Trace.apply_json_to_schedule(obj, sch)
         tvm.ir.assert_structural_equal(sch.mod, expected_mod)
-    except Exception as err:  # pylint: disable=broad-except
+    except Exception as err:
         return f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:300]}"
     return None
 
@@ -389,7 +389,7 @@ def gen_spaces_and_samples(mods: dict[str, tvm.IRModule]):
             try:
                 ctx = make_context(mod, target, seed)
                 spaces = ctx.generate_design_space()
-            except Exception as err:  # pylint: disable=broad-except
+            except Exception as err:
                 msg = [ln for ln in str(err).splitlines() if "rror" in ln or "primitive" in ln]
                 msg = " ".join(x.strip() for x in msg[-2:])[:300]
                 msg = f"{type(err).__name__}: {msg}"
@@ -418,7 +418,7 @@ def gen_spaces_and_samples(mods: dict[str, tvm.IRModule]):
                     sseed = 1 + (seed * 1000 + s_idx * 100 + attempt) % (2**31 - 2)
                     try:
                         sch, failed = sample_candidate(mod, space, postprocs, sseed)
-                    except Exception as err:  # pylint: disable=broad-except
+                    except Exception as err:
                         sch, failed = None, f"replay raised {type(err).__name__}"
                     if sch is None:
                         stats[(tkey, "sampled", f"postproc/replay failed: {failed}")] += 1
@@ -782,7 +782,7 @@ HANDWRITTEN = [
 
 def gen_handwritten(mods):
     # registers the built-in tensor intrinsics used by the tensorize cases
-    import tvm.s_tir.tensor_intrin  # noqa: F401  pylint: disable=import-outside-toplevel
+    import tvm.s_tir.tensor_intrin  # noqa: F401
 
     lines, failures = [], []
     for case, wname, target, fn, needs_intrin in HANDWRITTEN:
@@ -793,7 +793,7 @@ def gen_handwritten(mods):
         try:
             note = fn(sch)
             tj = trace_json(sch)
-        except Exception as err:  # pylint: disable=broad-except
+        except Exception as err:
             msg = f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:400]}"
             failures.append((case, "schedule", msg))
             log(f"[handwritten] FAIL {case}: {msg}")
@@ -830,7 +830,7 @@ def _in_process_builder_runner():
     """Builder/runner that do in this process what the stock LocalBuilder/LocalRunner workers do
     (same default_build/default_export and alloc/run_evaluator functions). Used only when
     `cloudpickle` (needed by TVM's PopenPool workers) is not installed."""
-    # pylint: disable=import-outside-toplevel
+  
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
     from tvm.s_tir.meta_schedule.builder import local_builder
@@ -844,7 +844,7 @@ def _in_process_builder_runner():
                 try:
                     rt_mod = local_builder.default_build(inp.mod, inp.target, None)
                     results.append(BuilderResult(local_builder.default_export(rt_mod), None))
-                except Exception as err:  # pylint: disable=broad-except
+                except Exception as err:
                     results.append(BuilderResult(None, f"InProcessBuilder: {err}"))
             return results
 
@@ -852,18 +852,18 @@ def _in_process_builder_runner():
     class InProcessRunner(PyRunner):
         def __init__(self):
             super().__init__()
-            self.config = EvaluatorConfig._normalized(None)  # pylint: disable=protected-access
+            self.config = EvaluatorConfig._normalized(None)
 
         def run(self, runner_inputs):
             futures = []
             for inp in runner_inputs:
                 try:
-                    res = local_runner._worker_func(  # pylint: disable=protected-access
+                    res = local_runner._worker_func(
                         None, None, None, self.config, 1, str(inp.artifact_path),
                         str(inp.device_type), tuple(a.as_json() for a in inp.args_info),
                     )  # fmt: skip
                     fut = local_runner.LocalRunnerFuture(res=res, error_message=None)
-                except Exception as err:  # pylint: disable=broad-except
+                except Exception as err:
                     fut = local_runner.LocalRunnerFuture(res=None, error_message=str(err))
                 futures.append(fut)
             return futures
@@ -872,7 +872,7 @@ def _in_process_builder_runner():
 
 
 def builder_runner():
-    import importlib.util  # pylint: disable=import-outside-toplevel
+    import importlib.util
 
     if importlib.util.find_spec("cloudpickle") is not None:
         return (

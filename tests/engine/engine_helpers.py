@@ -20,7 +20,7 @@ The bad candidates are real TVM schedules, not test hooks in the engine:
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def workload(name: str) -> str:
     return str(path if path.exists() else WORKLOADS / f"{name}.tvmscript")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lines(source: str) -> tuple:
     with open(TRACES / f"{source}.jsonl", encoding="utf-8") as f:
         return tuple(json.loads(line) for line in f if line.strip())
@@ -62,6 +62,7 @@ def float16_accumulator() -> list:
         block = sch.get_sblock("C")
         sch.cache_write(block, 0, "global")
         sch.unsafe_set_dtype(block, 0, "float16")
+
     return _schedule("matmul_64", edit)
 
 
@@ -71,6 +72,7 @@ def partial_write() -> list:
         sch.unsafe_hide_buffer_access(producer, "write", [1])
         (loop,) = sch.get_loops(producer)
         sch.reverse_compute_at(consumer, loop)
+
     return _schedule("partial_write", edit)
 
 
@@ -84,8 +86,10 @@ def wild_read() -> list:
 
 def plain_schedule(name: str, block: str) -> list:
     """A trivially correct schedule: the outer loop of `block` split by 2."""
+
     def edit(sch):
         sch.split(sch.get_loops(sch.get_sblock(block))[0], [None, 2])
+
     return _schedule(name, edit)
 
 
@@ -96,6 +100,7 @@ def too_many_threads() -> list:
         outer, inner = sch.split(sch.fuse(i, j), [None, 2048])
         sch.bind(outer, "blockIdx.x")
         sch.bind(inner, "threadIdx.x")
+
     return _schedule("matmul_64", edit)
 
 

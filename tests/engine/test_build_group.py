@@ -11,8 +11,15 @@ import pytest
 
 from dragon_dsl.engine import Engine, Status
 
-from .engine_helpers import (LLVM, MISSING_BLOCK, fixture_traces, float16_accumulator, plain_schedule,
-                             too_many_threads, workload)
+from .engine_helpers import (
+    LLVM,
+    MISSING_BLOCK,
+    fixture_traces,
+    float16_accumulator,
+    plain_schedule,
+    too_many_threads,
+    workload,
+)
 
 
 def _candidates():
@@ -52,7 +59,7 @@ def test_a_group_gives_each_candidate_its_own_result(engines, case):
     expected = alone.measure(workload("matmul_64"), traces, level="verify")
     got = grouped.measure(workload("matmul_64"), traces, level="verify")
     assert alone.stats()["build_jobs"] - jobs[0] == len(traces)
-    assert grouped.stats()["build_jobs"] - jobs[1] == 1      # one job for the whole group
+    assert grouped.stats()["build_jobs"] - jobs[1] == 1  # one job for the whole group
     assert [(r.status, r.level, r.n_checked) for r in got] == [(r.status, r.level, r.n_checked) for r in expected]
     for r, e in zip(got, expected):
         if e.status is not Status.OK:
@@ -63,8 +70,9 @@ def test_a_group_gives_each_candidate_its_own_result(engines, case):
 def test_a_groups_library_goes_when_its_last_candidate_is_done(engines, level):
     _, grouped = engines
     known = _candidates()
-    results = grouped.measure(workload("matmul_64"), [known["fixture 0"], known["fixture 1"], known["plain"]],
-                              level=level)
+    results = grouped.measure(
+        workload("matmul_64"), [known["fixture 0"], known["fixture 1"], known["plain"]], level=level
+    )
     assert all(r.ok for r in results)
     assert not list(grouped._workdir.rglob("mod.so"))
 
@@ -112,24 +120,27 @@ def test_build_group_must_be_a_positive_integer(size):
         Engine(LLVM, workers=1, cache=False, build_group=size)
 
 
-@pytest.mark.parametrize("counts, workers, most, sizes", [
-    ([], 4, 8, []),
-    ([0], 4, 8, [[]]),
-    ([1], 4, 8, [[1]]),
-    ([5], 1, 8, [[5]]),
-    ([12], 1, 8, [[6, 6]]),            # two groups, as even as can be
-    ([64], 16, 8, [[4] * 16]),         # every worker busy rather than 8 groups of 8
-    ([64], 2, 8, [[8] * 8]),
-    ([10], 16, 8, [[1] * 10]),         # more workers than candidates: one each
-    ([9], 2, 4, [[3, 3, 3]]),
-    ([7], 3, 1, [[1] * 7]),            # grouping off
-    # many workloads in one call: the size is the call's, not each workload's own share
-    ([42] * 24, 16, 8, [[7] * 6] * 24),
-    ([42, 3, 1], 16, 8, [[3] * 14, [3], [1]]),   # 16 jobs for 16 workers
-    ([10, 10], 16, 8, [[1] * 10] * 2),
-    ([10, 10], 4, 8, [[5, 5], [5, 5]]),
-    ([17, 0, 2], 2, 8, [[6, 6, 5], [], [2]]),
-])
+@pytest.mark.parametrize(
+    "counts, workers, most, sizes",
+    [
+        ([], 4, 8, []),
+        ([0], 4, 8, [[]]),
+        ([1], 4, 8, [[1]]),
+        ([5], 1, 8, [[5]]),
+        ([12], 1, 8, [[6, 6]]),  # two groups, as even as can be
+        ([64], 16, 8, [[4] * 16]),  # every worker busy rather than 8 groups of 8
+        ([64], 2, 8, [[8] * 8]),
+        ([10], 16, 8, [[1] * 10]),  # more workers than candidates: one each
+        ([9], 2, 4, [[3, 3, 3]]),
+        ([7], 3, 1, [[1] * 7]),  # grouping off
+        # many workloads in one call: the size is the call's, not each workload's own share
+        ([42] * 24, 16, 8, [[7] * 6] * 24),
+        ([42, 3, 1], 16, 8, [[3] * 14, [3], [1]]),  # 16 jobs for 16 workers
+        ([10, 10], 16, 8, [[1] * 10] * 2),
+        ([10, 10], 4, 8, [[5, 5], [5, 5]]),
+        ([17, 0, 2], 2, 8, [[6, 6, 5], [], [2]]),
+    ],
+)
 def test_group_sizes(counts, workers, most, sizes):
     from dragon_dsl.engine.batch import group_sizes
 

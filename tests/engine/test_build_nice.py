@@ -34,14 +34,14 @@ def test_builds_for_a_local_gpu_run_niced_and_cpu_builds_do_not(monkeypatch):
         assert _nice_once_started(engine._device_pool()) == [mine]
     finally:
         engine.close()
-    monkeypatch.setattr(E, "local_gpus", lambda: ("NVIDIA H200",))   # a GPU host, as far as builds go
+    monkeypatch.setattr(E, "local_gpus", lambda: ("NVIDIA H200",))  # a GPU host, as far as builds go
     engine = E.Engine("nvidia/nvidia-h100", workers=2, cache=False)
     try:
         assert _nice_once_started(engine._builders) == [min(19, mine + E.BUILD_NICE)] * 2
     finally:
         engine.close()
     engine = E.Engine("nvidia/nvidia-h100", device="rpc://127.0.0.1:9190/h200", workers=1, cache=False)
-    try:                                                               # kernels timed elsewhere
+    try:  # kernels timed elsewhere
         assert _nice_once_started(engine._builders) == [mine]
     finally:
         engine.close()

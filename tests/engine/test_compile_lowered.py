@@ -64,5 +64,6 @@ def test_a_cpu_target_compiles_as_tvm_compile_does():
     phases: dict = {}
     scheduled = checked_schedule(mod, {"baseline": "unscheduled"}, target, phases)
     assert "lowered" not in phases
-    assert compile_scheduled(scheduled, target).mod.inspect_source("ll") == \
-        tvm.compile(scheduled, target).mod.inspect_source("ll")
+    assert compile_scheduled(scheduled, target).mod.inspect_source("ll") == tvm.compile(
+        scheduled, target
+    ).mod.inspect_source("ll")

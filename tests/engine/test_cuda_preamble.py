@@ -42,12 +42,15 @@ def test_tvms_source_loses_the_traits_block_and_nothing_else(tvm_source):
     assert "#include <cuda/std/cstdint>" in trimmed and 'extern "C" __global__' in trimmed
 
 
-@pytest.mark.parametrize("use", [
-    "  bool same = std::is_same<float, T>::value;",
-    "  typename std::enable_if<true, int>::type x = 0;",
-    "  constexpr bool v = is_same_v<int, int>;",
-    "  cuda::std::numeric_limits<float>::max();",
-])
+@pytest.mark.parametrize(
+    "use",
+    [
+        "  bool same = std::is_same<float, T>::value;",
+        "  typename std::enable_if<true, int>::type x = 0;",
+        "  constexpr bool v = is_same_v<int, int>;",
+        "  cuda::std::numeric_limits<float>::max();",
+    ],
+)
 def test_a_source_that_uses_a_trait_or_libcu_is_left_as_written(tvm_source, use):
     body = tvm_source.replace('extern "C" __global__', use + '\nextern "C" __global__', 1)
     assert trim_preamble(body) == body

@@ -5,8 +5,6 @@ its own copies get the result it gets."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from dragon_dsl.engine import Engine, Status, Task
@@ -59,7 +57,7 @@ def test_the_annotated_trace_differs_before_lowering_only(matmul):
 def test_a_copy_of_a_claimed_scheduled_module_is_found_before_the_checks(matmul, tmp_path):
     mod, target, trace = matmul
     s_key, _ = keys_of(mod, trace, target)
-    (tmp_path / s_key).touch()            # another build holds it
+    (tmp_path / s_key).touch()  # another build holds it
     reply = build(mod, {"trace": same_program(trace)}, target, tmp_path / "out", {"dir": str(tmp_path), "tag": TAG})
     assert (reply["status"], reply["source_key"], reply["claimed"]) == ("duplicate", s_key, [])
     assert not (tmp_path / "out").exists()
@@ -90,8 +88,13 @@ def test_copies_at_either_claim_get_the_first_builds_verdict_in_one_engine_call(
     through A; G is the copy of F, which breaks the GPU's limits."""
     _, _, trace = matmul
     wl = workload("matmul_64")
-    traces = {"B": trace, "A": noted(trace), "C": same_program(noted(trace)),
-              "F": too_many_threads(), "G": same_program(too_many_threads())}
+    traces = {
+        "B": trace,
+        "A": noted(trace),
+        "C": same_program(noted(trace)),
+        "F": too_many_threads(),
+        "G": same_program(too_many_threads()),
+    }
     engine = Engine(H100, workers=1, timeout_s=120.0, cache=False, dedupe_sources=True)
     try:
         results = dict(zip(traces, engine.run([Task(wl, t, level="build") for t in traces.values()])))

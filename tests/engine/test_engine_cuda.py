@@ -49,8 +49,9 @@ def test_grouped_cuda_builds_compile_one_translation_unit_and_keep_each_verdict(
 def test_too_many_threads_per_block_is_a_build_error(cuda_engine):
     (r,) = cuda_engine.measure(workload("matmul_64"), [too_many_threads()], level="build")
     assert r.status is Status.BUILD_ERROR
-    assert r.message == ("GPU constraint(s) violated: Used threads per block (2048) is greater than "
-                         "the allowed maximum (1024)")
+    assert r.message == (
+        "GPU constraint(s) violated: Used threads per block (2048) is greater than the allowed maximum (1024)"
+    )
 
 
 def test_unscheduled_cuda_build_has_no_kernel(cuda_engine):
@@ -64,8 +65,7 @@ def test_nvcc_errors_become_messages():
     import tvm
 
     with pytest.raises(NvccError) as err:
-        compile_cubin('extern "C" __global__ void k(float* a) { a[0] = undefined_name; }',
-                      tvm.target.Target(H100))
+        compile_cubin('extern "C" __global__ void k(float* a) { a[0] = undefined_name; }', tvm.target.Target(H100))
     assert "undefined_name" in str(err.value) and str(err.value).startswith("nvcc: ")
 
 

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 
 from dragon_dsl.engine import Result, Status, Task, geomean, speedup
 from dragon_dsl.engine.cache import ResultsCache, answers
-from dragon_dsl.tvm.compile import CHECKS_VERSION
 from dragon_dsl.engine.compare import RTOL, Expected, compare
 from dragon_dsl.engine.inputs import fill_value, filled, input_sets, set_names
 from dragon_dsl.engine.keys import trace_hash
 from dragon_dsl.engine.signature import Arg
 from dragon_dsl.engine.targets import parse_device, resolve_target
 from dragon_dsl.engine.timing import median
+from dragon_dsl.tvm.compile import CHECKS_VERSION
 
 
 def test_result_json_round_trip_keeps_infinities():
@@ -95,7 +95,7 @@ def test_cache_store_lookup_and_references(tmp_path):
     assert not list((tmp_path / "r-refs").glob("*.tmp"))
     cache.close()
     again = ResultsCache(tmp_path / "r.sqlite")
-    assert again.count() == 1 and again.get_reference("wk", "big") == b"123456789"   # kept across runs
+    assert again.count() == 1 and again.get_reference("wk", "big") == b"123456789"  # kept across runs
     again.close()
 
 
@@ -124,10 +124,10 @@ def test_a_reference_in_parts_is_kept_in_parts_when_large(tmp_path):
     assert kept.is_dir() and sorted(f.name for f in kept.iterdir()) == ["part0.npz", "part1.npz", "part2.npz"]
     assert all((kept / f.name).read_bytes() == f.read_bytes() for f in parts.iterdir())
     assert cache.get_reference("wk", "big") == merged
-    assert cache.put_reference_parts("wk", "big", parts)      # kept already: stays as it is
+    assert cache.put_reference_parts("wk", "big", parts)  # kept already: stays as it is
     assert not list(kept.parent.glob("*.tmp"))
     assert cache.reference_path("wk", "other") is None and cache.get_reference("wk", "other") is None
-    one = tmp_path / "one"      # a reference computed in one part is kept as that file
+    one = tmp_path / "one"  # a reference computed in one part is kept as that file
     one.mkdir()
     (one / "part0.npz").write_bytes((parts / "part0.npz").read_bytes())
     assert cache.put_reference_parts("wk", "one", one)
@@ -136,8 +136,12 @@ def test_a_reference_in_parts_is_kept_in_parts_when_large(tmp_path):
     cache.close()
 
 
-ARGS = [Arg("A", (4, 8), "float32", "input"), Arg("I", (16,), "int32", "input", index_bound=4),
-        Arg("Q", (8,), "int8", "input"), Arg("C", (4, 8), "float32", "output")]
+ARGS = [
+    Arg("A", (4, 8), "float32", "input"),
+    Arg("I", (16,), "int32", "input", index_bound=4),
+    Arg("Q", (8,), "int8", "input"),
+    Arg("C", (4, 8), "float32", "output"),
+]
 
 
 def test_input_sets_are_seeded_and_cover_edges():
@@ -197,10 +201,14 @@ def _verdict_key(v):
 
 
 @settings(max_examples=300, deadline=None)
-@given(dtype=st.sampled_from(["float32", "float16"]), n=st.integers(1, 40), seed=st.integers(0, 2**31 - 1),
-       scale=st.sampled_from([0.0, 1e-3, 1.0, 1e4, 1e-27, 1e-33, 1e36, 1e38]),
-       near=st.sampled_from([0.0, 0.5, 0.999, 0.999999, 1.0, 1.000001, 1.001, 2.0]),
-       specials=st.sampled_from(["none", "nan_got", "nan_want", "inf_got", "inf_want"]))
+@given(
+    dtype=st.sampled_from(["float32", "float16"]),
+    n=st.integers(1, 40),
+    seed=st.integers(0, 2**31 - 1),
+    scale=st.sampled_from([0.0, 1e-3, 1.0, 1e4, 1e-27, 1e-33, 1e36, 1e38]),
+    near=st.sampled_from([0.0, 0.5, 0.999, 0.999999, 1.0, 1.000001, 1.001, 2.0]),
+    specials=st.sampled_from(["none", "nan_got", "nan_want", "inf_got", "inf_want"]),
+)
 def test_fast_comparison_gives_the_exact_rules_verdict(dtype, n, seed, scale, near, specials):
     """Expected.compare (float32, precomputed) decides exactly as compare (float64), including
     values placed right at the tolerance, NaNs and infinities, and scales where float32 tolerances
@@ -231,15 +239,18 @@ def test_fast_comparison_gives_the_exact_rules_verdict(dtype, n, seed, scale, ne
 
 
 @settings(max_examples=400, deadline=None)
-@given(exponent=st.sampled_from([-44, -40, -36, -33, -27, -3, 0, 4, 30, 36, 37, 38]),
-       mantissas=st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=1, max_size=6),
-       at=st.integers(0, 5), steps=st.integers(-3, 3))
+@given(
+    exponent=st.sampled_from([-44, -40, -36, -33, -27, -3, 0, 4, 30, 36, 37, 38]),
+    mantissas=st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=1, max_size=6),
+    at=st.integers(0, 5),
+    steps=st.integers(-3, 3),
+)
 def test_fast_comparison_at_the_tolerance_in_float32_units(exponent, mantissas, at, steps):
     """A float32 output a few units in the last place from the tolerance, at every scale a float32
     holds (subnormal tolerances, sums near overflow): the precomputed float32 path and the float64
     rule give the same verdict."""
     with np.errstate(over="ignore", invalid="ignore"):
-        want = (np.array(mantissas) * 10.0 ** exponent).astype(np.float32)
+        want = (np.array(mantissas) * 10.0**exponent).astype(np.float32)
         w64 = want.astype(np.float64)
         scale = float(np.max(np.abs(w64))) or 1.0
         got = want.copy()
@@ -274,18 +285,18 @@ def test_staged_inputs_are_uploaded_once_and_outputs_refilled():
     first = staged.tensors(0)
     first[1].copyfrom(np.ones(4, np.float32))
     again = staged.tensors(0)
-    assert again[0] is first[0]                       # the input stays on the device
-    assert np.isnan(again[1].numpy()).all()           # the output got its fill again
+    assert again[0] is first[0]  # the input stays on the device
+    assert np.isnan(again[1].numpy()).all()  # the output got its fill again
 
     def double(a, b):
         b.copyfrom(a.numpy() * 2)
 
     def double_and_damage(a, b):
         double(a, b)
-        a.copyfrom(np.full(4, 99.0, np.float32))      # writes where it must not: into its input
+        a.copyfrom(np.full(4, 99.0, np.float32))  # writes where it must not: into its input
 
     assert verify(double_and_damage, staged)["status"] == "ok"
-    assert verify(double, staged)["status"] == "numeric_mismatch"   # the damaged staging misleads
+    assert verify(double, staged)["status"] == "numeric_mismatch"  # the damaged staging misleads
     fresh = []
 
     def restage():
@@ -316,8 +327,10 @@ def test_importing_the_engine_does_not_import_tvm():
     import subprocess
     import sys
 
-    code = ("import sys, dragon_dsl.engine; from dragon_dsl.engine import Result, Status, Task; "
-            "sys.exit(1 if 'tvm' in sys.modules else 0)")
+    code = (
+        "import sys, dragon_dsl.engine; from dragon_dsl.engine import Result, Status, Task; "
+        "sys.exit(1 if 'tvm' in sys.modules else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -368,9 +381,9 @@ def test_gpu_lock_lets_one_process_at_a_time_use_a_gpu(tmp_path, monkeypatch):
         p.join(60)
         assert p.exitcode == 0
     spans = sorted(stamps.get(timeout=5) for _ in procs)
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))       # no two held at once
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # no two held at once
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
-    assert physical_gpu(0) == "3" and physical_gpu(1) == "1"        # the lock names the real GPU
+    assert physical_gpu(0) == "3" and physical_gpu(1) == "1"  # the lock names the real GPU
 
 
 def test_a_worker_that_cannot_start_shows_the_end_of_its_log(tmp_path):
@@ -395,8 +408,9 @@ def test_nan_written_where_the_reference_has_a_number_is_named():
     from dragon_dsl.engine.signature import Arg
 
     a = np.arange(8, dtype="float32")
-    ref = Reference([Arg("A", (8,), "float32", "input"), Arg("B", (8,), "float32", "output")],
-                    [("large", {"A": a}, {"B": a + 1})])
+    ref = Reference(
+        [Arg("A", (8,), "float32", "input"), Arg("B", (8,), "float32", "output")], [("large", {"A": a}, {"B": a + 1})]
+    )
 
     def kernel(src, dst):
         out = src.numpy() + 1
@@ -405,6 +419,8 @@ def test_nan_written_where_the_reference_has_a_number_is_named():
 
     reply = verify(kernel, Staged(tvm.cpu(), ref))
     assert reply["status"] == "numeric_mismatch"
-    assert reply["message"] == ("output B, input set large: 3 of 8 values differ from the reference "
-                                "(max abs err inf, max rel err inf; 3 of them NaN where the reference has a number)")
+    assert reply["message"] == (
+        "output B, input set large: 3 of 8 values differ from the reference "
+        "(max abs err inf, max rel err inf; 3 of them NaN where the reference has a number)"
+    )
     assert reply["max_abs_err"] == float("inf")

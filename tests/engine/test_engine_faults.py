@@ -25,8 +25,9 @@ def short_timeout_engine():
 def test_a_hanging_kernel_times_out_and_the_pool_goes_on(short_timeout_engine):
     engine = short_timeout_engine
     before = engine.stats()["device_restarts"]
-    hung, fine = engine.measure(workload("hang_loop"), [endless_loop(), plain_schedule("hang_loop", "out")],
-                                level="verify")
+    hung, fine = engine.measure(
+        workload("hang_loop"), [endless_loop(), plain_schedule("hang_loop", "out")], level="verify"
+    )
     assert hung.status is Status.TIMEOUT and "killed after 4 s" in hung.message
     assert fine.status is Status.OK and fine.n_checked == 5
     assert engine.stats()["device_restarts"] == before + 1
@@ -35,8 +36,9 @@ def test_a_hanging_kernel_times_out_and_the_pool_goes_on(short_timeout_engine):
 def test_a_crashing_kernel_is_a_launch_error_and_the_pool_goes_on(short_timeout_engine):
     engine = short_timeout_engine
     before = engine.stats()["device_restarts"]
-    crashed, fine = engine.measure(workload("oob_read"), [wild_read(), plain_schedule("oob_read", "read")],
-                                   level="time")
+    crashed, fine = engine.measure(
+        workload("oob_read"), [wild_read(), plain_schedule("oob_read", "read")], level="time"
+    )
     assert crashed.status is Status.LAUNCH_ERROR and "SIGSEGV" in crashed.message
     assert fine.status is Status.OK and fine.latency_us > 0
     assert engine.stats()["device_restarts"] == before + 1
@@ -45,39 +47,47 @@ def test_a_crashing_kernel_is_a_launch_error_and_the_pool_goes_on(short_timeout_
 LIMITS = {"build_timeout_s": 60.0, "run_timeout_s": 4.0}
 
 
-@pytest.mark.parametrize("stored_with,asked_with,level,answered", [
-    (None, LIMITS, "time", False),                                  # no limits given: never kept
-    (LIMITS, None, "time", False),                                  # a request without limits measures
-    (LIMITS, LIMITS, "time", True),                                 # the same limits: the same outcome
-    (LIMITS, {**LIMITS, "run_timeout_s": 2.0}, "time", True),       # a shorter limit would time out too
-    (LIMITS, {**LIMITS, "run_timeout_s": 30.0}, "time", False),     # a longer limit: measure again
-    (LIMITS, {**LIMITS, "build_timeout_s": 90.0}, "time", False),
-    (LIMITS, LIMITS, "build", False),                               # timed out running: a build may pass
-])
+@pytest.mark.parametrize(
+    "stored_with,asked_with,level,answered",
+    [
+        (None, LIMITS, "time", False),  # no limits given: never kept
+        (LIMITS, None, "time", False),  # a request without limits measures
+        (LIMITS, LIMITS, "time", True),  # the same limits: the same outcome
+        (LIMITS, {**LIMITS, "run_timeout_s": 2.0}, "time", True),  # a shorter limit would time out too
+        (LIMITS, {**LIMITS, "run_timeout_s": 30.0}, "time", False),  # a longer limit: measure again
+        (LIMITS, {**LIMITS, "build_timeout_s": 90.0}, "time", False),
+        (LIMITS, LIMITS, "build", False),  # timed out running: a build may pass
+    ],
+)
 def test_timeouts_are_kept_with_their_limits(tmp_path, monkeypatch, stored_with, asked_with, level, answered):
     """A timeout depends on the limit: it answers only a request whose limits are no longer."""
     from dragon_dsl.engine import cache as cache_module
     from dragon_dsl.engine.result import Result, Status, Task
 
-    monkeypatch.setattr(cache_module, "cpu_load", lambda: 0.5)   # idle: the load has a test of its own
+    monkeypatch.setattr(cache_module, "cpu_load", lambda: 0.5)  # idle: the load has a test of its own
     cache = cache_module.ResultsCache(tmp_path / "r.sqlite")
     task = Task(workload="w", trace=[[], []], level="time")
-    cache.store("w", "t", "llvm", "local", task, Result(status=Status.TIMEOUT, message="killed", level="verify"),
-                stored_with)
+    cache.store(
+        "w", "t", "llvm", "local", task, Result(status=Status.TIMEOUT, message="killed", level="verify"), stored_with
+    )
     hit = cache.lookup("w", "t", "llvm", "local", Task(workload="w", trace=[[], []], level=level), asked_with)
     assert (hit is not None) == answered
     if answered:
         assert hit.status is Status.TIMEOUT and hit.cached
 
 
-@pytest.mark.parametrize("load_then, load_now, answered", [
-    (0.5, 0.2, True),     # measured on an idle machine: it holds
-    (3.0, 2.5, True),     # starved then and now: the same outcome
-    (3.0, 0.2, False),    # starved then, idle now: the build may finish in time, measure again
-    (0.5, 3.0, True),
-])
+@pytest.mark.parametrize(
+    "load_then, load_now, answered",
+    [
+        (0.5, 0.2, True),  # measured on an idle machine: it holds
+        (3.0, 2.5, True),  # starved then and now: the same outcome
+        (3.0, 0.2, False),  # starved then, idle now: the build may finish in time, measure again
+        (0.5, 3.0, True),
+    ],
+)
 def test_a_timeout_measured_on_a_starved_machine_is_measured_again_on_an_idle_one(
-        tmp_path, monkeypatch, load_then, load_now, answered):
+    tmp_path, monkeypatch, load_then, load_now, answered
+):
     from dragon_dsl.engine import cache as cache_module
     from dragon_dsl.engine.result import Result, Status, Task
 
@@ -121,7 +131,7 @@ def test_workers_end_when_the_engine_process_is_killed(tmp_path):
         deadline = time.time() + 120
         spinning: list = []
         while time.time() < deadline and not spinning:  # the build is done; the kernel loops forever
-            workers = parent.children(recursive=True)   # the fork server and the workers it forked
+            workers = parent.children(recursive=True)  # the fork server and the workers it forked
             time.sleep(2.0)
             # (idle workers use ~0%; a loaded machine, 4 test processes on 2 cores, gives it well under 100%)
             spinning = [w for w in workers if w.cpu_percent(interval=1.0) > 20]

@@ -7,8 +7,15 @@ import pytest
 
 from dragon_dsl.engine import Status
 
-from .engine_helpers import (LLVM, MISSING_BLOCK, fixture_traces, float16_accumulator, partial_write,
-                             plain_schedule, workload)
+from .engine_helpers import (
+    LLVM,
+    MISSING_BLOCK,
+    fixture_traces,
+    float16_accumulator,
+    partial_write,
+    plain_schedule,
+    workload,
+)
 
 
 @pytest.mark.parametrize("name", ["matmul_64", "softmax_64", "gather_64", "inplace_add_64", "dense_u8i8_16x32x16"])
@@ -23,8 +30,9 @@ def test_fixture_schedules_verify(llvm_engine, name):
 
 
 def test_time_level_gives_a_median_of_repeats(llvm_engine):
-    (r,) = llvm_engine.measure(workload("matmul_64"), fixture_traces("matmul_64", LLVM, limit=1), level="time",
-                               repeat=4, use_cache=False)
+    (r,) = llvm_engine.measure(
+        workload("matmul_64"), fixture_traces("matmul_64", LLVM, limit=1), level="time", repeat=4, use_cache=False
+    )
     assert r.ok and len(r.latencies_us) == 4 and all(t > 0 for t in r.latencies_us)
     ordered = sorted(r.latencies_us)
     assert r.latency_us == pytest.approx((ordered[1] + ordered[2]) / 2)
@@ -82,14 +90,17 @@ def test_run_measures_baselines_beside_the_tasks(llvm_engine):
     """`run(tasks, baselines=...)`: the tasks' Results in order, then one per baseline, in one call."""
     from dragon_dsl.engine import Task
 
-    tasks = [Task(workload("matmul_64"), t, level="verify", use_cache=False)
-             for t in fixture_traces("matmul_64", LLVM, limit=1)]
+    tasks = [
+        Task(workload("matmul_64"), t, level="verify", use_cache=False)
+        for t in fixture_traces("matmul_64", LLVM, limit=1)
+    ]
     assert tasks
-    results = llvm_engine.run(tasks, baselines=[(workload("matmul_64"), "unscheduled"),
-                                                (workload("row_sum_64x256"), "unscheduled")])
+    results = llvm_engine.run(
+        tasks, baselines=[(workload("matmul_64"), "unscheduled"), (workload("row_sum_64x256"), "unscheduled")]
+    )
     assert len(results) == len(tasks) + 2
     assert all(r.ok for r in results)
-    matmul, row_sum = results[len(tasks):]
+    matmul, row_sum = results[len(tasks) :]
     # in order: the unscheduled 64^3 matmul does 16x the work of the 64x256 row sum
     assert matmul.latency_us > 2 * row_sum.latency_us > 0
     with pytest.raises(ValueError, match="dlight"):
@@ -116,7 +127,6 @@ def test_reference_of_a_workload_too_large_for_the_database(llvm_engine, monkeyp
     spent minutes on the CPU references of large GEMMs)."""
     from dragon_dsl.engine import keys
     from dragon_dsl.engine.reference import config_key, from_bytes
-    from dragon_dsl.engine.worker import _parse
 
     monkeypatch.setattr(type(llvm_engine.cache), "MAX_REFERENCE_BYTES", 16)
     ref = llvm_engine.reference(workload("inplace_add_64"), seeds=2)
@@ -135,7 +145,8 @@ def test_a_reference_computed_in_parts_stays_in_parts(llvm_engine, monkeypatch):
 
     import numpy as np
 
-    from dragon_dsl.engine import engine as engine_module, keys, reference
+    from dragon_dsl.engine import engine as engine_module
+    from dragon_dsl.engine import keys, reference
     from dragon_dsl.engine.reference import config_key, from_bytes
     from dragon_dsl.engine.worker import _parse
 
@@ -161,7 +172,8 @@ def test_a_large_reference_in_parts_is_cached_as_its_parts(tmp_path, monkeypatch
     its parts; a later engine verifies against that folder where it is, computing nothing."""
     from pathlib import Path
 
-    from dragon_dsl.engine import Engine, engine as engine_module, keys
+    from dragon_dsl.engine import Engine, keys
+    from dragon_dsl.engine import engine as engine_module
     from dragon_dsl.engine.cache import ResultsCache
     from dragon_dsl.engine.reference import config_key
 

@@ -13,9 +13,17 @@ def test_tune_tir_with_engine_builder_and_runner(llvm_engine, tmp_path):
     from dragon_dsl.tvm.workload import load_workload
 
     mod = load_workload(workload("matmul_64"))
-    database = tune(mod, tvm.target.Target(llvm_engine.target.spec), tmp_path, max_trials_global=8,
-                    num_trials_per_iter=8, builder=EngineBuilder(llvm_engine),
-                    runner=EngineRunner(llvm_engine, workload=mod), num_tuning_cores=2, seed=1)
+    database = tune(
+        mod,
+        tvm.target.Target(llvm_engine.target.spec),
+        tmp_path,
+        max_trials_global=8,
+        num_trials_per_iter=8,
+        builder=EngineBuilder(llvm_engine),
+        runner=EngineRunner(llvm_engine, workload=mod),
+        num_tuning_cores=2,
+        seed=1,
+    )
     records = database.get_all_tuning_records()
     assert len(records) == 8
     timed = [[float(t) for t in r.run_secs] for r in records if r.run_secs is not None]
@@ -34,13 +42,22 @@ def test_paired_builder_measures_each_round_in_one_call(llvm_engine, tmp_path):
 
     mod = load_workload(workload("matmul_64"))
     builder, runner = builder_and_runner(llvm_engine, workload=mod, repeat=3)
-    database = tune(mod, tvm.target.Target(llvm_engine.target.spec), tmp_path, max_trials_global=8,
-                    num_trials_per_iter=8, builder=builder, runner=runner, num_tuning_cores=2, seed=1)
+    database = tune(
+        mod,
+        tvm.target.Target(llvm_engine.target.spec),
+        tmp_path,
+        max_trials_global=8,
+        num_trials_per_iter=8,
+        builder=builder,
+        runner=runner,
+        num_tuning_cores=2,
+        seed=1,
+    )
     records = database.get_all_tuning_records()
     assert len(records) == 8
     timed = [[float(t) for t in r.run_secs] for r in records if r.run_secs is not None and float(r.run_secs[0]) < 1e9]
     assert timed and all(len(ts) == 3 and all(0 < t < 1 for t in ts) for ts in timed)
-    assert runner.measured == {}          # every measurement was handed to MetaSchedule
+    assert runner.measured == {}  # every measurement was handed to MetaSchedule
     # a module measured once is answered by the results cache the second time
     first = llvm_engine.measure_modules(str(workload("matmul_64")), [mod], repeat=3)
     again = llvm_engine.measure_modules(str(workload("matmul_64")), [mod], repeat=3)

@@ -28,8 +28,12 @@ def _free_port() -> int:
 
 def _start(args) -> subprocess.Popen:
     # a session of its own: TVM's tracker and server run in child processes that must end with them
-    return subprocess.Popen([sys.executable, "-m", *args, "--silent"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", *args, "--silent"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -55,11 +59,26 @@ def tracker():
     port = _free_port()
     procs = [_start(["tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port), "--port-end", str(port + 1)])]
     try:
-        for fork in (True, False):   # the second as GPU servers must run: a fresh process per session
+        for fork in (True, False):  # the second as GPU servers must run: a fresh process per session
             sp = _free_port()
-            procs.append(_start(["dragon_dsl.engine.rpc_server", "--host", "127.0.0.1", "--port", str(sp), "--port-end",
-                                 str(sp + 1), "--tracker", f"127.0.0.1:{port}", "--key", KEY]
-                                + ([] if fork else ["--no-fork"])))
+            procs.append(
+                _start(
+                    [
+                        "dragon_dsl.engine.rpc_server",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(sp),
+                        "--port-end",
+                        str(sp + 1),
+                        "--tracker",
+                        f"127.0.0.1:{port}",
+                        "--key",
+                        KEY,
+                    ]
+                    + ([] if fork else ["--no-fork"])
+                )
+            )
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -81,9 +100,11 @@ def _verdicts(results):
 
 
 def test_remote_verification_equals_local(tracker, llvm_engine):
-    cases = [("matmul_64", fixture_traces("matmul_64", LLVM) + [float16_accumulator()]),
-             ("softmax_64", fixture_traces("softmax_64", LLVM, limit=1)),
-             ("partial_write", [partial_write()])]
+    cases = [
+        ("matmul_64", fixture_traces("matmul_64", LLVM) + [float16_accumulator()]),
+        ("softmax_64", fixture_traces("softmax_64", LLVM, limit=1)),
+        ("partial_write", [partial_write()]),
+    ]
     seen = set()
     with Engine(LLVM, device=tracker, workers=2, cache=False) as remote:
         assert len(remote._device_pool().workers) == 2  # one device worker per registered server
@@ -102,23 +123,26 @@ def test_a_session_serves_the_next_tasks_only_while_young(tracker):
     it at the timeout, whatever runs), then a new one is asked for."""
     from dragon_dsl.engine.devices import RemoteDevice
 
-    host, port = tracker[len("rpc://"):].split("/")[0].split(":")
+    host, port = tracker[len("rpc://") :].split("/")[0].split(":")
     young = RemoteDevice(host, int(port), KEY, "cpu", session_timeout=120.0)
     first = young.session()
     assert young.session() is first
-    del first, young   # the server goes back to the tracker
+    del first, young  # the server goes back to the tracker
     old = RemoteDevice(host, int(port), KEY, "cpu", session_timeout=0.0)
     old.session()
     began = old._since
     old.session()
-    assert old._since > began   # a new session: the old one went back before it was asked for
+    assert old._since > began  # a new session: the old one went back before it was asked for
 
 
-@pytest.mark.parametrize("message, hint", [
-    ("CUDA Runtime Error: cudaErrorInitializationError (3): initialization error", True),
-    ("CUDA Runtime Error: cudaErrorIllegalAddress (700): an illegal memory access was encountered", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    "message, hint",
+    [
+        ("CUDA Runtime Error: cudaErrorInitializationError (3): initialization error", True),
+        ("CUDA Runtime Error: cudaErrorIllegalAddress (700): an illegal memory access was encountered", False),
+        ("", False),
+    ],
+)
 def test_a_forked_gpu_server_is_explained(message, hint):
     from dragon_dsl.engine.devices import explain_remote
 
@@ -134,9 +158,9 @@ def test_every_session_serves_the_engine_timer(tracker):
 
     from dragon_dsl.engine.gpu_timer import REMOTE_FUNC
 
-    host, port = tracker[len("rpc://"):].split("/")[0].split(":")
+    host, port = tracker[len("rpc://") :].split("/")[0].split(":")
     client = rpc.connect_tracker(host, int(port))
-    sessions = [client.request(KEY, session_timeout=30) for _ in range(2)]   # one of each server
+    sessions = [client.request(KEY, session_timeout=30) for _ in range(2)]  # one of each server
     for session in sessions:
         assert session.get_function(REMOTE_FUNC) is not None
     with pytest.raises(Exception, match="no function"):

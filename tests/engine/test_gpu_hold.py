@@ -27,7 +27,7 @@ def test_a_second_holder_waits_says_so_and_counts_the_wait(tmp_path, monkeypatch
         thread = threading.Thread(target=lambda: second.hold().__enter__())
         thread.start()
         time.sleep(0.3)
-        with other_gpu.hold():           # another physical GPU has its own lock
+        with other_gpu.hold():  # another physical GPU has its own lock
             pass
         assert events == ["waiting"]
     thread.join(10)
@@ -116,7 +116,7 @@ def test_the_staged_outputs_are_read_back_inside_the_stretch():
     @contextlib.contextmanager
     def gpu():
         yield
-        seen.append(np.isnan(staged.tensors(0)[1].numpy()).all())   # refilled after the stretch
+        seen.append(np.isnan(staged.tensors(0)[1].numpy()).all())  # refilled after the stretch
 
     def double(a, b):
         b.copyfrom(a.numpy() * 2)

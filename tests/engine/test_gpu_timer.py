@@ -20,15 +20,15 @@ class SimStream:
         self.kernel_us, self.queue, self.spin_per_us = kernel_us, queue, spin_per_us
         self.launch = launch_us if callable(launch_us) else (lambda _i: launch_us)
         self.host = 0.0
-        self.free = 0.0               # when the GPU has run everything queued so far
-        self.starts: list = []        # start times of queued work (the launch queue)
+        self.free = 0.0  # when the GPU has run everything queued so far
+        self.starts: list = []  # start times of queued work (the launch queue)
         self.events = [0.0, 0.0]
         self.launches = 0
-        self.spins: list = []         # each spin's length
+        self.spins: list = []  # each spin's length
 
     def _enqueue(self, duration: float) -> None:
         self.starts = [s for s in self.starts if s > self.host]
-        if len(self.starts) >= self.queue:        # a full queue: the host waits for the next start
+        if len(self.starts) >= self.queue:  # a full queue: the host waits for the next start
             self.host = min(self.starts)
             self.starts.remove(self.host)
         self.host += self.launch(self.launches)
@@ -99,7 +99,7 @@ def test_a_long_kernel_is_timed_as_before():
 def test_a_repeat_takes_at_most_max_number_calls_and_a_fixed_number_is_kept():
     stream = SimStream(0.5, 3.0)
     blocked(stream)
-    assert stream.launches <= 2 + 12 * (MAX_NUMBER + 1) + 20     # warm-up, growth, 5 repeats (+ retries)
+    assert stream.launches <= 2 + 12 * (MAX_NUMBER + 1) + 20  # warm-up, growth, 5 repeats (+ retries)
     stream = SimStream(0.5, 3.0)
     assert blocked(stream, number=7, repeat=3) == pytest.approx([0.5] * 3, rel=1e-9)
 
@@ -109,9 +109,9 @@ def test_a_full_launch_queue_does_not_grow_the_spin():
     revision grew it with every such wait, and one candidate ran into its 60 s timeout)."""
     stream = SimStream(20.0, 2.0, queue=16)
     out = blocked(stream)
-    assert out == pytest.approx([20.0] * 5, rel=1e-9)      # GPU-bound: the queue never drains
+    assert out == pytest.approx([20.0] * 5, rel=1e-9)  # GPU-bound: the queue never drains
     assert max(stream.spins) <= SPIN_MAX_US
-    assert stream.host < 2e6                                # well under two (simulated) seconds
+    assert stream.host < 2e6  # well under two (simulated) seconds
 
 
 def test_the_l2_flush_runs_before_each_repeat_and_outside_the_events():

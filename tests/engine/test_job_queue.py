@@ -45,13 +45,17 @@ def test_fifo_keeps_the_order_jobs_came_in():
 # hands them out when every job is observed right after it is popped (one worker)
 CASES = [
     # one probe of each workload first (in the order they came), then the slowest workload's
-    ("probe each, then the slowest first",
-     [("a", 1), ("a", 1), ("b", 5), ("b", 5), ("c", 2), ("c", 2)],
-     ["a0", "b2", "c4", "b3", "c5", "a1"]),
+    (
+        "probe each, then the slowest first",
+        [("a", 1), ("a", 1), ("b", 5), ("b", 5), ("c", 2), ("c", 2)],
+        ["a0", "b2", "c4", "b3", "c5", "a1"],
+    ),
     # estimates are means over every reply so far: b's second build is fast, so c's go before b's third
-    ("estimates follow the replies",
-     [("b", 3), ("b", 0.5), ("b", 0.5), ("c", 2), ("c", 2)],
-     ["b0", "c3", "b1", "c4", "b2"]),
+    (
+        "estimates follow the replies",
+        [("b", 3), ("b", 0.5), ("b", 0.5), ("c", 2), ("c", 2)],
+        ["b0", "c3", "b1", "c4", "b2"],
+    ),
 ]
 
 
@@ -87,7 +91,7 @@ def test_a_group_with_a_probe_running_waits_behind_unprobed_groups():
     q = JobQueue(longest_first=True)
     for n, w in enumerate("aab"):
         q.append(build(w, n))
-    first = q.popleft()                 # a's probe, still running
+    first = q.popleft()  # a's probe, still running
     assert names([first, q.popleft()]) == ["a0", "b2"]
 
 
@@ -100,8 +104,13 @@ def test_a_job_put_back_goes_first_in_its_group():
     assert names(pop_all(q)) == ["a0", "a1"]
 
 
-ops = st.lists(st.one_of(st.tuples(st.just("append"), st.sampled_from("abcd"), st.booleans()),
-                         st.tuples(st.just("pop"), st.floats(0, 10), st.booleans())), max_size=60)
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.sampled_from("abcd"), st.booleans()),
+        st.tuples(st.just("pop"), st.floats(0, 10), st.booleans()),
+    ),
+    max_size=60,
+)
 
 
 @settings(max_examples=200, deadline=None)

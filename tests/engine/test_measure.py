@@ -19,7 +19,7 @@ from .engine_helpers import LLVM, ROOT, fixture_traces, workload
 
 TARGET = json.dumps(LLVM)
 BROKEN_LINE = '{"id": "broken", "trace": [[], []'
-BROKEN = default_id(3, BROKEN_LINE)          # its JSON does not say its id: the line number and its hash
+BROKEN = default_id(3, BROKEN_LINE)  # its JSON does not say its id: the line number and its hash
 
 
 def _write(path: Path, lines) -> Path:
@@ -49,22 +49,25 @@ def _same_source(trace: list) -> list:
 # --- the batch file and the results file (no TVM) ----------------------------------------------------
 def test_every_malformed_line_is_named_by_line_and_column(tmp_path):
     wl = workload("matmul_64")
-    batch = _write(tmp_path / "b.jsonl", [
-        {"id": "good", "workload": wl, "trace": [[], []]},
-        '{"id": "cut", "workload": ',                                    # bad JSON
-        {"id": "nocand", "workload": wl},                                # no script or trace
-        {"id": "both", "workload": wl, "trace": [[], []], "script": "x"},
-        {"id": "nowl", "trace": [[], []]},                               # no workload
-        {"id": "gone", "workload": "missing.tvmscript", "trace": [[], []]},
-        {"id": "syntax", "workload": wl, "script": 'b0 = get_sblock("C"\n'},
-        {"id": "good", "workload": wl, "trace": [[], []]},               # the id again
-        "[1, 2]",
-        "",
-        {"workload": wl, "trace": "[[], []]", "colour": 1},
-    ])
+    batch = _write(
+        tmp_path / "b.jsonl",
+        [
+            {"id": "good", "workload": wl, "trace": [[], []]},
+            '{"id": "cut", "workload": ',  # bad JSON
+            {"id": "nocand", "workload": wl},  # no script or trace
+            {"id": "both", "workload": wl, "trace": [[], []], "script": "x"},
+            {"id": "nowl", "trace": [[], []]},  # no workload
+            {"id": "gone", "workload": "missing.tvmscript", "trace": [[], []]},
+            {"id": "syntax", "workload": wl, "script": 'b0 = get_sblock("C"\n'},
+            {"id": "good", "workload": wl, "trace": [[], []]},  # the id again
+            "[1, 2]",
+            "",
+            {"workload": wl, "trace": "[[], []]", "colour": 1},
+        ],
+    )
     cands = read_batch(batch)
     by_line = {c.line: c for c in cands}
-    assert sorted(by_line) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11]         # the blank line is no candidate
+    assert sorted(by_line) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 11]  # the blank line is no candidate
     assert by_line[1].problem == "" and by_line[1].id == "good"
     assert by_line[2].problem.startswith(f"{batch}:2:27: not JSON")
     assert by_line[2].id == default_id(2, '{"id": "cut", "workload": ')
@@ -134,7 +137,7 @@ def test_malformed_line_reported_the_rest_measured_and_identical_sources_measure
     assert rows["same"]["duplicate_of"] == "c0"
     assert (rows["same"]["status"], rows["same"]["n_checked"]) == (rows["c0"]["status"], rows["c0"]["n_checked"])
     assert rows["same"]["trace_hash"] != rows["c0"]["trace_hash"]
-    assert rows["again"]["duplicate_of"] == "c1"               # the same trace twice
+    assert rows["again"]["duplicate_of"] == "c1"  # the same trace twice
     # five build jobs (c0..c3 and same; again is c1's trace, never sent), one of them not compiled
     assert (llvm_engine.build_jobs - jobs, llvm_engine.duplicate_sources - dups) == (5, 1)
     assert summary.counts == {"ok": 6, INVALID: 1} and summary.duplicates == 2
@@ -160,15 +163,32 @@ def test_a_time_limit_stops_between_engine_calls_and_a_rerun_measures_the_rest(l
 
 
 def _measure_cmd(batch: Path, out: Path, *extra) -> list:
-    return [sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(batch), "--target", TARGET, "--out", str(out),
-            "--level", "verify", "--workers", "2", "--chunk", "1", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "dragon_dsl.cli.main",
+        "measure",
+        str(batch),
+        "--target",
+        TARGET,
+        "--out",
+        str(out),
+        "--level",
+        "verify",
+        "--workers",
+        "2",
+        "--chunk",
+        "1",
+        *extra,
+    ]
 
 
 def _run_until_measured(cmd: list, out: Path, env: dict) -> subprocess.Popen:
     """`dragon measure` started in its own process group, returned once it has written a measured
     row (the invalid one comes first); killed if it fails the wait."""
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 240
         while sum(r["status"] != INVALID for r in _complete_rows(out)) < 1:
@@ -195,16 +215,17 @@ def test_sigkill_then_restart_gives_every_id_once_with_the_uninterrupted_verdict
     before = _rows(out)
     assert len(before) < 7, "the run ended before the kill: nothing was interrupted"
     with open(out, "a") as f:
-        f.write('{"id": "c3", "status": "o')          # a row cut by the kill
-    done = subprocess.run(_measure_cmd(batch, out, "--json"), cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+        f.write('{"id": "c3", "status": "o')  # a row cut by the kill
+    done = subprocess.run(
+        _measure_cmd(batch, out, "--json"), cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads(done.stdout)
     assert summary["dropped_torn_line"] and summary["skipped"] == len(before)
     rows = _rows(out)
     ids = [r["id"] for r in rows]
     assert sorted(ids) == sorted(set(ids)) == sorted(["again", BROKEN, "c0", "c1", "c2", "c3", "same"])
-    assert rows[:len(before)] == before                         # nothing written before the kill was lost
+    assert rows[: len(before)] == before  # nothing written before the kill was lost
     # the verdicts of one run without a kill (in this process: its engine is warm)
     whole = tmp_path / "whole.jsonl"
     measure_batch(batch, whole, llvm_engine, "verify")
@@ -233,21 +254,59 @@ def test_sigterm_removes_the_engines_working_folder_and_keeps_the_results(tmp_pa
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert not list(scratch.glob("dragon-engine-*"))
-    assert _complete_rows(out)[:len(before)] == before
+    assert _complete_rows(out)[: len(before)] == before
 
 
 def test_usage_errors_exit_2(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    missing = subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(tmp_path / "nope.jsonl"),
-                              "--target", TARGET, "--out", str(tmp_path / "r.jsonl")],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    missing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dragon_dsl.cli.main",
+            "measure",
+            str(tmp_path / "nope.jsonl"),
+            "--target",
+            TARGET,
+            "--out",
+            str(tmp_path / "r.jsonl"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode == 2 and "no such batch file" in missing.stderr
-    no_time = subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(tmp_path / "nope.jsonl"),
-                              "--target", TARGET, "--out", str(tmp_path / "r.jsonl"), "--seconds", "0"],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    no_time = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dragon_dsl.cli.main",
+            "measure",
+            str(tmp_path / "nope.jsonl"),
+            "--target",
+            TARGET,
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--seconds",
+            "0",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert no_time.returncode == 2 and "--seconds must be positive" in no_time.stderr
-    no_out = subprocess.run([sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(tmp_path / "nope.jsonl"),
-                             "--target", TARGET], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    no_out = subprocess.run(
+        [sys.executable, "-m", "dragon_dsl.cli.main", "measure", str(tmp_path / "nope.jsonl"), "--target", TARGET],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert no_out.returncode == 2 and "--out" in no_out.stderr
 
 
@@ -258,6 +317,5 @@ def test_one_device_worker_per_gpu_that_cuda_visible_devices_shows():
     assert visible(gpus, None) == gpus
     assert visible(gpus, "2,0") == [gpus[2], gpus[0]]
     assert visible(gpus, "GPU-bbb") == [gpus[1]]
-    assert visible(gpus, "1,7,2") == [gpus[1]]           # CUDA stops at the first entry it cannot match
+    assert visible(gpus, "1,7,2") == [gpus[1]]  # CUDA stops at the first entry it cannot match
     assert visible(gpus, "") == [] and visible(gpus, "-1") == []
-

@@ -19,14 +19,18 @@ from dragon_dsl.tvm.workload import load_workload
 
 from .engine_helpers import H100, LLVM, WORKLOADS
 
-ROW_SUM = WORKLOADS / "row_sum_64x256.tvmscript"   # row_sum[i] += A[i, k], 64 x 256
+ROW_SUM = WORKLOADS / "row_sum_64x256.tvmscript"  # row_sum[i] += A[i, k], 64 x 256
 FUSED = 'b0 = get_sblock("row_sum")\nl1, l2 = get_loops(b0)\nl3 = fuse(l1, l2)\nl4, l5 = split(l3, [None, 1024])\n'
 
 # (script, target, what the build check says: None when it passes)
 CASES = [
-    (FUSED + 'bind(l4, "threadIdx.x")\n', H100, "loop i_k_fused_0 (bound to threadIdx.x) iterates both spatial and reduction"),
-    (FUSED, LLVM, None),                                               # serial: right, if slow
-    ('b0 = get_sblock("row_sum")\nl1, l2 = get_loops(b0)\nparallel(l1)\n', LLVM, None),   # rows in parallel
+    (
+        FUSED + 'bind(l4, "threadIdx.x")\n',
+        H100,
+        "loop i_k_fused_0 (bound to threadIdx.x) iterates both spatial and reduction",
+    ),
+    (FUSED, LLVM, None),  # serial: right, if slow
+    ('b0 = get_sblock("row_sum")\nl1, l2 = get_loops(b0)\nparallel(l1)\n', LLVM, None),  # rows in parallel
 ]
 
 
@@ -49,7 +53,7 @@ def test_a_loop_of_both_kinds_is_refused_where_its_threads_race(script, target, 
 
 def test_mixed_loops_names_the_block_the_loops_and_how_they_run():
     assert mixed_loops(_scheduled(FUSED)) == [("row_sum", "i_k_fused_0", ""), ("row_sum", "i_k_fused_1", "")]
-    with pytest.raises(ReplayError, match="not a data parallel block iter"):   # TVM refuses parallel itself
+    with pytest.raises(ReplayError, match="not a data parallel block iter"):  # TVM refuses parallel itself
         _scheduled(FUSED + "parallel(l4)\n")
     assert mixed_loops(_scheduled('b0 = get_sblock("row_sum")\nl1, l2 = get_loops(b0)\n')) == []
 
@@ -62,4 +66,6 @@ def test_the_decoder_refuses_the_fuse_that_mixes_them(kind):
     env, why = replay_prefix(prefix, load_workload(ROW_SUM), kind)
     assert why is None, why
     env, why = replay_prefix(prefix + "l3 = fuse(l1, l2)\n", load_workload(ROW_SUM), kind)
-    assert env is None and why.startswith("loop i_k_fused (serial) iterates both spatial and reduction iterators of block 'row_sum'")
+    assert env is None and why.startswith(
+        "loop i_k_fused (serial) iterates both spatial and reduction iterators of block 'row_sum'"
+    )

@@ -30,7 +30,7 @@ def test_out_of_bounds_counts_only_unguarded_accesses(name, outside):
     from dragon_dsl.tvm.compile import out_of_bounds
 
     mod = _replayed(name)
-    with pytest.raises(Exception, match="Out of bounds"):   # TVM's checker flags all three
+    with pytest.raises(Exception, match="Out of bounds"):  # TVM's checker flags all three
         analysis.OOBChecker()(mod)
     found = out_of_bounds(mod)
     assert bool(found) == outside, found

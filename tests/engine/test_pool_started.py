@@ -24,7 +24,7 @@ def _worker(messages, deadline):
 
 def test_started_restarts_the_clock_and_keeps_the_job(monkeypatch):
     monkeypatch.setattr(P.time, "monotonic", lambda: 1000.0)
-    w, replies = _worker([{"started": True}, {"status": "ok"}], deadline=900.0)   # waited 100 s for the lock
+    w, replies = _worker([{"started": True}, {"status": "ok"}], deadline=900.0)  # waited 100 s for the lock
     d = P.Dispatcher([])
     d._receive(None, w)
     assert w.job is not None and w.deadline == 1030.0 and replies == []

@@ -28,7 +28,7 @@ CORPUS = ROOT / "data" / "corpus" / "cuda" / "data"
 def _expected(path: Path) -> str:
     first = path.read_text(encoding="utf-8").splitlines()[0]
     assert first.startswith("# expect: "), f"{path.name}: the first line must be '# expect: ...'"
-    return first[len("# expect: "):].strip()
+    return first[len("# expect: ") :].strip()
 
 
 def test_there_are_cases():
@@ -45,12 +45,15 @@ def test_case(path):
         assert len(problems) == 1 and problems[0][1].startswith(expected), problems
 
 
-@pytest.mark.parametrize("case, names", [
-    ("unbound_pad", ["pad"]),
-    ("nothing_bound", None),            # every root-level nest: checked against the module below
-    ("cooperative_fetch", []),
-    ("two_extents", []),
-])
+@pytest.mark.parametrize(
+    "case, names",
+    [
+        ("unbound_pad", ["pad"]),
+        ("nothing_bound", None),  # every root-level nest: checked against the module below
+        ("cooperative_fetch", []),
+        ("two_extents", []),
+    ],
+)
 def test_host_blocks_names_what_would_run_on_the_host(case, names):
     """`host_blocks` (what dragon_model.complete binds): the HOST_BLOCK findings' blocks, also where
     no loop is bound at all (which thread_binding_problems leaves to check_gpu's own message)."""

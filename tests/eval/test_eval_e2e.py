@@ -28,11 +28,25 @@ def runs(tmp_path_factory):
     shutil.copy(ROOT / "tests/data/workloads/transpose_64x32.tvmscript", wl)
     shutil.copy(ROOT / "dragon_dsl/examples/matmul_256.tvmscript", wl)
     trace = json.loads((ROOT / "dragon_dsl/examples/matmul_256.llvm.trace.json").read_text())
-    (wl / "matmul_256.dragon").write_text(from_trace_json(trace, workload="matmul_256.tvmscript",
-                                                          target=json.loads(TARGET)))
+    (wl / "matmul_256.dragon").write_text(
+        from_trace_json(trace, workload="matmul_256.tvmscript", target=json.loads(TARGET))
+    )
     out = tmp_path_factory.mktemp("out")
-    argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled,metaschedule,ms-random",
-            "--budgets", "2", "--repeat", "3", "--out", str(out)]
+    argv = [
+        "eval",
+        "--workloads",
+        str(wl),
+        "--target",
+        TARGET,
+        "--methods",
+        "unscheduled,metaschedule,ms-random",
+        "--budgets",
+        "2",
+        "--repeat",
+        "3",
+        "--out",
+        str(out),
+    ]
     log = io.StringIO()
     with contextlib.redirect_stderr(log):
         assert main(argv) == 0
@@ -68,8 +82,8 @@ def test_measurements_are_real(runs):
         assert row["status"] == "measured", row
         assert row["candidates"], row
         for c in row["candidates"]:
-            assert c["status"] == "ok", c                  # the engine verified it against the reference
-            assert c["latency_us"] > 0    # (a trace two methods both found is measured once: cached for the second)
+            assert c["status"] == "ok", c  # the engine verified it against the reference
+            assert c["latency_us"] > 0  # (a trace two methods both found is measured once: cached for the second)
         assert row["time_s"] > 0
     ms = [r for r in first["measurements"] if r["method"] == "metaschedule-2"]
     assert all(r["ms_records"] >= 1 and r["ms_valid"] >= 1 and r["trials"] == 2 for r in ms)
@@ -81,8 +95,9 @@ def test_metrics_recompute_from_raw(runs):
     _, first, _, _, _ = runs
     assert json.loads(json.dumps(M.summarize(first))) == first["metrics"]
     # and by hand: speed-up of each method over the unscheduled program from the raw latencies
-    base = {r["workload"]: r["candidates"][0]["latency_us"] for r in first["measurements"]
-            if r["method"] == "unscheduled"}
+    base = {
+        r["workload"]: r["candidates"][0]["latency_us"] for r in first["measurements"] if r["method"] == "unscheduled"
+    }
     for r in first["measurements"]:
         if r["task"] != "construction" or r["method"] == "unscheduled":
             continue
@@ -110,7 +125,7 @@ def test_rerun_reuses_the_caches(runs):
     assert second["cache"]["rows_before"] == second["cache"]["rows_after"] == first["cache"]["rows_after"]
     assert all(c["cached"] for r in second["measurements"] for c in r["candidates"])
     for p, mtime in databases.items():
-        assert p.stat().st_mtime_ns == mtime          # no second search
+        assert p.stat().st_mtime_ns == mtime  # no second search
     key = lambda r: (r["workload"], r["task"], r["method"])  # noqa: E731
     t1 = {key(r): r["time_s"] for r in first["measurements"]}
     assert {key(r): r["time_s"] for r in second["measurements"]} == t1
@@ -120,7 +135,7 @@ def test_rerun_reuses_the_caches(runs):
 def test_search_comparison_and_rendering_again(runs, tmp_path):
     """The report compares every method with the largest MetaSchedule budget, and `eval-report
     --results` computes the same metrics and writes the same report from results.json alone."""
-    out, first, report, _, second = runs       # out holds the second (cached) run's files
+    out, first, report, _, second = runs  # out holds the second (cached) run's files
     assert first["metrics"]["search"] == "metaschedule-2" and "## Against metaschedule-2" in report
     rs = first["metrics"]["methods"]["ms-random"]
     ms = {r["workload"]: r for r in first["measurements"] if r["method"] == "metaschedule-2"}
@@ -142,25 +157,37 @@ def test_shards_fill_the_caches_and_the_final_run_measures_nothing_new(tmp_path)
     shutil.copy(ROOT / "tests/data/workloads/transpose_64x32.tvmscript", wl)
     shutil.copy(ROOT / "dragon_dsl/examples/matmul_256.tvmscript", wl)
     out = tmp_path / "out"
-    argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled,ms-random",
-            "--repeat", "3", "--out", str(out)]
+    argv = [
+        "eval",
+        "--workloads",
+        str(wl),
+        "--target",
+        TARGET,
+        "--methods",
+        "unscheduled,ms-random",
+        "--repeat",
+        "3",
+        "--out",
+        str(out),
+    ]
     for shard in ("0/2", "1/2"):
         assert main(argv + ["--shard", shard]) == 0
     parts = [json.loads((out / f"results-shard-{i}-of-2.json").read_text()) for i in (0, 1)]
     assert sorted(w["name"] for p in parts for w in p["workloads"]) == ["matmul_256", "transpose_64x32"]
     assert all(len(p["workloads"]) == 1 for p in parts) and not (out / "report.md").exists()
     merged_dir = tmp_path / "merged"
-    assert main(["eval-report", str(out), "--to", str(merged_dir)]) == 0      # measures nothing
+    assert main(["eval-report", str(out), "--to", str(merged_dir)]) == 0  # measures nothing
     merged = json.loads((merged_dir / "results.json").read_text())
     assert merged["merged_from"] == ["results-shard-0-of-2.json", "results-shard-1-of-2.json"]
     assert merged["shards"] == 2 and merged["missing_shards"] == [] and merged["deferred"] == []
     assert "--shard" not in merged["command"] and merged["command"][:2] == ["dragon", "eval"]
-    assert sorted(json.dumps(r, sort_keys=True) for r in merged["measurements"]) == \
-        sorted(json.dumps(r, sort_keys=True) for p in parts for r in p["measurements"])
+    assert sorted(json.dumps(r, sort_keys=True) for r in merged["measurements"]) == sorted(
+        json.dumps(r, sort_keys=True) for p in parts for r in p["measurements"]
+    )
     assert "Merged from 2 shard result files" in (merged_dir / "report.md").read_text()
     assert main(argv) == 0
     final = json.loads((out / "results.json").read_text())
-    assert final["cache"]["rows_before"] == final["cache"]["rows_after"] > 0     # nothing measured again
+    assert final["cache"]["rows_before"] == final["cache"]["rows_after"] > 0  # nothing measured again
     assert {w["name"] for w in final["workloads"]} == {"matmul_256", "transpose_64x32"}
     assert all(c["cached"] for r in final["measurements"] for c in r["candidates"])
     assert final["shards"] == 2 and "taken by 2 shard processes at once" in (out / "report.md").read_text()
@@ -168,7 +195,7 @@ def test_shards_fill_the_caches_and_the_final_run_measures_nothing_new(tmp_path)
     shard_times = {key(r): r["time_s"] for p in parts for r in p["measurements"]}
     assert {key(r): r["time_s"] for r in final["measurements"]} == shard_times
     assert main(argv + ["--shard", "2/2"]) == 2
-    assert main(["eval-report", str(out)]) == 2     # never replaces the complete run's results.json
+    assert main(["eval-report", str(out)]) == 2  # never replaces the complete run's results.json
     assert json.loads((out / "results.json").read_text()) == final
 
 
@@ -183,16 +210,35 @@ def test_stop_after_defers_a_tuning_run_that_would_end_too_late(tmp_path):
     for src in ("tests/data/workloads/transpose_64x32.tvmscript", "dragon_dsl/examples/matmul_256.tvmscript"):
         shutil.copy(ROOT / src, wl)
     out = tmp_path / "out"
-    slow = out / "metaschedule" / f"matmul_256-{keys.load(str(wl / 'matmul_256.tvmscript')).hash[:8]}" / "metaschedule-2"
+    slow = (
+        out / "metaschedule" / f"matmul_256-{keys.load(str(wl / 'matmul_256.tvmscript')).hash[:8]}" / "metaschedule-2"
+    )
     slow.mkdir(parents=True)
     (slow / "meta.json").write_text(json.dumps({"trials": 2, "strategy": "evolutionary", "wall_s": 1e6, "seed": 1}))
-    argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled,metaschedule",
-            "--budgets", "2", "--repeat", "3", "--out", str(out)]
+    argv = [
+        "eval",
+        "--workloads",
+        str(wl),
+        "--target",
+        TARGET,
+        "--methods",
+        "unscheduled,metaschedule",
+        "--budgets",
+        "2",
+        "--repeat",
+        "3",
+        "--out",
+        str(out),
+    ]
     assert main(argv + ["--stop-after", "600", "--shard", "0/1"]) == 3
     part = json.loads((out / "results-shard-0-of-1.json").read_text())
     assert part["deferred"] == [{"method": "metaschedule-2", "workload": "transpose_64x32"}]
     measured = {(r["workload"], r["method"]) for r in part["measurements"]}
-    assert measured == {("matmul_256", "unscheduled"), ("transpose_64x32", "unscheduled"), ("matmul_256", "metaschedule-2")}
+    assert measured == {
+        ("matmul_256", "unscheduled"),
+        ("transpose_64x32", "unscheduled"),
+        ("matmul_256", "metaschedule-2"),
+    }
     assert main(["eval-report", str(out), "--to", str(tmp_path / "interim")]) == 0
     interim = (tmp_path / "interim" / "report.md").read_text()
     assert "Interim report: 1 measurement(s) are still to come" in interim
@@ -201,7 +247,9 @@ def test_stop_after_defers_a_tuning_run_that_would_end_too_late(tmp_path):
     assert main(argv) == 0
     final = json.loads((out / "results.json").read_text())
     assert final["deferred"] == [] and (out / "report.md").exists()
-    row = next(r for r in final["measurements"] if r["workload"] == "transpose_64x32" and r["method"] == "metaschedule-2")
+    row = next(
+        r for r in final["measurements"] if r["workload"] == "transpose_64x32" and r["method"] == "metaschedule-2"
+    )
     assert row["status"] == "measured" and row["ms_records"] >= 1
 
 
@@ -216,8 +264,19 @@ def test_an_interrupted_run_keeps_what_it_measured(tmp_path, monkeypatch):
     for src in ("tests/data/workloads/transpose_64x32.tvmscript", "dragon_dsl/examples/matmul_256.tvmscript"):
         shutil.copy(ROOT / src, wl)
     out = tmp_path / "out"
-    argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled,ms-random",
-            "--repeat", "3", "--out", str(out)]
+    argv = [
+        "eval",
+        "--workloads",
+        str(wl),
+        "--target",
+        TARGET,
+        "--methods",
+        "unscheduled,ms-random",
+        "--repeat",
+        "3",
+        "--out",
+        str(out),
+    ]
 
     def terminated(*_args, **_kwargs):
         raise SystemExit(143)
@@ -230,10 +289,14 @@ def test_an_interrupted_run_keeps_what_it_measured(tmp_path, monkeypatch):
     assert "deferred by the interruption (exit 143)" in log.getvalue()
     part = json.loads((out / "results-shard-0-of-1.json").read_text())
     assert part["interrupted"] == "exit 143"
-    assert {(r["workload"], r["method"]) for r in part["measurements"]} == \
-        {("matmul_256", "unscheduled"), ("transpose_64x32", "unscheduled")}
-    assert sorted(d["workload"] for d in part["deferred"] if d["method"] == "ms-random") == \
-        ["matmul_256", "transpose_64x32"]
+    assert {(r["workload"], r["method"]) for r in part["measurements"]} == {
+        ("matmul_256", "unscheduled"),
+        ("transpose_64x32", "unscheduled"),
+    }
+    assert sorted(d["workload"] for d in part["deferred"] if d["method"] == "ms-random") == [
+        "matmul_256",
+        "transpose_64x32",
+    ]
     assert main(argv) == 0
     final = json.loads((out / "results.json").read_text())
     assert "interrupted" not in final and final["deferred"] == []
@@ -253,8 +316,26 @@ def test_k1_measures_the_first_answer_once(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(dragon_model, "suggest", lambda **kw: calls.append(kw) or [""])
     out = tmp_path / "out"
-    assert main(["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "model", "--k", "1",
-                 "--repeat", "1", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--workloads",
+                str(wl),
+                "--target",
+                TARGET,
+                "--methods",
+                "model",
+                "--k",
+                "1",
+                "--repeat",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = json.loads((out / "results.json").read_text())["measurements"]
     model_rows = sorted((r["task"], r["method"]) for r in rows if r["method"].startswith("model"))
     assert model_rows == [("construction", "model-first"), ("improvement", "model-first")]

@@ -30,5 +30,5 @@ def test_update_json_merges_and_returns_the_whole_object(tmp_path):
     assert update_json(path, {"a": 1}) == {"a": 1}
     assert update_json(path, {"b": 2}) == {"a": 1, "b": 2}
     walls = WallTimes(path)
-    assert walls.resolve("a", 5.0, fresh=False) == 1          # a stored time stands for cached work
+    assert walls.resolve("a", 5.0, fresh=False) == 1  # a stored time stands for cached work
     assert walls.resolve("a", 5.0, fresh=True) == 5.0

@@ -34,8 +34,8 @@ def test_a_complete_run_takes_no_time(ctx):
 
 
 def test_own_smaller_run_times_the_ratio_of_the_workloads_with_both(ctx):
-    finished(ctx, "a", 16, 10.0), finished(ctx, "a", 64, 30.0)   # ratio 3.0
-    finished(ctx, "b", 16, 20.0), finished(ctx, "b", 64, 70.0)   # ratio 3.5
+    finished(ctx, "a", 16, 10.0), finished(ctx, "a", 64, 30.0)  # ratio 3.0
+    finished(ctx, "b", 16, 20.0), finished(ctx, "b", 64, 70.0)  # ratio 3.5
     finished(ctx, "c", 16, 12.0)
     # the upper median of [3.0, 3.5] is 3.5: 12 * 3.5
     assert m.expected_tune_s(ctx, entry(ctx, "c"), 64) == pytest.approx(42.0)
@@ -49,11 +49,11 @@ def test_without_pairs_the_ratio_of_trials(ctx):
 def test_no_own_run_the_slowest_finished_one_of_the_method(ctx):
     finished(ctx, "a", 64, 30.0), finished(ctx, "b", 64, 70.0)
     assert m.expected_tune_s(ctx, entry(ctx, "d"), 64) == 70.0
-    assert m.expected_tune_s(ctx, entry(ctx, "d"), 16) is None       # nothing known: it may start
+    assert m.expected_tune_s(ctx, entry(ctx, "d"), 16) is None  # nothing known: it may start
 
 
 def test_random_samples_and_mismatched_meta(ctx):
     finished(ctx, "a", 1, 4.0, strategy="replay-trace"), finished(ctx, "b", 1, 6.0, strategy="replay-trace")
     assert m.expected_tune_s(ctx, entry(ctx, "d"), 1, "replay-trace") == 6.0
-    finished(ctx, "c", 64, 999.0, trials=32)      # another budget's run in that folder is not a finished 64
+    finished(ctx, "c", 64, 999.0, trials=32)  # another budget's run in that folder is not a finished 64
     assert m.expected_tune_s(ctx, entry(ctx, "c"), 64) is None

@@ -8,13 +8,21 @@ from dragon_dsl.eval import harness
 ROW = {"workload": "mm", "task": "construction", "method": "model-best-of-4", "status": "measured", "reason": ""}
 
 CASES = [
-    ({**ROW, "candidates": [{"status": "ok"}, {"status": "timeout"}, {"status": "build_error"},
-                            {"status": "timeout"}]},
-     "[   12.5 s] model-best-of-4 construction mm: measured 1/4 verified, failed: build_error, timeout in 2.5 s"),
-    ({**ROW, "method": "vendor", "candidates": [{"status": "ok"}]},
-     "[   12.5 s] vendor construction mm: measured 1/1 verified in 2.5 s"),
-    ({**ROW, "status": "not_available", "reason": "the model cannot generate here (no xgrammar)", "candidates": []},
-     "[   12.5 s] model-best-of-4 construction mm: not_available (the model cannot generate here (no xgrammar)) in 2.5 s"),
+    (
+        {
+            **ROW,
+            "candidates": [{"status": "ok"}, {"status": "timeout"}, {"status": "build_error"}, {"status": "timeout"}],
+        },
+        "[   12.5 s] model-best-of-4 construction mm: measured 1/4 verified, failed: build_error, timeout in 2.5 s",
+    ),
+    (
+        {**ROW, "method": "vendor", "candidates": [{"status": "ok"}]},
+        "[   12.5 s] vendor construction mm: measured 1/1 verified in 2.5 s",
+    ),
+    (
+        {**ROW, "status": "not_available", "reason": "the model cannot generate here (no xgrammar)", "candidates": []},
+        "[   12.5 s] model-best-of-4 construction mm: not_available (the model cannot generate here (no xgrammar)) in 2.5 s",
+    ),
 ]
 
 

@@ -7,14 +7,17 @@ import pytest
 from dragon_dsl.eval import metrics as M
 
 
-@pytest.mark.parametrize("values, p, want", [
-    ([3.0, 1.0, 2.0], 50, 2.0),
-    ([1.0, 2.0, 3.0, 4.0], 50, 2.5),
-    ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 90, 9.1),   # position 9 * 0.9 = 8.1
-    ([10.0, 20.0], 90, 19.0),                                          # position 0.9
-    ([5.0], 90, 5.0),
-    ([], 50, None),
-])
+@pytest.mark.parametrize(
+    "values, p, want",
+    [
+        ([3.0, 1.0, 2.0], 50, 2.0),
+        ([1.0, 2.0, 3.0, 4.0], 50, 2.5),
+        ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 90, 9.1),  # position 9 * 0.9 = 8.1
+        ([10.0, 20.0], 90, 19.0),  # position 0.9
+        ([5.0], 90, 5.0),
+        ([], 50, None),
+    ],
+)
 def test_percentile(values, p, want):
     got = M.percentile(values, p)
     assert (got is None and want is None) or got == pytest.approx(want)
@@ -29,14 +32,17 @@ def test_median_and_geomean():
         M.geomean([1.0, 0.0])
 
 
-@pytest.mark.parametrize("n, c, k, want", [
-    (8, 0, 1, 0.0),
-    (8, 8, 4, 1.0),
-    (8, 2, 1, 2 / 8),
-    (8, 2, 4, 1 - math.comb(6, 4) / math.comb(8, 4)),   # 1 - 15/70
-    (4, 1, 2, 0.5),                                     # 1 - C(3,2)/C(4,2) = 1 - 3/6
-    (5, 4, 2, 1.0),                                     # n - c < k
-])
+@pytest.mark.parametrize(
+    "n, c, k, want",
+    [
+        (8, 0, 1, 0.0),
+        (8, 8, 4, 1.0),
+        (8, 2, 1, 2 / 8),
+        (8, 2, 4, 1 - math.comb(6, 4) / math.comb(8, 4)),  # 1 - 15/70
+        (4, 1, 2, 0.5),  # 1 - C(3,2)/C(4,2) = 1 - 3/6
+        (5, 4, 2, 1.0),  # n - c < k
+    ],
+)
 def test_pass_at_k(n, c, k, want):
     assert M.pass_at_k(n, c, k) == pytest.approx(want)
 
@@ -51,7 +57,7 @@ def test_pass_at_k_rejects_impossible():
 
 def test_speedup_summary_by_hand():
     base = {"a": 100.0, "b": 50.0, "c": 30.0, "d": None}
-    meth = {"a": 50.0, "b": 45.0, "c": None, "d": 1.0}       # 2.0x, 1.111x, unsolved; d has no baseline
+    meth = {"a": 50.0, "b": 45.0, "c": None, "d": 1.0}  # 2.0x, 1.111x, unsolved; d has no baseline
     s = M.speedup_summary(base, meth)
     assert s["tasks"] == 3 and s["solved"] == 2
     assert s["per_task"] == {"a": pytest.approx(2.0), "b": pytest.approx(50 / 45), "c": None}
@@ -63,8 +69,20 @@ def test_speedup_summary_by_hand():
 def test_first_answer_and_taxonomy():
     assert M.first_answer_correctness([True, False, False, True]) == 0.5
     assert M.first_answer_correctness([]) is None
-    got = M.taxonomy(["ok", "parse_error", "type_error", "type_error", "replay_error", "build_error",
-                      "numeric_mismatch", "unwritten_output", "timeout", "launch_error"])
+    got = M.taxonomy(
+        [
+            "ok",
+            "parse_error",
+            "type_error",
+            "type_error",
+            "replay_error",
+            "build_error",
+            "numeric_mismatch",
+            "unwritten_output",
+            "timeout",
+            "launch_error",
+        ]
+    )
     assert got == {"parse": 1, "type": 2, "replay": 1, "build": 1, "launch": 1, "numeric": 2, "timeout": 1, "slow": 0}
     with pytest.raises(ValueError):
         M.failure_category("exploded")
@@ -73,7 +91,7 @@ def test_first_answer_and_taxonomy():
 def test_roofline():
     # 2 GFLOP at 1 TFLOP/s = 2 ms; 1 GB at 1 TB/s = 1 ms: compute bound, 2000 us
     assert M.roofline_bound_us(2e9, 1e9, 1e12, 1e12) == pytest.approx(2000.0)
-    assert M.roofline_bound_us(0, 4.8e6, 67e12, 4.8e12) == pytest.approx(1.0)   # H200: 4.8 MB in 1 us
+    assert M.roofline_bound_us(0, 4.8e6, 67e12, 4.8e12) == pytest.approx(1.0)  # H200: 4.8 MB in 1 us
     assert M.roofline_fraction(2000.0, 4000.0) == 0.5
     assert M.roofline_fraction(1.0, None) is None
 
@@ -84,21 +102,53 @@ def _cand(status, lat=None):
 
 def test_summarize_by_hand():
     results = {
-        "workloads": [{"name": "w1", "family": "mm", "roofline_us": 5.0},
-                      {"name": "w2", "family": "sm", "roofline_us": 1.0}],
+        "workloads": [
+            {"name": "w1", "family": "mm", "roofline_us": 5.0},
+            {"name": "w2", "family": "sm", "roofline_us": 1.0},
+        ],
         "measurements": [
-            {"workload": "w1", "task": "construction", "method": "unscheduled", "status": "measured",
-             "candidates": [_cand("ok", 100.0)], "time_s": 1.0},
-            {"workload": "w2", "task": "construction", "method": "unscheduled", "status": "measured",
-             "candidates": [_cand("ok", 10.0)], "time_s": 3.0},
-            {"workload": "w1", "task": "construction", "method": "model-best-of-4", "status": "measured", "k": 4,
-             "candidates": [_cand("parse_error"), _cand("ok", 25.0), _cand("ok", 20.0), _cand("build_error")],
-             "time_s": 7.0},
-            {"workload": "w2", "task": "construction", "method": "model-best-of-4", "status": "measured", "k": 4,
-             "candidates": [_cand("ok", 8.0), _cand("numeric_mismatch"), _cand("timeout"), _cand("type_error")],
-             "time_s": 2.0},
-            {"workload": "w1", "task": "construction", "method": "dlight", "status": "not_applicable",
-             "candidates": [], "time_s": None},
+            {
+                "workload": "w1",
+                "task": "construction",
+                "method": "unscheduled",
+                "status": "measured",
+                "candidates": [_cand("ok", 100.0)],
+                "time_s": 1.0,
+            },
+            {
+                "workload": "w2",
+                "task": "construction",
+                "method": "unscheduled",
+                "status": "measured",
+                "candidates": [_cand("ok", 10.0)],
+                "time_s": 3.0,
+            },
+            {
+                "workload": "w1",
+                "task": "construction",
+                "method": "model-best-of-4",
+                "status": "measured",
+                "k": 4,
+                "candidates": [_cand("parse_error"), _cand("ok", 25.0), _cand("ok", 20.0), _cand("build_error")],
+                "time_s": 7.0,
+            },
+            {
+                "workload": "w2",
+                "task": "construction",
+                "method": "model-best-of-4",
+                "status": "measured",
+                "k": 4,
+                "candidates": [_cand("ok", 8.0), _cand("numeric_mismatch"), _cand("timeout"), _cand("type_error")],
+                "time_s": 2.0,
+            },
+            {
+                "workload": "w1",
+                "task": "construction",
+                "method": "dlight",
+                "status": "not_applicable",
+                "candidates": [],
+                "time_s": None,
+            },
         ],
     }
     s = M.summarize(results)
@@ -116,55 +166,85 @@ def test_summarize_by_hand():
     assert t["pass_at_k"]["1"] == pytest.approx(0.375)
     assert t["pass_at_k"]["2"] == pytest.approx(((1 - 1 / 6) + 0.5) / 2)
     assert t["pass_at_k"]["4"] == pytest.approx(1.0)
-    assert mb["taxonomy"] == {"parse": 1, "type": 1, "replay": 0, "build": 1, "launch": 0, "numeric": 1,
-                              "timeout": 1, "slow": 0}
+    assert mb["taxonomy"] == {
+        "parse": 1,
+        "type": 1,
+        "replay": 0,
+        "build": 1,
+        "launch": 0,
+        "numeric": 1,
+        "timeout": 1,
+        "slow": 0,
+    }
     assert mb["roofline_fraction"]["per_task"] == {"w1": pytest.approx(0.25), "w2": pytest.approx(0.125)}
     assert mb["families"]["unscheduled"]["mm"]["geomean"] == pytest.approx(5.0)
-    assert "dlight" not in s["methods"]       # not measured anywhere
+    assert "dlight" not in s["methods"]  # not measured anywhere
 
 
 def test_a_verified_answer_10x_slower_than_the_baseline_is_slow_not_a_success():
     def row(w, method, *cands, task="construction"):
-        return {"workload": w, "task": task, "method": method, "status": "measured", "k": len(cands),
-                "candidates": list(cands), "time_s": 1.0}
+        return {
+            "workload": w,
+            "task": task,
+            "method": method,
+            "status": "measured",
+            "k": len(cands),
+            "candidates": list(cands),
+            "time_s": 1.0,
+        }
 
     results = {
         "workloads": [{"name": "w1", "family": "mm"}, {"name": "w2", "family": "sm"}, {"name": "w3", "family": "sm"}],
         "measurements": [
             row("w1", "dlight", _cand("ok", 10.0)),
-            row("w1", "unscheduled", _cand("ok", 5000.0)),   # dlight is w1's baseline where measured
-            row("w2", "unscheduled", _cand("ok", 10.0)),     # no dlight: the unscheduled program
-            row("w1", "model", _cand("ok", 101.0), _cand("ok", 99.0)),    # first: 10.1x dlight
-            row("w2", "model", _cand("ok", 100.0)),                       # exactly 10x: still an answer
-            row("w3", "model", _cand("ok", 1e6)),                          # no baseline: never slow
+            row("w1", "unscheduled", _cand("ok", 5000.0)),  # dlight is w1's baseline where measured
+            row("w2", "unscheduled", _cand("ok", 10.0)),  # no dlight: the unscheduled program
+            row("w1", "model", _cand("ok", 101.0), _cand("ok", 99.0)),  # first: 10.1x dlight
+            row("w2", "model", _cand("ok", 100.0)),  # exactly 10x: still an answer
+            row("w3", "model", _cand("ok", 1e6)),  # no baseline: never slow
             row("w1", "model", _cand("ok", 500.0), task="improvement"),
         ],
     }
     t = M.summarize(results)["methods"]["model"]
     c = t["tasks"]["construction"]
     assert c["first_answer_correct"] == pytest.approx(2 / 3) and c["first_answer_slow"] == 1
-    assert c["solved"] == 3                                 # w1's second answer is 9.9x: a success
+    assert c["solved"] == 3  # w1's second answer is 9.9x: a success
     assert t["over_dlight"]["per_task"] == {"w1": pytest.approx(10 / 99)}
     assert t["tasks"]["improvement"]["solved"] == 0 and t["tasks"]["improvement"]["first_answer_slow"] == 1
     assert t["taxonomy"]["slow"] == 2
-    assert results["measurements"][3]["candidates"][0]["status"] == "ok"   # the stored results stay as measured
+    assert results["measurements"][3]["candidates"][0]["status"] == "ok"  # the stored results stay as measured
 
 
 def test_improvement_speedup_over_existing():
-    results = {"workloads": [{"name": "w", "family": "f", "roofline_us": None}], "measurements": [
-        {"workload": "w", "task": "improvement", "method": "model-first", "status": "measured", "k": 1,
-         "existing_latency_us": 30.0, "candidates": [_cand("ok", 20.0)], "time_s": 1.0}]}
+    results = {
+        "workloads": [{"name": "w", "family": "f", "roofline_us": None}],
+        "measurements": [
+            {
+                "workload": "w",
+                "task": "improvement",
+                "method": "model-first",
+                "status": "measured",
+                "k": 1,
+                "existing_latency_us": 30.0,
+                "candidates": [_cand("ok", 20.0)],
+                "time_s": 1.0,
+            }
+        ],
+    }
     t = M.summarize(results)["methods"]["model-first"]["tasks"]["improvement"]
     assert t["speedup_over_existing"]["per_task"] == {"w": pytest.approx(1.5)}
     assert t["first_answer_correct"] == 1.0
 
 
-@pytest.mark.parametrize("methods, want", [
-    (["dlight", "metaschedule-16", "metaschedule-64", "model-first"], "metaschedule-64"),
-    (["metaschedule-256", "metaschedule-64"], "metaschedule-256"),
-    (["metaschedule-x", "ms-random", "dlight"], None),
-    ([], None),
-])
+@pytest.mark.parametrize(
+    "methods, want",
+    [
+        (["dlight", "metaschedule-16", "metaschedule-64", "model-first"], "metaschedule-64"),
+        (["metaschedule-256", "metaschedule-64"], "metaschedule-256"),
+        (["metaschedule-x", "ms-random", "dlight"], None),
+        ([], None),
+    ],
+)
 def test_search_method_is_the_largest_budget(methods, want):
     assert M.search_method(methods) == want
 
@@ -182,19 +262,53 @@ def test_time_ratio_by_hand():
 
 def test_summarize_compares_every_method_with_the_search():
     results = {
-        "workloads": [{"name": "w1", "family": "mm", "roofline_us": None},
-                      {"name": "w2", "family": "mm", "roofline_us": None}],
+        "workloads": [
+            {"name": "w1", "family": "mm", "roofline_us": None},
+            {"name": "w2", "family": "mm", "roofline_us": None},
+        ],
         "measurements": [
-            {"workload": "w1", "task": "construction", "method": "metaschedule-64", "status": "measured",
-             "candidates": [_cand("ok", 10.0)], "time_s": 90.0},
-            {"workload": "w2", "task": "construction", "method": "metaschedule-64", "status": "measured",
-             "candidates": [_cand("ok", 4.0)], "time_s": 30.0},
-            {"workload": "w1", "task": "construction", "method": "metaschedule-16", "status": "measured",
-             "candidates": [_cand("ok", 20.0)], "time_s": 45.0},
-            {"workload": "w1", "task": "construction", "method": "model-first", "status": "measured", "k": 1,
-             "candidates": [_cand("ok", 8.0)], "time_s": 3.0},
-            {"workload": "w2", "task": "construction", "method": "model-first", "status": "measured", "k": 1,
-             "candidates": [_cand("build_error")], "time_s": 2.0},      # unsolved: its time counts nowhere
+            {
+                "workload": "w1",
+                "task": "construction",
+                "method": "metaschedule-64",
+                "status": "measured",
+                "candidates": [_cand("ok", 10.0)],
+                "time_s": 90.0,
+            },
+            {
+                "workload": "w2",
+                "task": "construction",
+                "method": "metaschedule-64",
+                "status": "measured",
+                "candidates": [_cand("ok", 4.0)],
+                "time_s": 30.0,
+            },
+            {
+                "workload": "w1",
+                "task": "construction",
+                "method": "metaschedule-16",
+                "status": "measured",
+                "candidates": [_cand("ok", 20.0)],
+                "time_s": 45.0,
+            },
+            {
+                "workload": "w1",
+                "task": "construction",
+                "method": "model-first",
+                "status": "measured",
+                "k": 1,
+                "candidates": [_cand("ok", 8.0)],
+                "time_s": 3.0,
+            },
+            {
+                "workload": "w2",
+                "task": "construction",
+                "method": "model-first",
+                "status": "measured",
+                "k": 1,
+                "candidates": [_cand("build_error")],
+                "time_s": 2.0,
+            },  # unsolved: its time counts nowhere
         ],
     }
     s = M.summarize(results)

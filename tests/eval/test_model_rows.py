@@ -20,11 +20,15 @@ def ctx_entry(tmp_path):
     return ctx, WorkloadEntry(name="matmul_64", path=path, family="matmul")
 
 
-@pytest.mark.parametrize("error, status, reason", [
-    (ImportError("No module named 'xgrammar'"), "not_available", "the model cannot generate here"),
-    (FileNotFoundError("no weights"), "not_available", "no model"),
-    (RuntimeError("derailed"), "measured", "suggest() raised RuntimeError: derailed"),
-], ids=["missing-dependency", "no-weights", "model-failure"])
+@pytest.mark.parametrize(
+    "error, status, reason",
+    [
+        (ImportError("No module named 'xgrammar'"), "not_available", "the model cannot generate here"),
+        (FileNotFoundError("no weights"), "not_available", "no model"),
+        (RuntimeError("derailed"), "measured", "suggest() raised RuntimeError: derailed"),
+    ],
+    ids=["missing-dependency", "no-weights", "model-failure"],
+)
 def test_a_model_that_cannot_answer(ctx_entry, monkeypatch, error, status, reason):
     import dragon_model
 

@@ -53,7 +53,7 @@ def check_reports(paths, folder: Path, pool=None, seen: set | None = None, runs:
     from dragon_dsl.engine.nvcc import find_nvcc
 
     checked = 0
-    by_header, others = [], []     # (report, workload entry, folder, answer files) of one workload each
+    by_header, others = [], []  # (report, workload entry, folder, answer files) of one workload each
     for i, path in enumerate(paths):
         report = json.loads(path.read_text(encoding="utf-8"))
         gpu = "llvm" not in json.dumps(report.get("target"))
@@ -77,7 +77,10 @@ def check_reports(paths, folder: Path, pool=None, seen: set | None = None, runs:
     jobs = [(by_header[i::runs], False) for i in range(min(runs, len(by_header)))]
     jobs += [([group], True) for group in others]
     results = pool.map(_check_files, jobs) if pool is not None else map(_check_files, jobs)
-    known = {(a["workload"], a["script_sha256"], a["code"]) for a in json.loads(UNSAFE.read_text(encoding="utf-8"))["answers"]}
+    known = {
+        (a["workload"], a["script_sha256"], a["code"])
+        for a in json.loads(UNSAFE.read_text(encoding="utf-8"))["answers"]
+    }
     for where, rc, found in results:
         errors = [e for e in found if (where[e["file"]].rsplit(": ", 1)[1], _sha(e["file"]), e["code"]) not in known]
         failed = sorted({where[e["file"]] for e in errors}) or sorted(set(where.values()))
@@ -129,18 +132,37 @@ def test_the_check_rebuilds_the_workload_and_catches_an_answer_that_does_not_bui
 
     def report(*scripts):
         path = tmp_path / f"results-{len(scripts)}.json"
-        path.write_text(json.dumps({"target": {"kind": "llvm"}, "workloads": [entry], "measurements": [
-            {"workload": spec.name, "method": "model-first", "status": "measured", "task": "construction",
-             "candidates": [{"status": "ok", "latency_us": 1.0, "script": s} for s in scripts]},
-            {"workload": spec.name, "method": "dlight", "status": "measured", "task": "construction",
-             "candidates": [{"status": "ok", "latency_us": 1.0, "script": bad}]}]}))
+        path.write_text(
+            json.dumps(
+                {
+                    "target": {"kind": "llvm"},
+                    "workloads": [entry],
+                    "measurements": [
+                        {
+                            "workload": spec.name,
+                            "method": "model-first",
+                            "status": "measured",
+                            "task": "construction",
+                            "candidates": [{"status": "ok", "latency_us": 1.0, "script": s} for s in scripts],
+                        },
+                        {
+                            "workload": spec.name,
+                            "method": "dlight",
+                            "status": "measured",
+                            "task": "construction",
+                            "candidates": [{"status": "ok", "latency_us": 1.0, "script": bad}],
+                        },
+                    ],
+                }
+            )
+        )
         return path
 
-    assert check_reports([report(good, good)], tmp_path) == 1      # each distinct script once; dlight's are not the model's
+    assert check_reports([report(good, good)], tmp_path) == 1  # each distinct script once; dlight's are not the model's
     elsewhere = good.replace(f"{spec.name}.tvmscript", "elsewhere.tvmscript")
-    assert check_reports([report(elsewhere)], tmp_path) == 1      # a header naming another file: --workload
+    assert check_reports([report(elsewhere)], tmp_path) == 1  # a header naming another file: --workload
     seen: set = set()
     assert check_reports([report(good, good)], tmp_path, seen=seen) == 1
-    assert check_reports([report(good, good)], tmp_path, seen=seen) == 0   # checked for another report already
+    assert check_reports([report(good, good)], tmp_path, seen=seen) == 0  # checked for another report already
     with pytest.raises(AssertionError, match="no_such_block"):
         check_reports([report(good, bad)], tmp_path)

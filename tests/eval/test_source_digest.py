@@ -13,7 +13,7 @@ def _tree(root, files):
 
 def test_the_digest_follows_the_sources_and_nothing_else(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    files = {"dragon_dsl/x.py": "x = 1\n", "model/y.py": "y = 2\n", "grammar/g.lark": "start: \"a\"\n"}
+    files = {"dragon_dsl/x.py": "x = 1\n", "model/y.py": "y = 2\n", "grammar/g.lark": 'start: "a"\n'}
     _tree(a, files)
     _tree(b, files)
     assert source_digest(a) == source_digest(b)

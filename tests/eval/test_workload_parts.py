@@ -8,14 +8,17 @@ import pytest
 WL = Path(__file__).resolve().parents[1] / "data" / "workloads"
 
 
-@pytest.mark.parametrize("name, flops, nbytes", [
-    ("matmul_64", 2 * 64 ** 3, 3 * 64 * 64 * 4),
-    # max (1 op) + exp(x - max) (2) + sum (1) + divide (1) per element of 64 x 64
-    ("softmax_64", 5 * 64 * 64, 2 * 64 * 64 * 4),
-    ("transpose_64x32", 0, 2 * 64 * 32 * 4),
-    # conv 7x7x3, stride 2, out 1x112x112x64: 2 * 112 * 112 * 64 * 147; padding costs nothing
-    ("c2d_0", 2 * 112 * 112 * 64 * 147, (224 * 224 * 3 + 7 * 7 * 3 * 64 + 112 * 112 * 64) * 4),
-])
+@pytest.mark.parametrize(
+    "name, flops, nbytes",
+    [
+        ("matmul_64", 2 * 64**3, 3 * 64 * 64 * 4),
+        # max (1 op) + exp(x - max) (2) + sum (1) + divide (1) per element of 64 x 64
+        ("softmax_64", 5 * 64 * 64, 2 * 64 * 64 * 4),
+        ("transpose_64x32", 0, 2 * 64 * 32 * 4),
+        # conv 7x7x3, stride 2, out 1x112x112x64: 2 * 112 * 112 * 64 * 147; padding costs nothing
+        ("c2d_0", 2 * 112 * 112 * 64 * 147, (224 * 224 * 3 + 7 * 7 * 3 * 64 + 112 * 112 * 64) * 4),
+    ],
+)
 def test_flops_and_bytes(name, flops, nbytes):
     from dragon_dsl.eval.workload_info import analyse
     from dragon_dsl.tvm.workload import load_workload
@@ -66,8 +69,11 @@ def test_vendor_matches_and_refuses():
     from dragon_dsl.eval import vendor
 
     rng = np.random.default_rng(0)
-    mm = [Arg("A", (8, 16), "float32", "input"), Arg("B", (16, 4), "float32", "input"),
-          Arg("C", (8, 4), "float32", "output")]
+    mm = [
+        Arg("A", (8, 16), "float32", "input"),
+        Arg("B", (16, 4), "float32", "input"),
+        Arg("C", (8, 4), "float32", "output"),
+    ]
     res = vendor.run(_reference(mm, lambda a, b: a @ b, rng), "matmul", {}, device="cpu", repeat=3)
     assert res.status == "ok" and res.op == "torch.matmul(A, B)" and res.latency_us > 0
     # same shapes, different values (a ReLU epilogue): no operator matches, so it is not applicable
@@ -90,12 +96,16 @@ def test_vendor_conv2d_nhwc_from_shapes():
     from dragon_dsl.engine.signature import Arg
     from dragon_dsl.eval import vendor
 
-    x = [Arg("X", (1, 9, 9, 4), "float32", "input"), Arg("W", (3, 3, 4, 8), "float32", "input"),
-         Arg("Y", (1, 5, 5, 8), "float32", "output")]
+    x = [
+        Arg("X", (1, 9, 9, 4), "float32", "input"),
+        Arg("W", (3, 3, 4, 8), "float32", "input"),
+        Arg("Y", (1, 5, 5, 8), "float32", "output"),
+    ]
 
-    def conv(a, w):   # stride 2, padding 1 as the workload would compute it
-        t = torch.nn.functional.conv2d(torch.from_numpy(a).permute(0, 3, 1, 2),
-                                       torch.from_numpy(w).permute(3, 2, 0, 1), stride=2, padding=1)
+    def conv(a, w):  # stride 2, padding 1 as the workload would compute it
+        t = torch.nn.functional.conv2d(
+            torch.from_numpy(a).permute(0, 3, 1, 2), torch.from_numpy(w).permute(3, 2, 0, 1), stride=2, padding=1
+        )
         return t.permute(0, 2, 3, 1).contiguous().numpy()
 
     res = vendor.run(_reference(x, conv, np.random.default_rng(1)), "conv2d", {}, device="cpu")

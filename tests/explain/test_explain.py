@@ -9,15 +9,15 @@ DRAGON_UPDATE_GOLDEN=1 rewrites the expected files.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
 from conftest import UPDATE_GOLDEN
 
 import dragon_dsl
-from dragon_dsl.language.diagnostics import Severity
 from dragon_dsl.explain import explain, explain_entries
+from dragon_dsl.language.diagnostics import Severity
 
 HERE = Path(__file__).parent
 DATA = HERE.parent / "data"
@@ -30,7 +30,7 @@ def _errors(text):
     return [f"{d.code} {d.message}" for d in diags if d.severity is Severity.ERROR]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _workload(name):
     """One IRModule per workload file, shared by all the traces that schedule it."""
     from dragon_dsl.tvm.workload import load_workload
@@ -72,13 +72,18 @@ FIXTURES = _fixtures()
 
 #: the fixture traces in parts of at most this many: one test each, so that xdist spreads them over its workers
 PART = 100
-PARTS = [(source, start) for source in ("handwritten", "design_spaces", "sampled")
-         for start in range(0, sum(s == source for s, _, _ in FIXTURES), PART)]
+PARTS = [
+    (source, start)
+    for source in ("handwritten", "design_spaces", "sampled")
+    for start in range(0, sum(s == source for s, _, _ in FIXTURES), PART)
+]
 
 
 def test_fixture_traces_cover_both_targets():
     assert {json.dumps(json.loads(line)["target"]) for _, _, line in FIXTURES} == {
-        json.dumps("nvidia/nvidia-h100"), json.dumps(LLVM)}
+        json.dumps("nvidia/nvidia-h100"),
+        json.dumps(LLVM),
+    }
 
 
 @pytest.mark.parametrize("source, start", PARTS, ids=[f"{s}-{i}" for s, i in PARTS])
@@ -87,7 +92,7 @@ def test_every_fixture_trace(source, start):
     formatted, deterministic; idempotent on the hand-written traces, the design spaces and every 4th
     sampled trace."""
     failures = []
-    for _, n, line in [f for f in FIXTURES if f[0] == source][start:start + PART]:
+    for _, n, line in [f for f in FIXTURES if f[0] == source][start : start + PART]:
         d = json.loads(line)
         if d.get("needs_tensor_intrin"):
             from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics, tensor_intrin_names

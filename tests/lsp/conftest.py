@@ -48,8 +48,14 @@ def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=_converter)
     client.versions = {}
     client.applied, client.apply_answer = [], True
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _publish,
-                                   lsp.WORKSPACE_APPLY_EDIT: _apply_edit})
+    register_lsp_features(
+        client,
+        {
+            **DEFAULT_CLIENT_FEATURES,
+            lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _publish,
+            lsp.WORKSPACE_APPLY_EDIT: _apply_edit,
+        },
+    )
     return client
 
 
@@ -59,8 +65,11 @@ CONFIG = ClientServerConfig(server_command=SERVER, client_factory=make_client)
 
 async def start(client: LanguageClient, settings=None, init=None) -> None:
     client.set_configuration(dict(SETTINGS, **(settings or {})), section="dragon")
-    client.init_result = await client.initialize_session(lsp.InitializeParams(
-        capabilities=capabilities(), initialization_options={"settings": dict(SETTINGS, **(init or {}))}))
+    client.init_result = await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=capabilities(), initialization_options={"settings": dict(SETTINGS, **(init or {}))}
+        )
+    )
 
 
 @pytest_lsp.fixture(config=CONFIG, scope="module")

@@ -6,7 +6,6 @@ import asyncio
 import shutil
 import sys
 from pathlib import Path
-from typing import Optional
 
 from lsprotocol import types as lsp
 
@@ -14,7 +13,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 SERVER = [sys.executable, "-m", "dragon_lsp"]
 
 #: A schedule TVM builds for a GPU (threads bound): its CUDA source needs no GPU.
-GPU_SCRIPT = '''\
+GPU_SCRIPT = """\
 workload "matmul_64.tvmscript"
 target "nvidia/nvidia-h100"
 
@@ -24,9 +23,9 @@ l4 = fuse(l1, l2)
 l5, l6 = split(l4, [None, 128])
 bind(l5, "blockIdx.x")
 bind(l6, "threadIdx.x")
-'''
+"""
 
-SCRIPT = '''\
+SCRIPT = """\
 # matmul 64: tile i and j
 workload "matmul_64.tvmscript"
 target "llvm"
@@ -44,7 +43,7 @@ explain:
 f1 = fact("C is a 64x64x64 matmul", about=[b0])
 r1 = rationale("tile i by 8 so a row block stays in cache", because=[f1], produces=[tile_i])
 e1 = effect("fewer cache misses on A", of=[r1])
-'''
+"""
 
 
 def workspace(tmp: Path, text: str = SCRIPT, name: str = "sched.dragon", workload: str = "matmul_64") -> str:
@@ -60,23 +59,32 @@ def capabilities() -> lsp.ClientCapabilities:
     return lsp.ClientCapabilities(
         general=lsp.GeneralClientCapabilities(position_encodings=[lsp.PositionEncodingKind.Utf16]),
         text_document=lsp.TextDocumentClientCapabilities(
-            completion=lsp.CompletionClientCapabilities(completion_item=lsp.ClientCompletionItemOptions(
-                snippet_support=True, documentation_format=[lsp.MarkupKind.Markdown])),
+            completion=lsp.CompletionClientCapabilities(
+                completion_item=lsp.ClientCompletionItemOptions(
+                    snippet_support=True, documentation_format=[lsp.MarkupKind.Markdown]
+                )
+            ),
             hover=lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.Markdown]),
-            signature_help=lsp.SignatureHelpClientCapabilities(signature_information=lsp.ClientSignatureInformationOptions(
-                documentation_format=[lsp.MarkupKind.Markdown])),
+            signature_help=lsp.SignatureHelpClientCapabilities(
+                signature_information=lsp.ClientSignatureInformationOptions(
+                    documentation_format=[lsp.MarkupKind.Markdown]
+                )
+            ),
             synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
             publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(related_information=True),
             rename=lsp.RenameClientCapabilities(prepare_support=True),
         ),
         window=lsp.WindowClientCapabilities(work_done_progress=True),
         workspace=lsp.WorkspaceClientCapabilities(
-            configuration=True, inlay_hint=lsp.InlayHintWorkspaceClientCapabilities(refresh_support=False),
-            apply_edit=True, workspace_edit=lsp.WorkspaceEditClientCapabilities(document_changes=True)),
+            configuration=True,
+            inlay_hint=lsp.InlayHintWorkspaceClientCapabilities(refresh_support=False),
+            apply_edit=True,
+            workspace_edit=lsp.WorkspaceEditClientCapabilities(document_changes=True),
+        ),
     )
 
 
-async def command(client, name: str, uri: str, version: Optional[int] = 1, token=None, **fields):
+async def command(client, name: str, uri: str, version: int | None = 1, token=None, **fields):
     """`workspace/executeCommand` as the VS Code extension sends it: one argument object with the
     document, its version and the settings (empty: unset), plus `fields` (range, prompt, overrides)."""
     arg = {"uri": uri, "version": version, "target": "", "device": "", "trackerAddress": "", **fields}
@@ -98,15 +106,20 @@ def _plain(obj):
 
 
 def open_doc(client, uri: str, text: str, version: int = 1) -> None:
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-        lsp.TextDocumentItem(uri=uri, language_id="dragon", version=version, text=text)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri=uri, language_id="dragon", version=version, text=text))
+    )
 
 
-def change_doc(client, uri: str, version: int, text: str, rng: Optional[lsp.Range] = None) -> None:
-    change = lsp.TextDocumentContentChangeWholeDocument(text=text) if rng is None else \
-        lsp.TextDocumentContentChangePartial(range=rng, text=text)
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        lsp.VersionedTextDocumentIdentifier(uri=uri, version=version), [change]))
+def change_doc(client, uri: str, version: int, text: str, rng: lsp.Range | None = None) -> None:
+    change = (
+        lsp.TextDocumentContentChangeWholeDocument(text=text)
+        if rng is None
+        else lsp.TextDocumentContentChangePartial(range=rng, text=text)
+    )
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(lsp.VersionedTextDocumentIdentifier(uri=uri, version=version), [change])
+    )
 
 
 async def diagnostics_for(client, uri: str, version: int, timeout: float = 20.0, where=None):
@@ -140,8 +153,9 @@ def find(text: str, needle: str, nth: int = 0, offset: int = 0) -> lsp.Position:
 
 
 async def actions_at(client, uri, rng, diags=()):
-    return await client.text_document_code_action_async(lsp.CodeActionParams(
-        lsp.TextDocumentIdentifier(uri), rng, lsp.CodeActionContext(diagnostics=list(diags))))
+    return await client.text_document_code_action_async(
+        lsp.CodeActionParams(lsp.TextDocumentIdentifier(uri), rng, lsp.CodeActionContext(diagnostics=list(diags)))
+    )
 
 
 def apply_edits(text: str, edits) -> str:
@@ -158,6 +172,6 @@ def apply_edits(text: str, edits) -> str:
         return before + i
 
     for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end) :]
         lines = text.split("\n")
     return text

@@ -19,20 +19,40 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 #: The `dragon` section as the VS Code extension sends it (with its own keys, which the server ignores).
-CLIENT_SECTION = {"pythonPath": "/opt/venv/bin/python", "serverPath": "", "serverArgs": [], "trace": {"server": "off"},
-                  "target": "", "device": "rpc", "trackerAddress": "10.0.0.5:9190/h100", "modelPath": "",
-                  "timeouts": {"replay": 30, "build": 30, "measure": 90, "suggest": 120}}
+CLIENT_SECTION = {
+    "pythonPath": "/opt/venv/bin/python",
+    "serverPath": "",
+    "serverArgs": [],
+    "trace": {"server": "off"},
+    "target": "",
+    "device": "rpc",
+    "trackerAddress": "10.0.0.5:9190/h100",
+    "modelPath": "",
+    "timeouts": {"replay": 30, "build": 30, "measure": 90, "suggest": 120},
+}
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client), scope="module")
 async def client(lsp_client: LanguageClient):
     # what the client answers to workspace/configuration wins over the initialization options
     lsp_client.set_configuration(dict(CLIENT_SECTION, target="", suggest={"trials": 8}), section="dragon")
-    await lsp_client.initialize_session(lsp.InitializeParams(
-        capabilities=capabilities(), initialization_options={"settings": {
-            "target": "nvidia/nvidia-h100", "device": "local", "trackerAddress": "", "modelPath": "/models/dragon.pt",
-            "timeouts": {"replay": 5, "build": 120, "measure": 300, "suggest": 120},
-            "checkOnSave": "build", "debounceMs": "fast", "tracker": "10.0.0.9:9190"}}))
+    await lsp_client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=capabilities(),
+            initialization_options={
+                "settings": {
+                    "target": "nvidia/nvidia-h100",
+                    "device": "local",
+                    "trackerAddress": "",
+                    "modelPath": "/models/dragon.pt",
+                    "timeouts": {"replay": 5, "build": 120, "measure": 300, "suggest": 120},
+                    "checkOnSave": "build",
+                    "debounceMs": "fast",
+                    "tracker": "10.0.0.9:9190",
+                }
+            },
+        )
+    )
     yield
     await lsp_client.shutdown_session()
 
@@ -48,11 +68,11 @@ async def settings_when(client, ready):
 
 async def test_initialization_options_then_workspace_configuration(client):
     s = await settings_when(client, lambda s: s["engineDevice"].startswith("rpc://"))
-    assert s["checkOnSave"] == "build"                         # from initializationOptions.settings only
-    assert s["modelPath"] == "" and s["target"] is None        # "" in workspace/configuration: unset, over
-                                                               # the initialization options' values
+    assert s["checkOnSave"] == "build"  # from initializationOptions.settings only
+    assert s["modelPath"] == "" and s["target"] is None  # "" in workspace/configuration: unset, over
+    # the initialization options' values
     assert s["device"] == "rpc" and s["trackerAddress"] == "10.0.0.5:9190/h100"
-    assert s["engineDevice"] == "rpc://10.0.0.5:9190/h100"     # from workspace/configuration
+    assert s["engineDevice"] == "rpc://10.0.0.5:9190/h100"  # from workspace/configuration
     assert s["timeouts"] == {"replay": 30, "build": 30, "measure": 90, "suggest": 120}
     assert s["suggest"]["trials"] == 8
     assert (await status(client))["encoding"] == "utf-16"
@@ -66,22 +86,26 @@ async def test_initialization_options_then_workspace_configuration(client):
 
 
 async def test_did_change_configuration(client):
-    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
-        settings={"dragon": {"device": "cpu", "checkOnSave": "off"}}))
+    client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"dragon": {"device": "cpu", "checkOnSave": "off"}})
+    )
     s = await settings_when(client, lambda s: s["checkOnSave"] == "off")
     assert s["engineDevice"] == "local"
     # automatic device: the tracker when an address is set (key "dragon" when it names none)
-    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
-        settings={"dragon": dict(CLIENT_SECTION, device="", trackerAddress="gpu-box:9190", modelPath="")}))
+    client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(
+            settings={"dragon": dict(CLIENT_SECTION, device="", trackerAddress="gpu-box:9190", modelPath="")}
+        )
+    )
     s = await settings_when(client, lambda s: s["trackerAddress"] == "gpu-box:9190")
     assert s["engineDevice"] == "rpc://gpu-box:9190/dragon" and s["modelPath"] == ""
-    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
-        settings={"dragon": dict(CLIENT_SECTION, device="", trackerAddress="")}))
+    client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"dragon": dict(CLIENT_SECTION, device="", trackerAddress="")})
+    )
     s = await settings_when(client, lambda s: s["trackerAddress"] == "")
     assert s["engineDevice"] == "local"
     # "rpc" with no tracker cannot work: said once, and commands answer why
-    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
-        settings={"dragon": {"device": "rpc"}}))
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"dragon": {"device": "rpc"}}))
     s = await settings_when(client, lambda s: s["device"] == "rpc")
     assert s["engineDevice"].startswith("invalid: ")
     await settings_when(client, lambda s: any("trackerAddress is empty" in m.message for m in client.log_messages))
@@ -124,8 +148,16 @@ async def test_tcp_mode():
                 break
             except OSError:
                 await asyncio.sleep(0.05)
-        writer.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                             "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
+        writer.write(
+            _frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {"processId": None, "rootUri": None, "capabilities": {}},
+                }
+            )
+        )
         await writer.drain()
         answer = await asyncio.wait_for(_read(reader), 30)
         caps = answer["result"]["capabilities"]

@@ -11,7 +11,17 @@ import pytest
 from lsprotocol import types as lsp
 
 from tests.lsp.helpers import (
-    GPU_SCRIPT, SCRIPT, actions_at, apply_edits, change_doc, command, diagnostics_for, find, open_doc, pos, status,
+    GPU_SCRIPT,
+    SCRIPT,
+    actions_at,
+    apply_edits,
+    change_doc,
+    command,
+    diagnostics_for,
+    find,
+    open_doc,
+    pos,
+    status,
     workspace,
 )
 
@@ -60,8 +70,10 @@ async def test_related_information_and_unused_tag(client, tmp_path):
 
 
 async def test_positions_are_utf16(client, tmp_path):
-    text = 'workload "m.tvmscript"\nb0 = get_sblock("𝔸😀é")  # 😀😀\nbind(l9, "threadIdx.x")\n' \
-           'annotate(b0, "k", "😀"); vectorize(x)\n'
+    text = (
+        'workload "m.tvmscript"\nb0 = get_sblock("𝔸😀é")  # 😀😀\nbind(l9, "threadIdx.x")\n'
+        'annotate(b0, "k", "😀"); vectorize(x)\n'
+    )
     uri = workspace(tmp_path, text)
     open_doc(client, uri, text)
     diags = await diagnostics_for(client, uri, 1, where=lambda ds: len(ds) >= 2)
@@ -105,18 +117,23 @@ async def test_stale_replay_results_are_dropped(client, tmp_path):
 
 
 async def test_format_document_and_range(client, tmp_path):
-    messy = SCRIPT.replace("l6, l7 = split(l1, [v4, v5])", "l6,l7=split( l1,[v4,v5] ,preserve_unit_iters=True)") \
-        .replace("vectorize(l11)", "vectorize( l11 )")
+    messy = SCRIPT.replace(
+        "l6, l7 = split(l1, [v4, v5])", "l6,l7=split( l1,[v4,v5] ,preserve_unit_iters=True)"
+    ).replace("vectorize(l11)", "vectorize( l11 )")
     uri = workspace(tmp_path, messy)
     open_doc(client, uri, messy)
-    edits = await client.text_document_formatting_async(lsp.DocumentFormattingParams(
-        ident(uri), lsp.FormattingOptions(tab_size=4, insert_spaces=True)))
+    edits = await client.text_document_formatting_async(
+        lsp.DocumentFormattingParams(ident(uri), lsp.FormattingOptions(tab_size=4, insert_spaces=True))
+    )
     formatted = apply_edits(messy, edits)
     assert "l6, l7 = split(l1, [v4, v5])" in formatted and "vectorize(l11)" in formatted
     assert len(edits) == 2  # only the changed lines
     line = find(messy, "vectorize").line
-    edits = await client.text_document_range_formatting_async(lsp.DocumentRangeFormattingParams(
-        ident(uri), lsp.Range(pos(line, 0), pos(line, 5)), lsp.FormattingOptions(tab_size=4, insert_spaces=True)))
+    edits = await client.text_document_range_formatting_async(
+        lsp.DocumentRangeFormattingParams(
+            ident(uri), lsp.Range(pos(line, 0), pos(line, 5)), lsp.FormattingOptions(tab_size=4, insert_spaces=True)
+        )
+    )
     ranged = apply_edits(messy, edits)
     assert "vectorize(l11)" in ranged and "l6,l7=split(" in ranged
 
@@ -124,8 +141,9 @@ async def test_format_document_and_range(client, tmp_path):
 async def test_format_refuses_broken_text(client, tmp_path):
     uri = workspace(tmp_path, "b0 = get_sblock(\n")
     open_doc(client, uri, "b0 = get_sblock(\n")
-    edits = await client.text_document_formatting_async(lsp.DocumentFormattingParams(
-        ident(uri), lsp.FormattingOptions(tab_size=4, insert_spaces=True)))
+    edits = await client.text_document_formatting_async(
+        lsp.DocumentFormattingParams(ident(uri), lsp.FormattingOptions(tab_size=4, insert_spaces=True))
+    )
     assert not edits
 
 
@@ -160,8 +178,11 @@ async def test_definition_references_rename(client, tmp_path):
     use = find(SCRIPT, "l10", 1)  # in reorder(...)
     loc = await client.text_document_definition_async(lsp.DefinitionParams(ident(uri), use))
     assert loc.range.start == find(SCRIPT, "l10")
-    refs = await client.text_document_references_async(lsp.ReferenceParams(
-        text_document=ident(uri), position=use, context=lsp.ReferenceContext(include_declaration=True)))
+    refs = await client.text_document_references_async(
+        lsp.ReferenceParams(
+            text_document=ident(uri), position=use, context=lsp.ReferenceContext(include_declaration=True)
+        )
+    )
     assert len(refs) == 2
     prep = await client.text_document_prepare_rename_async(lsp.PrepareRenameParams(ident(uri), use))
     assert prep.placeholder == "l10"
@@ -187,8 +208,11 @@ async def _complete(client, uri, text, needle, offset=None, nth=0):
 
 
 async def test_completion(client, tmp_path):
-    text = SCRIPT.replace("vectorize(l11)\n", 'vectorize(l11)\nsp\nsplit(\nbind(l6, "thr")\nl20 = cache_read(b0, 0, "sh")\n'
-                          'fuse(l6, l10, pre\nsample_perfect_tile(l2, \nget_sblock("")\n')
+    text = SCRIPT.replace(
+        "vectorize(l11)\n",
+        'vectorize(l11)\nsp\nsplit(\nbind(l6, "thr")\nl20 = cache_read(b0, 0, "sh")\n'
+        'fuse(l6, l10, pre\nsample_perfect_tile(l2, \nget_sblock("")\n',
+    )
     uri = workspace(tmp_path, text)
     open_doc(client, uri, text)
     await diagnostics_for(client, uri, 1)
@@ -222,14 +246,18 @@ async def test_signature_help(client, tmp_path):
     uri = workspace(tmp_path, text)
     open_doc(client, uri, text)
     await diagnostics_for(client, uri, 1)
-    sig = await client.text_document_signature_help_async(lsp.SignatureHelpParams(
-        ident(uri), find(text, "split(l11, [2", offset=len("split(l11, [2"))))
+    sig = await client.text_document_signature_help_async(
+        lsp.SignatureHelpParams(ident(uri), find(text, "split(l11, [2", offset=len("split(l11, [2")))
+    )
     s = sig.signatures[0]
     assert s.label.startswith("split(loop: loop, factors")
     start, end = s.parameters[sig.active_parameter].label
     assert s.label[start:end] == "factors: list[factor]"
-    sig = await client.text_document_signature_help_async(lsp.SignatureHelpParams(
-        ident(uri), find(text, "disable_predication=True", offset=len("disable_predication=Tr"))))
+    sig = await client.text_document_signature_help_async(
+        lsp.SignatureHelpParams(
+            ident(uri), find(text, "disable_predication=True", offset=len("disable_predication=Tr"))
+        )
+    )
     start, end = sig.signatures[0].parameters[sig.active_parameter].label
     assert sig.signatures[0].label[start:end].startswith("disable_predication")
 
@@ -248,9 +276,9 @@ async def test_semantic_tokens(client, tmp_path):
     decoded, line, col = {}, 0, 0
     data = toks.data
     for i in range(0, len(data), 5):
-        dl, dc, length, t, m = data[i: i + 5]
+        dl, dc, length, t, m = data[i : i + 5]
         line, col = line + dl, (col + dc if dl == 0 else dc)
-        word = lines[line][col: col + length]
+        word = lines[line][col : col + length]
         decoded.setdefault(word, (types_[t], {mods[b] for b in range(len(mods)) if m >> b & 1}))
     assert decoded["split"] == ("function", {"defaultLibrary"})
     assert decoded["l1"] == ("variable", {"declaration", "loop"})
@@ -294,9 +322,11 @@ async def test_inlay_hints_after_replay(client, tmp_path):
 
 
 async def test_quick_fixes(client, tmp_path):
-    text = SCRIPT.replace("reorder(l6, l10, l7, l11, l3)", "reorder(l6, l10, l7, l11, l33)") \
-        .replace("vectorize(l11)", 'vectorize(l11)\nbind(l6, "threadIdx.xx")\nfuse(l6, l10, preserve_unit_iter=True)\n'
-                 'l40 = reorder(l7, l11)\nv41, v42 = sample_perfect_tile(l3, n=3)\nget_producers(b0)')
+    text = SCRIPT.replace("reorder(l6, l10, l7, l11, l3)", "reorder(l6, l10, l7, l11, l33)").replace(
+        "vectorize(l11)",
+        'vectorize(l11)\nbind(l6, "threadIdx.xx")\nfuse(l6, l10, preserve_unit_iter=True)\n'
+        "l40 = reorder(l7, l11)\nv41, v42 = sample_perfect_tile(l3, n=3)\nget_producers(b0)",
+    )
     uri = workspace(tmp_path, text)
     open_doc(client, uri, text)
     diags = await diagnostics_for(client, uri, 1, where=lambda ds: len(ds) >= 5)
@@ -307,8 +337,9 @@ async def test_quick_fixes(client, tmp_path):
 
     async def fixed(code):
         acts = await actions_at(client, uri, by_code[code].range, [by_code[code]])
-        fix = next(a for a in acts if a.kind == lsp.CodeActionKind.QuickFix and a.diagnostics
-                   and a.diagnostics[0].code == code)
+        fix = next(
+            a for a in acts if a.kind == lsp.CodeActionKind.QuickFix and a.diagnostics and a.diagnostics[0].code == code
+        )
         return fix.title, apply_edits(text, fix.edit.changes[uri])
 
     title, new = await fixed("DRG101")
@@ -319,7 +350,9 @@ async def test_quick_fixes(client, tmp_path):
     assert "preserve_unit_iters=True" in new
     title, new = await fixed("DRG206")
     assert "\nreorder(l7, l11)" in new
-    by_code["DRG104"] = next(d for d in diags if d.code == "DRG104" and d.range.start.line == find(text, "get_producers").line)
+    by_code["DRG104"] = next(
+        d for d in diags if d.code == "DRG104" and d.range.start.line == find(text, "get_producers").line
+    )
     title, new = await fixed("DRG104")
     assert "get_producers" not in new
     # a second DRG206: too few results for n=3
@@ -339,18 +372,25 @@ async def test_schedule_actions_are_offered(client, tmp_path):
     suggest = next(c for t, c in commands.items() if t.startswith("Suggest a schedule"))
     rewrite = next(c for t, c in commands.items() if t.startswith("Rewrite this schedule"))
     measure = next(c for t, c in commands.items() if t.startswith("Measure the latency"))
-    assert (suggest.command, rewrite.command, measure.command) == \
-        ("dragon.suggestSchedule", "dragon.rewriteSchedule", "dragon.measureLatency")
+    assert (suggest.command, rewrite.command, measure.command) == (
+        "dragon.suggestSchedule",
+        "dragon.rewriteSchedule",
+        "dragon.measureLatency",
+    )
     for c in (suggest, rewrite, measure):
         assert list(c.arguments) == [{"uri": uri, "version": 1}]
-    only = await client.text_document_code_action_async(lsp.CodeActionParams(
-        ident(uri), lsp.Range(pos(0, 0), pos(0, 0)), lsp.CodeActionContext(diagnostics=[],
-                                                                          only=[lsp.CodeActionKind.QuickFix])))
+    only = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            ident(uri),
+            lsp.Range(pos(0, 0), pos(0, 0)),
+            lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix]),
+        )
+    )
     assert not only
 
 
 async def test_suggest_without_workload_says_why(client, tmp_path):
-    text = "b0 = get_sblock(\"C\")\n"
+    text = 'b0 = get_sblock("C")\n'
     uri = workspace(tmp_path, text)
     open_doc(client, uri, text)
     await diagnostics_for(client, uri, 1)
@@ -363,8 +403,14 @@ async def test_suggest_without_workload_says_why(client, tmp_path):
 
 async def test_the_server_lists_the_clients_commands(client):
     offered = client.init_result.capabilities.execute_command_provider.commands
-    assert list(offered) == ["dragon.suggestSchedule", "dragon.rewriteSchedule", "dragon.showTensorIR",
-                             "dragon.showCudaSource", "dragon.measureLatency", "dragon.listTargets"]
+    assert list(offered) == [
+        "dragon.suggestSchedule",
+        "dragon.rewriteSchedule",
+        "dragon.showTensorIR",
+        "dragon.showCudaSource",
+        "dragon.measureLatency",
+        "dragon.listTargets",
+    ]
 
 
 async def test_show_tensorir(client, tmp_path):
@@ -405,7 +451,7 @@ async def test_show_cuda_source_without_a_gpu(client, tmp_path):
     r = await command(client, "dragon.showCudaSource", uri)
     assert set(r) == {"content", "language"} and r["language"] == "cuda-cpp", r
     assert r["content"].startswith("// CUDA source of gpu.dragon for nvidia/nvidia-h100, generated by TVM\n")
-    assert '__global__ void __launch_bounds__(128) main_kernel(' in r["content"]
+    assert "__global__ void __launch_bounds__(128) main_kernel(" in r["content"]
     # the target of the request wins over the script's
     r = await command(client, "dragon.showCudaSource", uri, target="nvidia/nvidia-a100")
     assert "for nvidia/nvidia-a100" in r["content"].splitlines()[0]
@@ -462,27 +508,38 @@ async def test_malformed_command_arguments(client, tmp_path):
 
 
 async def test_any_text_any_position(client, tmp_path):
-    texts = ["", "\n\n\n", "((((((((((((" * 200, '"\\', "b0 = get_sblock(\"C\")\r\nl1 = x\r", "\x00\x01\ufeff\u2028",
-             "explain:\nf1 = fact(about=[zz])\n", "postproc:\nexplain:\npostproc:\n", "lambda: lambda\n",
-             "a: b: c = d(e=f, g)\n" * 50, "😀" * 1000]
+    texts = [
+        "",
+        "\n\n\n",
+        "((((((((((((" * 200,
+        '"\\',
+        'b0 = get_sblock("C")\r\nl1 = x\r',
+        "\x00\x01\ufeff\u2028",
+        "explain:\nf1 = fact(about=[zz])\n",
+        "postproc:\nexplain:\npostproc:\n",
+        "lambda: lambda\n",
+        "a: b: c = d(e=f, g)\n" * 50,
+        "😀" * 1000,
+    ]
     for i, text in enumerate(texts):
         uri = (tmp_path / f"t{i}.dragon").as_uri()
         open_doc(client, uri, text)
-        for p in (pos(0, 0), pos(0, 3), pos(2, 1), pos(1000, 1000), pos(0, 10 ** 6)):
+        for p in (pos(0, 0), pos(0, 3), pos(2, 1), pos(1000, 1000), pos(0, 10**6)):
             await client.text_document_hover_async(lsp.HoverParams(ident(uri), p))
             await client.text_document_completion_async(lsp.CompletionParams(ident(uri), p))
             await client.text_document_signature_help_async(lsp.SignatureHelpParams(ident(uri), p))
             await client.text_document_definition_async(lsp.DefinitionParams(ident(uri), p))
         await client.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(ident(uri)))
         await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(ident(uri)))
-        await actions_at(client, uri, lsp.Range(pos(0, 0), pos(10 ** 6, 0)))
-        await client.text_document_formatting_async(lsp.DocumentFormattingParams(
-            ident(uri), lsp.FormattingOptions(tab_size=4, insert_spaces=True)))
-        far = {"start": {"line": 10 ** 6, "character": 0}, "end": {"line": 0, "character": 10 ** 6}}
+        await actions_at(client, uri, lsp.Range(pos(0, 0), pos(10**6, 0)))
+        await client.text_document_formatting_async(
+            lsp.DocumentFormattingParams(ident(uri), lsp.FormattingOptions(tab_size=4, insert_spaces=True))
+        )
+        far = {"start": {"line": 10**6, "character": 0}, "end": {"line": 0, "character": 10**6}}
         for name in ("dragon.showTensorIR", "dragon.showCudaSource", "dragon.rewriteSchedule"):
             r = await command(client, name, uri, range=far, prompt="😀", target="")
             assert isinstance(r, dict) and ("error" in r or "content" in r), (name, text[:40], r)
-        change_doc(client, uri, 2, "x", lsp.Range(pos(10 ** 6, 10 ** 6), pos(-0, 10 ** 6)))
+        change_doc(client, uri, 2, "x", lsp.Range(pos(10**6, 10**6), pos(-0, 10**6)))
         client.text_document_did_close(lsp.DidCloseTextDocumentParams(ident(uri)))
     state = await status(client)
     assert state["internal_errors"] == 0

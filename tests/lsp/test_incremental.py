@@ -6,24 +6,60 @@ from __future__ import annotations
 import random
 
 from dragon_dsl.language import check, parse
+from dragon_dsl.language.syntax.parser import logical_lines
 from dragon_lsp.analysis import Analysis, EarlierAnalysis
 from dragon_lsp.incremental import changed_region, recut
-from dragon_dsl.language.syntax.parser import logical_lines
 from tests.lsp.helpers import SCRIPT
 
-PIECES = ["(", ")", "[", "]", ",", "=", ":", '"', "\n", " ", "#", "split", "l1", "b0", "v4", "_", "x", "\\\n", "-",
-          "1", "None", "explain:\n", "postproc:\n", "\t", "decision=", "lambda i, j: (i, j // 4)",
-          'bind(l1, "threadIdx.x")\n', "get_loops(b0)\n", "x = ", "  ", "tile_i: ", "\n\n"]
+PIECES = [
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    "=",
+    ":",
+    '"',
+    "\n",
+    " ",
+    "#",
+    "split",
+    "l1",
+    "b0",
+    "v4",
+    "_",
+    "x",
+    "\\\n",
+    "-",
+    "1",
+    "None",
+    "explain:\n",
+    "postproc:\n",
+    "\t",
+    "decision=",
+    "lambda i, j: (i, j // 4)",
+    'bind(l1, "threadIdx.x")\n',
+    "get_loops(b0)\n",
+    "x = ",
+    "  ",
+    "tile_i: ",
+    "\n\n",
+]
 
 
 def blocks(n: int) -> str:
     """n blocks of a tiled-matmul schedule (distinct names per block), no header."""
     out = []
     for k in range(n):
-        out += [f'b{k} = get_sblock("C{k}")', f"i{k}, j{k}, r{k} = get_loops(b{k})",
-                f"t{k}_0, t{k}_1 = sample_perfect_tile(i{k}, n=2, max_innermost_factor=16, decision=[8, 8])",
-                f"io{k}, ii{k} = split(i{k}, [t{k}_0, t{k}_1])", f"reorder(io{k}, j{k}, ii{k}, r{k})",
-                f"v{k} = fuse(j{k}, ii{k})", f"vectorize(v{k})"]
+        out += [
+            f'b{k} = get_sblock("C{k}")',
+            f"i{k}, j{k}, r{k} = get_loops(b{k})",
+            f"t{k}_0, t{k}_1 = sample_perfect_tile(i{k}, n=2, max_innermost_factor=16, decision=[8, 8])",
+            f"io{k}, ii{k} = split(i{k}, [t{k}_0, t{k}_1])",
+            f"reorder(io{k}, j{k}, ii{k}, r{k})",
+            f"v{k} = fuse(j{k}, ii{k})",
+            f"vectorize(v{k})",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -34,8 +70,9 @@ def _same(an: Analysis, text: str):
     assert sorted(map(key, an.diagnostics)) == sorted(map(key, syntax + types)), text
     assert an.program.definitions == program.definitions
     assert an.program.labels == program.labels
-    assert [(i.entry.name, i.outputs, i.label, i.stmt.span) for i in an.program.instructions] == \
-        [(i.entry.name, i.outputs, i.label, i.stmt.span) for i in program.instructions]
+    assert [(i.entry.name, i.outputs, i.label, i.stmt.span) for i in an.program.instructions] == [
+        (i.entry.name, i.outputs, i.label, i.stmt.span) for i in program.instructions
+    ]
 
 
 def test_random_edits_give_the_cores_answers():
@@ -60,7 +97,7 @@ def test_the_cut_follows_the_edit():
     for _ in range(300):
         old = blocks(4)
         i = rng.randrange(len(old) + 1)
-        new = old[:i] + rng.choice(PIECES) + old[i + rng.choice([0, 1, 3]):]
+        new = old[:i] + rng.choice(PIECES) + old[i + rng.choice([0, 1, 3]) :]
         p, a, b = changed_region(old, new)
         assert old[:p] == new[:p] and old[a:] == new[b:]
         assert recut(old, logical_lines(old), new)[0] == logical_lines(new)
@@ -70,7 +107,7 @@ def test_a_keystroke_reuses_what_it_did_not_touch():
     text = blocks(400)  # 2,800 statements
     an = Analysis(text, 1)
     at = text.index("decision=[8, 8]", len(text) // 2) + len("decision=[")
-    edited = text[:at] + "4" + text[at + 1:]
+    edited = text[:at] + "4" + text[at + 1 :]
     new = Analysis(edited, 2, previous=an)
     _same(new, edited)
     same = sum(a is b for a, b in zip(an.statements, new.statements))
@@ -109,8 +146,11 @@ def test_completion_before_the_analysis_of_a_keystroke_gives_the_current_answer(
                 ch = rng.randrange(len(lines[li]) + 1)
                 piece = "".join(rng.choice(PIECES) for _ in range(rng.randrange(1, 3)))
                 at = lsp.Position(line=li, character=ch)
-                session.change("file:///s.dragon", [lsp.TextDocumentContentChangePartial(
-                    range=lsp.Range(start=at, end=at), text=piece)], version)
+                session.change(
+                    "file:///s.dragon",
+                    [lsp.TextDocumentContentChangePartial(range=lsp.Range(start=at, end=at), text=piece)],
+                    version,
+                )
                 text = session.docs["file:///s.dragon"].doc.text
                 new_lines = text.split("\n")
                 for _k in range(3):  # at the end of the inserted text, then anywhere
@@ -142,11 +182,13 @@ def test_completion_below_an_edited_argument_answers_without_a_new_analysis():
     session = Session(lambda *a: None, lambda *a: None)
     session.open("file:///s.dragon", text, 0)
     session.analysis("file:///s.dragon")
-    for version, (new, used) in enumerate([("4", True), ("x", True), ("(", False), ("8", False), ("8, 1", True), ("", False)], 1):
+    for version, (new, used) in enumerate(
+        [("4", True), ("x", True), ("(", False), ("8", False), ("8, 1", True), ("", False)], 1
+    ):
         at = lsp.Range(start=lsp.Position(line=tile, character=col), end=lsp.Position(line=tile, character=col + 1))
         session.change("file:///s.dragon", [lsp.TextDocumentContentChangePartial(range=at, text=new)], version)
         text = session.docs["file:///s.dragon"].doc.text
-        below = lsp.Position(line=tile + 1, character=len(f"io20, ii20 = split("))
+        below = lsp.Position(line=tile + 1, character=len("io20, ii20 = split("))
         an, line, col_ = session.analysis_before("file:///s.dragon", below)
         assert isinstance(an, EarlierAnalysis) is used, (new, an)
         assert _items(an, line, col_) == _items(Analysis(text, version), line, col_)

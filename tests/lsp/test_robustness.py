@@ -49,8 +49,11 @@ REQUESTS = {
     "textDocument/inlayHint": {"textDocument": TD, "range": RANGE},
     "textDocument/codeAction": {"textDocument": TD, "range": RANGE, "context": {"diagnostics": []}},
     "textDocument/formatting": {"textDocument": TD, "options": {"tabSize": 4, "insertSpaces": True}},
-    "textDocument/rangeFormatting": {"textDocument": TD, "range": RANGE,
-                                     "options": {"tabSize": 4, "insertSpaces": True}},
+    "textDocument/rangeFormatting": {
+        "textDocument": TD,
+        "range": RANGE,
+        "options": {"tabSize": 4, "insertSpaces": True},
+    },
     "workspace/executeCommand": {"command": "dragon.showTensorIR", "arguments": [{"uri": "file:///not/open.dragon"}]},
 }
 
@@ -110,8 +113,9 @@ async def test_the_server_goes_on_after_bad_params(client):
     client.protocol._send_data({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": [1]})
     for _ in range(3):
         await refused(client, "textDocument/hover", {"foo": 1})
-    got = await client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(DOC),
-                                                                 find(SCRIPT, "split(l1")))
+    got = await client.text_document_hover_async(
+        lsp.HoverParams(lsp.TextDocumentIdentifier(DOC), find(SCRIPT, "split(l1"))
+    )
     assert got is not None and "split" in got.contents.value
     assert (await status(client))["internal_errors"] == 0
 
@@ -128,8 +132,7 @@ class RawServer:
     """The server as a subprocess; a thread reads its framed answers into a queue."""
 
     def __init__(self):
-        self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.messages: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -160,8 +163,12 @@ class RawServer:
 
 
 def _initialize(msg_id=1):
-    return {"jsonrpc": "2.0", "id": msg_id, "method": "initialize",
-            "params": {"processId": None, "rootUri": None, "capabilities": {}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": msg_id,
+        "method": "initialize",
+        "params": {"processId": None, "rootUri": None, "capabilities": {}},
+    }
 
 
 @pytest.mark.parametrize("bad_header", ["Content-Lenght", "Content-Length: x", "Contnet-Length", "X-Garbage"])
@@ -181,8 +188,10 @@ def test_a_bad_header_costs_one_message(bad_header):
         assert "result" in server.answer(4)
         # header names in any case, spaces around the number
         body = json.dumps({**status_req, "id": 5}).encode()
-        server.send(b"content-length :  %d \r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
-                    % len(body) + body)
+        server.send(
+            b"content-length :  %d \r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n" % len(body)
+            + body
+        )
         assert "result" in server.answer(5)
         server.send(frame({"jsonrpc": "2.0", "id": 6, "method": "shutdown", "params": None}))
         assert "error" not in server.answer(6)

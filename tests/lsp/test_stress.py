@@ -29,10 +29,46 @@ from tests.lsp.helpers import SCRIPT, SERVER, status
 
 BASE = SCRIPT.split("\n", 3)[3]  # no workload header: no replay, diagnostics are the core's alone
 
-PIECES = ["(", ")", "[", "]", ",", "=", ":", '"', "\n", "\r\n", " ", "#", "split", "l1", "b0", "v4", "_",
-          "lambda i, j: (i, j // 4)", "\\\n", "{", "}", "-", "//", "1", "2.5", "None", "explain:\n", "postproc:\n",
-          "😀", "é", "\t", "decision=", 'bind(l1, "threadIdx.x")\n', "sample_perfect_tile(", "get_loops(b0)\n",
-          "\u2028", "\x00", "workload"]
+PIECES = [
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    "=",
+    ":",
+    '"',
+    "\n",
+    "\r\n",
+    " ",
+    "#",
+    "split",
+    "l1",
+    "b0",
+    "v4",
+    "_",
+    "lambda i, j: (i, j // 4)",
+    "\\\n",
+    "{",
+    "}",
+    "-",
+    "//",
+    "1",
+    "2.5",
+    "None",
+    "explain:\n",
+    "postproc:\n",
+    "😀",
+    "é",
+    "\t",
+    "decision=",
+    'bind(l1, "threadIdx.x")\n',
+    "sample_perfect_tile(",
+    "get_loops(b0)\n",
+    "\u2028",
+    "\x00",
+    "workload",
+]
 
 texts = st.lists(st.sampled_from(PIECES), max_size=4).map("".join)
 edits = st.tuples(st.integers(0, 40), st.integers(0, 90), st.integers(0, 3), st.integers(0, 20), texts)
@@ -42,7 +78,8 @@ positions = st.tuples(st.integers(0, 40), st.integers(0, 90))
 def _change(edit):
     line, char, dl, dc, text = edit
     return lsp.TextDocumentContentChangePartial(
-        range=lsp.Range(lsp.Position(line, char), lsp.Position(line + dl, char + dc if dl == 0 else dc)), text=text)
+        range=lsp.Range(lsp.Position(line, char), lsp.Position(line + dl, char + dc if dl == 0 else dc)), text=text
+    )
 
 
 def _all_features(an: Analysis, line: int, col: int):
@@ -147,15 +184,17 @@ async def _session(s: _Server, edit_list, where, n: int):
     text = BASE
     for i, e in enumerate(edit_list):
         text = _apply_local(text, e)
-        c.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri=uri, version=i + 2), [_change(e)]))
+        c.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(lsp.VersionedTextDocumentIdentifier(uri=uri, version=i + 2), [_change(e)])
+        )
         s.edits += 1
         if i % 5 == 0:
             p = lsp.Position(*where[i % len(where)])
             await c.text_document_hover_async(lsp.HoverParams(ident, p))
             await c.text_document_completion_async(lsp.CompletionParams(ident, p))
-            await c.text_document_code_action_async(lsp.CodeActionParams(
-                ident, lsp.Range(p, p), lsp.CodeActionContext(diagnostics=[])))
+            await c.text_document_code_action_async(
+                lsp.CodeActionParams(ident, lsp.Range(p, p), lsp.CodeActionContext(diagnostics=[]))
+            )
     await c.text_document_semantic_tokens_full_async(lsp.SemanticTokensParams(ident))
     last = len(edit_list) + 1
     loop = asyncio.get_running_loop()

@@ -23,7 +23,16 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from dragon_dsl import check_text
 from tests.lsp.conftest import make_client, start
 from tests.lsp.helpers import (
-    SCRIPT, SERVER, actions_at, apply_edits, command, diagnostics_for, open_doc, pos, status, workspace,
+    SCRIPT,
+    SERVER,
+    actions_at,
+    apply_edits,
+    command,
+    diagnostics_for,
+    open_doc,
+    pos,
+    status,
+    workspace,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -35,8 +44,9 @@ FAST = {"suggest": {"trials": 4, "candidates": 2, "builder": "in-process"}}
 SLOW = SCRIPT.replace("vectorize(l11)\n", 'vectorize(l11)\nannotate(b0, "stub.slow", 1)\n')
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client, server_env=ENV),
-                    scope="module")
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=SERVER, client_factory=make_client, server_env=ENV), scope="module"
+)
 async def client(lsp_client: LanguageClient):
     await start(lsp_client, FAST, FAST)
     yield
@@ -81,8 +91,13 @@ async def test_rewrite_applies_the_fastest_faster_schedule(client, tmp_path):
     open_doc(client, uri, SLOW)
     await diagnostics_for(client, uri, 1)
     client.applied.clear()
-    r = await command(client, "dragon.rewriteSchedule", uri, prompt="stage A in a cache",
-                      range={"start": {"line": 5, "character": 0}, "end": {"line": 8, "character": 3}})
+    r = await command(
+        client,
+        "dragon.rewriteSchedule",
+        uri,
+        prompt="stage A in a cache",
+        range={"start": {"line": 5, "character": 0}, "end": {"line": 8, "character": 3}},
+    )
     assert "error" not in r, r
     for s in r["suggestions"]:
         assert s["title"].startswith("Rewrite (search): ") and "faster than now" in s["title"]
@@ -117,9 +132,12 @@ async def test_suggestions_for_an_old_version_are_not_offered(client, tmp_path):
     await diagnostics_for(client, uri, 1)
     r = await command(client, "dragon.suggestSchedule", uri)
     assert r["suggestions"]
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
-        [lsp.TextDocumentContentChangeWholeDocument(text=SCRIPT + "\n")]))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            [lsp.TextDocumentContentChangeWholeDocument(text=SCRIPT + "\n")],
+        )
+    )
     await diagnostics_for(client, uri, 2)
     acts = await actions_at(client, uri, lsp.Range(pos(0, 0), pos(0, 0)))
     assert not [a for a in acts if a.title.startswith("Use suggested schedule")]
@@ -155,9 +173,13 @@ async def test_cancel_request_stops_the_worker(client, tmp_path):
     await diagnostics_for(client, uri, 1)
     client.progress_reports.setdefault("vscode-1", [])
     arg = {"uri": uri, "version": 1, "target": "", "device": "", "trackerAddress": ""}
-    request = asyncio.ensure_future(client.protocol.send_request_async(
-        lsp.WORKSPACE_EXECUTE_COMMAND, lsp.ExecuteCommandParams("dragon.suggestSchedule", [arg],
-                                                                work_done_token="vscode-1"), msg_id="suggest-1"))
+    request = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            lsp.WORKSPACE_EXECUTE_COMMAND,
+            lsp.ExecuteCommandParams("dragon.suggestSchedule", [arg], work_done_token="vscode-1"),
+            msg_id="suggest-1",
+        )
+    )
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 30
     while not client.progress_reports["vscode-1"] and loop.time() < deadline:
@@ -183,8 +205,10 @@ async def test_measure_latency(client, tmp_path):
     r = await command(client, "dragon.measureLatency", uri, token="m-1")
     assert set(r) == {"message", "figures"}, r
     lat = r["figures"]["latency_us"]
-    assert r["message"] == (f"sched.dragon (llvm, device local): median latency {lat:.3f} us; "
-                            f"{1000 / lat:.2f}x vs unscheduled (1000.000 us)")
+    assert r["message"] == (
+        f"sched.dragon (llvm, device local): median latency {lat:.3f} us; "
+        f"{1000 / lat:.2f}x vs unscheduled (1000.000 us)"
+    )
     assert [p.kind for p in client.progress_reports["m-1"]] == ["begin", "end"]
     # published as check-on-save publishes it: an information on the target line
     diags = await diagnostics_for(client, uri, 1, where=lambda ds: any(d.code == "DRG706" for d in ds))

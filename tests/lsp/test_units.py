@@ -22,8 +22,38 @@ from dragon_lsp.documents import Document
 from tests.conftest import DATA
 from tests.lsp.helpers import SCRIPT
 
-FRAGMENTS = ["(", ")", "[", "]", ",", "=", ":", '"', "\n", " ", "#", "split", "l1", "b0", "v4", "lambda i: i", "\\\n",
-             "{", "}", "-", "//", "1", "2.5", "None", "explain:\n", "postproc:\n", "😀", "é", "\t", "x="]
+FRAGMENTS = [
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    "=",
+    ":",
+    '"',
+    "\n",
+    " ",
+    "#",
+    "split",
+    "l1",
+    "b0",
+    "v4",
+    "lambda i: i",
+    "\\\n",
+    "{",
+    "}",
+    "-",
+    "//",
+    "1",
+    "2.5",
+    "None",
+    "explain:\n",
+    "postproc:\n",
+    "😀",
+    "é",
+    "\t",
+    "x=",
+]
 
 
 def _real_scripts(limit=40):
@@ -71,8 +101,11 @@ def test_positions_round_trip(line, data):
         cp = data.draw(st.integers(0, len(line)))
         units = convert.cp_to_units(line, cp, enc)
         assert convert.units_to_cp(line, units, enc) == cp
-        assert units == len(line[:cp].encode({"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}[enc])) \
+        assert (
+            units
+            == len(line[:cp].encode({"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}[enc]))
             // {"utf-8": 1, "utf-16": 2, "utf-32": 4}[enc]
+        )
 
 
 def test_document_edits_follow_lsp_line_breaks():
@@ -87,12 +120,25 @@ def test_document_edits_follow_lsp_line_breaks():
 
 
 def test_settings_validate():
-    s = merge(Settings(), {"device": "rpc", "trackerAddress": "h:1/k", "timeouts": {"build": 0, "measure": 5},
-                           "suggest": {"builder": "magic"}, "unknown": 1, "pythonPath": "/p", "trace": {}})
+    s = merge(
+        Settings(),
+        {
+            "device": "rpc",
+            "trackerAddress": "h:1/k",
+            "timeouts": {"build": 0, "measure": 5},
+            "suggest": {"builder": "magic"},
+            "unknown": 1,
+            "pythonPath": "/p",
+            "trace": {},
+        },
+    )
     assert s.engine_device() == "rpc://h:1/k" and s.measure_timeout == 5.0
     assert s.build_timeout == Settings().build_timeout and s.suggest_builder == "auto"
-    assert sorted(p.split(":")[0] for p in s.problems) == ["dragon.suggest.builder", "dragon.timeouts.build",
-                                                           "dragon.unknown"]
+    assert sorted(p.split(":")[0] for p in s.problems) == [
+        "dragon.suggest.builder",
+        "dragon.timeouts.build",
+        "dragon.unknown",
+    ]
     assert merge(Settings(), {"device": "cpu", "target": "nvidia/nvidia-h100"}).target_for("cuda") == "llvm"
     assert merge(Settings(), {}).target_for("cuda") == "cuda"
     assert merge(Settings(), {}).target_for(None) == "llvm"
@@ -100,8 +146,10 @@ def test_settings_validate():
 
 def test_settings_empty_strings_are_unset():
     s = merge(Settings(), {"target": "llvm", "device": "cpu", "trackerAddress": "h:1", "modelPath": "/m"})
-    s = merge(s, {"target": "", "device": "", "trackerAddress": "", "modelPath": " ", "workload": "",
-                  "timeouts": {"replay": 7}})
+    s = merge(
+        s,
+        {"target": "", "device": "", "trackerAddress": "", "modelPath": " ", "workload": "", "timeouts": {"replay": 7}},
+    )
     assert (s.target, s.device, s.tracker_address, s.model_path, s.workload) == (None, None, None, None, None)
     assert s.problems == () and s.replay_timeout == 7 and s.engine_device() == "local"
 
@@ -111,7 +159,7 @@ def test_settings_devices_and_targets():
         return merge(Settings(), kw).engine_device()
 
     assert dev() == "local" and dev(device="local", trackerAddress="h:9190") == "local"
-    assert dev(trackerAddress="h:9190") == "rpc://h:9190/dragon"             # automatic: the tracker
+    assert dev(trackerAddress="h:9190") == "rpc://h:9190/dragon"  # automatic: the tracker
     assert dev(device="rpc", trackerAddress="10.1.2.3:9190/a100") == "rpc://10.1.2.3:9190/a100"
     assert dev(device="rpc://x:1/k", trackerAddress="h:9190") == "rpc://x:1/k"
     with pytest.raises(SettingsError, match="trackerAddress is empty"):
@@ -126,16 +174,34 @@ def test_settings_devices_and_targets():
 
 
 def test_command_arguments():
-    lines = ["b0 = get_sblock(\"😀\")", "l1 = x"]
-    req = convert.command_request([{"uri": "file:///a.dragon", "version": 3, "target": "", "device": "cpu",
-                                    "trackerAddress": "", "prompt": "p",
-                                    "range": {"start": {"line": 0, "character": 18}, "end": {"line": 1, "character": 2}}}],
-                                  lambda uri: lines, "utf-16")
-    assert req == Request("file:///a.dragon", 3, {"target": "", "device": "cpu", "trackerAddress": ""},
-                          Span(1, 18, 2, 3), "p")
+    lines = ['b0 = get_sblock("😀")', "l1 = x"]
+    req = convert.command_request(
+        [
+            {
+                "uri": "file:///a.dragon",
+                "version": 3,
+                "target": "",
+                "device": "cpu",
+                "trackerAddress": "",
+                "prompt": "p",
+                "range": {"start": {"line": 0, "character": 18}, "end": {"line": 1, "character": 2}},
+            }
+        ],
+        lambda uri: lines,
+        "utf-16",
+    )
+    assert req == Request(
+        "file:///a.dragon", 3, {"target": "", "device": "cpu", "trackerAddress": ""}, Span(1, 18, 2, 3), "p"
+    )
     assert convert.command_request([{"uri": "u"}], lambda uri: None, "utf-16") == Request("u")
-    for bad in ([], ["u"], [{"uri": ""}], [{"uri": "u", "version": True}], [{"uri": "u", "prompt": 3}],
-                [{"uri": "u", "range": [1, 2]}]):
+    for bad in (
+        [],
+        ["u"],
+        [{"uri": ""}],
+        [{"uri": "u", "version": True}],
+        [{"uri": "u", "prompt": 3}],
+        [{"uri": "u", "range": [1, 2]}],
+    ):
         with pytest.raises(ValueError):
             convert.command_request(bad, lambda uri: lines, "utf-16")
 
@@ -145,7 +211,7 @@ def test_analysis_reuses_statements_across_versions():
     first = Analysis(broken, 1)
     second = Analysis(broken.replace("decision=[8, 8]", "decision=[4, 16]"), 2, previous=first)
     fresh = [s for s in second.statements if not any(s is t for t in first.statements)]
-    assert len(fresh) == 1 and fresh[0].span.line == SCRIPT[:SCRIPT.index("decision=[8, 8]")].count("\n") + 1
+    assert len(fresh) == 1 and fresh[0].span.line == SCRIPT[: SCRIPT.index("decision=[8, 8]")].count("\n") + 1
     an = second
     for i in range(50):  # what a version keeps of the previous ones is bounded by the document
         an = Analysis(broken + f"\nx{i} = y(", i, previous=an)
@@ -160,12 +226,17 @@ def test_the_server_never_evaluates_text_and_imports_no_tvm():
 
     root = Path(__file__).resolve().parents[2] / "lsp"
     pattern = re.compile(r"\b(eval|exec)\(|as_python\(")
-    offenders = [f"{p.name}:{n}" for p in root.rglob("*.py")
-                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-                 if pattern.search(line.split("#", 1)[0])]
+    offenders = [
+        f"{p.name}:{n}"
+        for p in root.rglob("*.py")
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line.split("#", 1)[0])
+    ]
     assert offenders == []
-    code = ("import sys, dragon_lsp.server, dragon_lsp.session, dragon_lsp.features.completion; "
-            "sys.exit(1 if 'tvm' in sys.modules else 0)")
+    code = (
+        "import sys, dragon_lsp.server, dragon_lsp.session, dragon_lsp.features.completion; "
+        "sys.exit(1 if 'tvm' in sys.modules else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -198,6 +269,10 @@ def test_nearest_visible_is_visible_cut_to_the_nearest():
     for text in (SCRIPT, blocks(60)):
         an = Analysis(text, 1)
         for _ in range(200):
-            args = (rng.randrange(1, len(an.lines) + 2), rng.choice([("loop",), ("block",), ("block", "loop", "value")]),
-                    rng.choice([None, "", "t", "io1", "b", "zz"]), rng.choice([1, 5, 50, 300]))
+            args = (
+                rng.randrange(1, len(an.lines) + 2),
+                rng.choice([("loop",), ("block",), ("block", "loop", "value")]),
+                rng.choice([None, "", "t", "io1", "b", "zz"]),
+                rng.choice([1, 5, 50, 300]),
+            )
             assert an.nearest_visible(*args) == reference(an, *args), args

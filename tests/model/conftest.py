@@ -27,7 +27,24 @@ def toy_model(toy_corpus, tmp_path_factory):
     from dragon_dsl.cli.main import main
 
     out = tmp_path_factory.mktemp("model") / "sft"
-    rc = main(["train", "sft", str(toy_corpus), "-o", str(out), "--size", "toy", "--max-steps", "4",
-               "--max-length", "384", "--batch-size", "2", "--limit", "12"])
+    rc = main(
+        [
+            "train",
+            "sft",
+            str(toy_corpus),
+            "-o",
+            str(out),
+            "--size",
+            "toy",
+            "--max-steps",
+            "4",
+            "--max-length",
+            "384",
+            "--batch-size",
+            "2",
+            "--limit",
+            "12",
+        ]
+    )
     assert rc == 0
     return out

@@ -21,7 +21,7 @@ def test_the_answer_is_flagged_where_it_moves_its_accumulator():
     flagged = [d for d in diags if d.code == "DRG107"]
     assert [(d.span.line, d.severity.value) for d in flagged] == [(57, "warning")]
     assert '"local"' in flagged[0].message and '"shared"' in flagged[0].message
-    assert flagged[0].related and flagged[0].related[0].span.line == 28   # b26 = cache_write(b1, 0, "local")
+    assert flagged[0].related and flagged[0].related[0].span.line == 28  # b26 = cache_write(b1, 0, "local")
 
 
 def test_the_decoder_refuses_the_statement_and_accepts_the_construction_answers_next_one():
@@ -35,16 +35,18 @@ def test_the_decoder_refuses_the_statement_and_accepts_the_construction_answers_
     assert env is not None, why
     env, why = replay_prefix(before + stmts[at], mod, "cuda")
     assert env is None and why.startswith("DRG107"), why
-    env, why = replay_prefix(before + stmts[at + 1], mod, "cuda")     # b78 = get_sblock("root")
+    env, why = replay_prefix(before + stmts[at + 1], mod, "cuda")  # b78 = get_sblock("root")
     assert env is not None, why
 
 
 def test_set_scope_of_a_buffer_no_cache_made_is_not_flagged():
     """dlight's reductions move their own intermediate buffers to shared memory (12,846 of the
     CUDA records' set_scope statements): a block's output, not a copy a cache made."""
-    for script in ('b0 = get_sblock("C")\nb1 = cache_read(b0, 0, "shared")\nset_scope(b0, 0, "shared")\n',
-                   'b0 = get_sblock("C")\nb1 = cache_write(b0, 0, "local")\nset_scope(b1, 0, "shared")\n',
-                   'b0 = get_sblock("C")\nset_scope(b0, 0, "shared")\n'):
+    for script in (
+        'b0 = get_sblock("C")\nb1 = cache_read(b0, 0, "shared")\nset_scope(b0, 0, "shared")\n',
+        'b0 = get_sblock("C")\nb1 = cache_write(b0, 0, "local")\nset_scope(b1, 0, "shared")\n',
+        'b0 = get_sblock("C")\nset_scope(b0, 0, "shared")\n',
+    ):
         assert "DRG107" not in [d.code for d in check_text(script)[1]], script
 
 

@@ -84,10 +84,15 @@ def test_statement_grammar_accepts_real_scripts():
     from dragon_model.tokenizer import build_tokenizer, token_strings
 
     tok = build_tokenizer()
-    info = xgr.TokenizerInfo(token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id])
+    info = xgr.TokenizerInfo(
+        token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id]
+    )
     compiler = xgr.GrammarCompiler(info, max_threads=1)
-    records = [json.loads(line) for name in ("design_spaces", "sampled")
-               for line in open(DATA / "traces" / f"{name}.jsonl", encoding="utf-8")]
+    records = [
+        json.loads(line)
+        for name in ("design_spaces", "sampled")
+        for line in open(DATA / "traces" / f"{name}.jsonl", encoding="utf-8")
+    ]
     records = [r for r in records if isinstance(r["target"], dict)]
     for rec in random.Random(0).sample(records, 6):
         mod = load_workload(DATA / "workloads" / f"{rec['workload']}.tvmscript")
@@ -99,8 +104,9 @@ def test_statement_grammar_accepts_real_scripts():
                 assert repeated_work_message(_replayed("".join(statements), mod), mod), (rec["workload"], why)
                 break
             assert env is not None, why
-            matcher = xgr.GrammarMatcher(compiler.compile_grammar(statement_grammar(env)),
-                                         terminate_without_stop_token=True)
+            matcher = xgr.GrammarMatcher(
+                compiler.compile_grammar(statement_grammar(env)), terminate_without_stop_token=True
+            )
             ids = tok(stmt, add_special_tokens=False)["input_ids"]
             assert all(matcher.accept_token(i) for i in ids) and matcher.is_terminated(), (rec["workload"], stmt)
             prefix += stmt
@@ -128,8 +134,11 @@ def test_unsafe_keywords_are_not_in_the_grammar():
     from dragon_model.decoder_grammar import statement_grammar
     from dragon_model.replay_state import replay_prefix
 
-    env, _ = replay_prefix('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n',
-                           load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    env, _ = replay_prefix(
+        'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n',
+        load_workload(DATA / "workloads" / "matmul_64.tvmscript"),
+        "llvm",
+    )
     grammar = statement_grammar(env)
     assert "split(" in grammar and "disable_predication" not in grammar and "unsafe_set_dtype" not in grammar
 
@@ -150,7 +159,9 @@ def test_a_sampled_compute_location_goes_only_to_compute_at():
     assert why is None, why
     assert env.locations == ["l1"] and "l1" not in env.loops
     tok = build_tokenizer()
-    info = xgr.TokenizerInfo(token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id])
+    info = xgr.TokenizerInfo(
+        token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id]
+    )
     compiled = xgr.GrammarCompiler(info, max_threads=1).compile_grammar(statement_grammar(env))
 
     def accepted(stmt: str) -> bool:
@@ -169,7 +180,9 @@ def _matcher_for(env, **kw):
     from dragon_model.tokenizer import build_tokenizer, token_strings
 
     tok = build_tokenizer()
-    info = xgr.TokenizerInfo(token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id])
+    info = xgr.TokenizerInfo(
+        token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id]
+    )
     compiled = xgr.GrammarCompiler(info, max_threads=1).compile_grammar(statement_grammar(env, **kw))
 
     def accepts(stmt: str, complete: bool = False) -> bool:
@@ -182,8 +195,10 @@ def _matcher_for(env, **kw):
 
 # (statement, accepted) after `b0 = get_sblock("C"); l1, l2, l3 = get_loops(b0)` on matmul_64
 # (extents 64) and a tile sampled for l1
-_TILED = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
-          'v4, v5 = sample_perfect_tile(l1, n=2, max_innermost_factor=64, decision=[8, 8])\n')
+_TILED = (
+    'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
+    "v4, v5 = sample_perfect_tile(l1, n=2, max_innermost_factor=64, decision=[8, 8])\n"
+)
 TIGHT_CASES = [
     # a tile decision multiplies to the loop's extent
     ("v6, v7, v8 = sample_perfect_tile(l2, n=3, max_innermost_factor=64, decision=[4, 4, 4])\n", True),
@@ -239,22 +254,25 @@ def test_grammar_offers_only_the_instructions_the_model_was_trained_on():
     assert not accepts("l6 = add_unit_loop(")
 
 
-_FUSED = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\n'   # l4: 4096 iterations
+_FUSED = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\n'  # l4: 4096 iterations
 
 
-@pytest.mark.parametrize("target, stmt, accepted", [
-    ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=64, decision=[64, 64])\n", True),
-    ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=64, decision=[32, 128]", False),
-    ("llvm", "v5, v6, v7 = sample_perfect_tile(l4, n=3, max_innermost_factor=64, decision=[1, 4096, 1])\n", True),
-    ("llvm", "v5, v6, v7 = sample_perfect_tile(l4, n=3, max_innermost_factor=64, decision=[1, 1, 4096", False),
-    ("llvm", "v5 = sample_perfect_tile(l4, n=1,", False),              # one factor: the whole loop
-    ("llvm", "v5 = sample_perfect_tile(l3, n=1, max_innermost_factor=64, decision=[64])\n", True),
-    ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=16", False),   # not a CPU rule's
-    ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, decision=", False),  # the cap is always written
-    ("cuda", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=4, decision=[1024, 4])\n", True),
-    ("cuda", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=4, decision=[512, 8", False),
-    ("cuda", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=64, decision=[512, 8])\n", True),
-])
+@pytest.mark.parametrize(
+    "target, stmt, accepted",
+    [
+        ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=64, decision=[64, 64])\n", True),
+        ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=64, decision=[32, 128]", False),
+        ("llvm", "v5, v6, v7 = sample_perfect_tile(l4, n=3, max_innermost_factor=64, decision=[1, 4096, 1])\n", True),
+        ("llvm", "v5, v6, v7 = sample_perfect_tile(l4, n=3, max_innermost_factor=64, decision=[1, 1, 4096", False),
+        ("llvm", "v5 = sample_perfect_tile(l4, n=1,", False),  # one factor: the whole loop
+        ("llvm", "v5 = sample_perfect_tile(l3, n=1, max_innermost_factor=64, decision=[64])\n", True),
+        ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=16", False),  # not a CPU rule's
+        ("llvm", "v5, v6 = sample_perfect_tile(l4, n=2, decision=", False),  # the cap is always written
+        ("cuda", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=4, decision=[1024, 4])\n", True),
+        ("cuda", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=4, decision=[512, 8", False),
+        ("cuda", "v5, v6 = sample_perfect_tile(l4, n=2, max_innermost_factor=64, decision=[512, 8])\n", True),
+    ],
+)
 def test_a_tile_ends_within_its_max_innermost_factor(target, stmt, accepted):
     """TVM replays any decision whose product is the extent, but MetaSchedule's sampler never draws
     an innermost factor above `max_innermost_factor`; the llvm model wrote [1, 1, 1, 4464] under a
@@ -271,21 +289,27 @@ def test_vectorize_skips_long_loops():
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.replay_state import replay_prefix
 
-    env, _ = replay_prefix('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\n',
-                           load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "llvm")
+    env, _ = replay_prefix(
+        'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\n',
+        load_workload(DATA / "workloads" / "matmul_64.tvmscript"),
+        "llvm",
+    )
     accepts = _matcher_for(env)
     assert env.loops["l4"] == 4096
     assert accepts("vectorize(l3)\n", complete=True)
     assert not accepts("vectorize(l4")
 
 
-@pytest.mark.parametrize("target, kinded, stmt", [
-    ("cuda", 'bind(l1, "blockIdx.x")\n', 'bind(l1, "threadIdx.x")\n'),
-    ("cuda", 'bind(l1, "blockIdx.x")\n', "unroll(l1)\n"),
-    ("llvm", "parallel(l1)\n", "unroll(l1)\n"),
-    ("llvm", "unroll(l3)\n", "vectorize(l3)\n"),
-    ("llvm", "unroll(l3)\n", "parallel(l3)\n"),
-])
+@pytest.mark.parametrize(
+    "target, kinded, stmt",
+    [
+        ("cuda", 'bind(l1, "blockIdx.x")\n', 'bind(l1, "threadIdx.x")\n'),
+        ("cuda", 'bind(l1, "blockIdx.x")\n', "unroll(l1)\n"),
+        ("llvm", "parallel(l1)\n", "unroll(l1)\n"),
+        ("llvm", "unroll(l3)\n", "vectorize(l3)\n"),
+        ("llvm", "unroll(l3)\n", "parallel(l3)\n"),
+    ],
+)
 def test_a_loop_takes_one_kind(target, kinded, stmt):
     """bind, parallel, unroll and vectorize take serial loops only. TVM lets `bind` rebind a bound
     loop (a reduction's loop bound to blockIdx.x, then threadIdx.x, replays and builds into a
@@ -298,8 +322,8 @@ def test_a_loop_takes_one_kind(target, kinded, stmt):
     assert env is not None, why
     accepts = _matcher_for(env)
     assert not accepts(stmt, complete=True)
-    other = stmt.replace("l1", "l2").replace("l3", "l2")   # the same on the untouched middle loop
-    assert accepts(other, complete=True) == (not other.startswith("vectorize"))   # (not innermost)
+    other = stmt.replace("l1", "l2").replace("l3", "l2")  # the same on the untouched middle loop
+    assert accepts(other, complete=True) == (not other.startswith("vectorize"))  # (not innermost)
 
 
 def test_nested_parallel_loops_are_rejected_while_decoding():
@@ -329,37 +353,44 @@ def test_get_sblock_names_an_existing_block_of_main_only():
 
 
 # the constants a training corpus wrote (`data.literals_of`), and what the grammar then takes
-_LITERALS = {"categorical": [[0, 16, 64, 512]], "split_factors": [64],
-             "annotations": {"meta_schedule.parallel": {"int": [32]}, "meta_schedule.tiling_structure": {"str": ["SSRSRS"]},
-                             "pragma_auto_unroll_max_step": {"int": [16, 64]},
-                             "meta_schedule.unroll_explicit": {"sampled": ["value"]},
-                             "software_pipeline_stage": {"list": ["[0, 0, 2]"]}}}
+_LITERALS = {
+    "categorical": [[0, 16, 64, 512]],
+    "split_factors": [64],
+    "annotations": {
+        "meta_schedule.parallel": {"int": [32]},
+        "meta_schedule.tiling_structure": {"str": ["SSRSRS"]},
+        "pragma_auto_unroll_max_step": {"int": [16, 64]},
+        "meta_schedule.unroll_explicit": {"sampled": ["value"]},
+        "software_pipeline_stage": {"list": ["[0, 0, 2]"]},
+    },
+}
 LITERAL_CASES = [
     ("v6 = sample_categorical([0, 16, 64, 512], [0.25, 0.25, 0.25, 0.25], decision=2)\n", True),
-    ("v6 = sample_categorical([0, 164,", False),                     # a candidate list never seen
+    ("v6 = sample_categorical([0, 164,", False),  # a candidate list never seen
     ("v6 = sample_categorical([0, 16, 64], [", False),
     ("l6, l7 = split(l2, [None, 64])\n", True),
-    ("l6, l7 = split(l2, [None, 16", False),                         # a constant factor never seen
-    ("l6, l7, l8 = split(l2, [None, 64, 64]", False),               # 4096 > the loop's 64 (on a CPU)
-    ("l6, l7 = split(l1, [v4, v5])\n", True),                        # the sampled tile is not a constant
+    ("l6, l7 = split(l2, [None, 16", False),  # a constant factor never seen
+    ("l6, l7, l8 = split(l2, [None, 64, 64]", False),  # 4096 > the loop's 64 (on a CPU)
+    ("l6, l7 = split(l1, [v4, v5])\n", True),  # the sampled tile is not a constant
     ('annotate(b0, "meta_schedule.parallel", 32)\n', True),
-    ('annotate(b0, "meta_schedule.parallel", 16', False),            # a value never seen for that key
+    ('annotate(b0, "meta_schedule.parallel", 16', False),  # a value never seen for that key
     ('annotate(b0, "pragma_auto_unroll_max_step", 64)\n', True),
     ('annotate(b0, "meta_schedule.tiling_structure", "SSRSRS")\n', True),
     ('annotate(b0, "meta_schedule.tiling_structure", "SS"', False),
     ('annotate(l2, "software_pipeline_stage", [0, 0, 2])\n', True),
-    ('annotate(b0, "meta_schedule.vectorize",', False),              # a key never seen
+    ('annotate(b0, "meta_schedule.vectorize",', False),  # a key never seen
 ]
 _CATEGORICAL = _TILED + "v6 = sample_categorical([0, 16, 64, 512], [0.25, 0.25, 0.25, 0.25], decision=2)\n"
 SAMPLED_CASES = [
-    ('annotate(b0, "meta_schedule.unroll_explicit", v6)\n', True),   # a key seen with a sampled value
+    ('annotate(b0, "meta_schedule.unroll_explicit", v6)\n', True),  # a key seen with a sampled value
     ('annotate(b0, "meta_schedule.unroll_explicit", 16', False),
-    ('annotate(b0, "meta_schedule.parallel", v6', False),            # ... and only those keys
+    ('annotate(b0, "meta_schedule.parallel", v6', False),  # ... and only those keys
 ]
 
 
-@pytest.mark.parametrize("prefix, stmt, accepted", [(_TILED, *c) for c in LITERAL_CASES]
-                         + [(_CATEGORICAL, *c) for c in SAMPLED_CASES])
+@pytest.mark.parametrize(
+    "prefix, stmt, accepted", [(_TILED, *c) for c in LITERAL_CASES] + [(_CATEGORICAL, *c) for c in SAMPLED_CASES]
+)
 def test_grammar_takes_only_the_constants_of_the_training_corpus(prefix, stmt, accepted):
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.replay_state import replay_prefix
@@ -378,30 +409,38 @@ def test_a_constant_split_fits_its_loop_on_cpus_and_a_split_loop_is_split_again_
     env, why = replay_prefix(body, mod, "llvm")
     assert why is None, why
     assert env.split_loops == {"l5", "l6"} and env.loops["l5"] == 64
-    old = _matcher_for(env, literals={**_LITERALS, "split_factors": [16, 64]})   # a model without split shapes
-    assert not old("l7, l8 = split(l5, [None, 16]")                                  # never splits a split loop
-    accepts = _matcher_for(env, literals={**_LITERALS, "split_factors": [16, 64], "split_shapes": ["None,k", "None,k,k"]})
+    old = _matcher_for(env, literals={**_LITERALS, "split_factors": [16, 64]})  # a model without split shapes
+    assert not old("l7, l8 = split(l5, [None, 16]")  # never splits a split loop
+    accepts = _matcher_for(
+        env, literals={**_LITERALS, "split_factors": [16, 64], "split_shapes": ["None,k", "None,k,k"]}
+    )
     assert accepts("l7, l8 = split(l3, [None, 64])\n", complete=True)
     assert accepts("l7, l8, l9 = split(l3, [None, 16, 2", complete=False) is False  # 2 was never seen
-    assert not accepts("l7, l8, l9 = split(l3, [None, 16, 16]")                      # 256 > 64
-    assert accepts("l7, l8 = split(l5, [None, 16])\n", complete=True)               # made by a constant split: fits
-    assert not accepts("l7, l8, l9 = split(l5, [None, 16, 16]")                      # ... and so only within it
-    gpu = _matcher_for(env.__class__(**{**env.__dict__, "target_kind": "cuda"}),
-                       literals={**_LITERALS, "split_factors": [16, 64], "split_shapes": ["None,k", "None,k,k"]})
-    assert gpu("l7, l8, l9 = split(l3, [None, 64, 64])\n", complete=True)          # cooperative fetch may exceed
-    assert not gpu("l7, l8, l9 = split(l5, [None, 64, 64]")                          # a split loop never does
+    assert not accepts("l7, l8, l9 = split(l3, [None, 16, 16]")  # 256 > 64
+    assert accepts("l7, l8 = split(l5, [None, 16])\n", complete=True)  # made by a constant split: fits
+    assert not accepts("l7, l8, l9 = split(l5, [None, 16, 16]")  # ... and so only within it
+    gpu = _matcher_for(
+        env.__class__(**{**env.__dict__, "target_kind": "cuda"}),
+        literals={**_LITERALS, "split_factors": [16, 64], "split_shapes": ["None,k", "None,k,k"]},
+    )
+    assert gpu("l7, l8, l9 = split(l3, [None, 64, 64])\n", complete=True)  # cooperative fetch may exceed
+    assert not gpu("l7, l8, l9 = split(l5, [None, 64, 64]")  # a split loop never does
 
 
-_GPU_SPLITS = {**_LITERALS, "split_factors": [16, 64, 256, 1024], "split_shapes": ["None,k", "None,k,k"],
-               "categorical": [[32, 64, 128, 256, 512, 1024]]}
+_GPU_SPLITS = {
+    **_LITERALS,
+    "split_factors": [16, 64, 256, 1024],
+    "split_shapes": ["None,k", "None,k,k"],
+    "categorical": [[32, 64, 128, 256, 512, 1024]],
+}
 # l2: the 128-long reduction of mean_center's row sums; l1: its 64 rows
 REDUCTION_SPLIT_CASES = [
     ("l3, l4 = split(l2, [None, 64])\n", True),
-    ("l3, l4, l5 = split(l2, [None, 16, 16]", False),   # 256 > 128
-    ("l3, l4 = split(l2, [None, 1024]", False),         # the padding would cut off the loop rfactor takes
-    ("l3, l4 = split(l2, [None, 256])\n", True),        # dlight's GeneralReduction split, whatever the extent
-    ("l4, l5 = split(l2, [None, v3])\n", True),         # a sampled thread count (MetaSchedule's cross-thread rule)
-    ("l3, l4 = split(l1, [None, 1024])\n", True),       # a spatial loop may exceed (cooperative fetches do)
+    ("l3, l4, l5 = split(l2, [None, 16, 16]", False),  # 256 > 128
+    ("l3, l4 = split(l2, [None, 1024]", False),  # the padding would cut off the loop rfactor takes
+    ("l3, l4 = split(l2, [None, 256])\n", True),  # dlight's GeneralReduction split, whatever the extent
+    ("l4, l5 = split(l2, [None, v3])\n", True),  # a sampled thread count (MetaSchedule's cross-thread rule)
+    ("l3, l4 = split(l1, [None, 1024])\n", True),  # a spatial loop may exceed (cooperative fetches do)
 ]
 
 
@@ -422,30 +461,43 @@ def test_a_constant_split_of_a_gpu_reduction_loop_fits_it(stmt, accepted):
 def test_literals_of_a_corpus_are_what_its_scripts_write():
     from dragon_model.data import literals_of
 
-    script = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
-              'v4 = sample_categorical([0, 16, 64, 512], [0.25, 0.25, 0.25, 0.25], decision=1)\n'
-              'l5, l6 = split(l1, [None, 64])\nannotate(b0, "meta_schedule.unroll_explicit", v4)\n'
-              'annotate(b0, "meta_schedule.parallel", 32)\nannotate(l2, "software_pipeline_stage", [0, 0, 2])\n'
-              'annotate(b0, "meta_schedule.tiling_structure", "SSRSRS")\n')
-    dlight = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4, l5, l6, l7 = split(l1, [None, 1, 16, 4])\n'
-              'b8 = cache_write(b0, 0, "local")\nget_consumers(b8)\nget_consumers(b8)\nget_consumers(b8)\n')
+    script = (
+        'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n'
+        "v4 = sample_categorical([0, 16, 64, 512], [0.25, 0.25, 0.25, 0.25], decision=1)\n"
+        'l5, l6 = split(l1, [None, 64])\nannotate(b0, "meta_schedule.unroll_explicit", v4)\n'
+        'annotate(b0, "meta_schedule.parallel", 32)\nannotate(l2, "software_pipeline_stage", [0, 0, 2])\n'
+        'annotate(b0, "meta_schedule.tiling_structure", "SSRSRS")\n'
+    )
+    dlight = (
+        'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4, l5, l6, l7 = split(l1, [None, 1, 16, 4])\n'
+        'b8 = cache_write(b0, 0, "local")\nget_consumers(b8)\nget_consumers(b8)\nget_consumers(b8)\n'
+    )
     got = literals_of([{"script": script, "prompt_script": dlight}])
-    assert got == {"categorical": [[0, 16, 64, 512]], "split_factors": [1, 4, 16, 64],
-                   "split_shapes": ["None,k", "None,k,k,k"], "query_repeats": 3,
-                   "annotations": {"meta_schedule.parallel": {"int": [32]},
-                                   "meta_schedule.unroll_explicit": {"sampled": ["value"]},
-                                   "meta_schedule.tiling_structure": {"str": ["SSRSRS"]},
-                                   "software_pipeline_stage": {"list": ["[0, 0, 2]"]}}}
+    assert got == {
+        "categorical": [[0, 16, 64, 512]],
+        "split_factors": [1, 4, 16, 64],
+        "split_shapes": ["None,k", "None,k,k,k"],
+        "query_repeats": 3,
+        "annotations": {
+            "meta_schedule.parallel": {"int": [32]},
+            "meta_schedule.unroll_explicit": {"sampled": ["value"]},
+            "meta_schedule.tiling_structure": {"str": ["SSRSRS"]},
+            "software_pipeline_stage": {"list": ["[0, 0, 2]"]},
+        },
+    }
 
 
-@pytest.mark.parametrize("stmt, query", [
-    ("l1, l2, l3 = get_loops(b0)\n", "get_loops(b0)"),
-    ('b0 = get_sblock("C")\n', 'get_sblock("C")'),
-    ("b5 = get_producers(b0)\n", "get_producers(b0)"),
-    ("v4, v5 = sample_perfect_tile(l1, n=2, max_innermost_factor=64, decision=[8, 8])\n", None),  # samples
-    ("l6, l7 = split(l1, [v4, v5])\n", None),                                                    # changes
-    ('annotate(b0, "pragma_unroll_explicit", 1)\n', None),
-])
+@pytest.mark.parametrize(
+    "stmt, query",
+    [
+        ("l1, l2, l3 = get_loops(b0)\n", "get_loops(b0)"),
+        ('b0 = get_sblock("C")\n', 'get_sblock("C")'),
+        ("b5 = get_producers(b0)\n", "get_producers(b0)"),
+        ("v4, v5 = sample_perfect_tile(l1, n=2, max_innermost_factor=64, decision=[8, 8])\n", None),  # samples
+        ("l6, l7 = split(l1, [v4, v5])\n", None),  # changes
+        ('annotate(b0, "pragma_unroll_explicit", 1)\n', None),
+    ],
+)
 def test_queries_are_the_pure_getters(stmt, query):
     from dragon_model.generate import _query
 
@@ -475,12 +527,14 @@ def test_an_inner_thread_loop_longer_than_its_outer_one_is_rejected_while_decodi
     from dragon_model.replay_state import replay_prefix
 
     mod = load_workload(DATA / "workloads" / "matmul_64.tvmscript")
-    body = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4, l5 = split(l1, [2, 32])\n'
-            'bind(l4, "blockIdx.x")\nbind(l5, "threadIdx.x")\n')
+    body = (
+        'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4, l5 = split(l1, [2, 32])\n'
+        'bind(l4, "blockIdx.x")\nbind(l5, "threadIdx.x")\n'
+    )
     env, why = replay_prefix(body, mod, "cuda")
     assert env is not None, why
     env, why = replay_prefix(body + 'l6, l7 = split(l2, [2, 32])\nbind(l6, "threadIdx.x")\n', mod, "cuda")
-    assert env is not None, why                                   # 2 inside 32: fine
+    assert env is not None, why  # 2 inside 32: fine
     env, why = replay_prefix(body + 'bind(l2, "threadIdx.x")\n', mod, "cuda")
     assert env is None and "binds threadIdx.x (64) inside a loop bound to threadIdx.x (32)" in why
     env, why = replay_prefix(body + 'bind(l2, "threadIdx.x")\n', mod, "llvm")
@@ -501,7 +555,7 @@ def test_compiled_grammars_stay_within_the_cache_bound(monkeypatch):
     assert gen.compiler.cache_limit_bytes == 4 * 2**20
     pad = ' "pad"' * 2000
     sizes = []
-    for i in range(40):   # ~0.6 MB each: 24 MB in all
+    for i in range(40):  # ~0.6 MB each: 24 MB in all
         gen._compile(f'root ::= "a" "{i}"{pad}')
         sizes.append(gen.compiler.get_cache_size_bytes())
     assert sizes[1] > sizes[0] > 0, "compiled grammars are kept while they fit"
@@ -515,17 +569,22 @@ def test_an_index_map_takes_one_parameter_per_block_iterator_and_refers_to_them(
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.replay_state import replay_prefix
 
-    env, why = replay_prefix('b0 = get_sblock("C")\n', load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "cuda")
+    env, why = replay_prefix(
+        'b0 = get_sblock("C")\n', load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "cuda"
+    )
     assert why is None, why
     i, j, k = env.block_iters["b0"]
     accepts = _matcher_for(env)
     assert accepts(f"transform_block_layout(b0, lambda {i}, {j}, {k}: ({i}, {j}, {k}))\n", complete=True)
     assert accepts("transform_block_layout(b0, lambda i0, i1, i2: (i0, i1 // 16, i1 % 16, i2))\n", complete=True)
-    assert accepts("transform_block_layout(b0, lambda (iters_0: int64, iters_1: int64, iters_2: int64): "
-                   "(iters_0, iters_1, iters_2, int64(0)))\n", complete=True)
-    assert not accepts("transform_block_layout(b0, lambda i0, i1: ")     # 2 parameters for 3 iterators
-    assert not accepts("transform_block_layout(b0, lambda i0, i1, i2: (q")   # not a parameter
-    assert not accepts("transform_block_layout(b0, lambda i0, i1, i2: (i3")   # 3 parameters: no i3
+    assert accepts(
+        "transform_block_layout(b0, lambda (iters_0: int64, iters_1: int64, iters_2: int64): "
+        "(iters_0, iters_1, iters_2, int64(0)))\n",
+        complete=True,
+    )
+    assert not accepts("transform_block_layout(b0, lambda i0, i1: ")  # 2 parameters for 3 iterators
+    assert not accepts("transform_block_layout(b0, lambda i0, i1, i2: (q")  # not a parameter
+    assert not accepts("transform_block_layout(b0, lambda i0, i1, i2: (i3")  # 3 parameters: no i3
 
 
 def test_tensorize_takes_a_live_block_and_an_intrinsic_the_corpus_annotates_blocks_with():
@@ -536,19 +595,29 @@ def test_tensorize_takes_a_live_block_and_an_intrinsic_the_corpus_annotates_bloc
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.replay_state import replay_prefix
 
-    env, why = replay_prefix('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n',
-                             load_workload(DATA / "workloads" / "matmul_64.tvmscript"), "cuda")
+    env, why = replay_prefix(
+        'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\n',
+        load_workload(DATA / "workloads" / "matmul_64.tvmscript"),
+        "cuda",
+    )
     assert why is None, why
-    literals = {**_LITERALS, "annotations": {**_LITERALS["annotations"], "meta_schedule.auto_tensorize": {
-        "str": ["wmma_sync_16x16x16_f16f16f32", "wmma_load_16x16x16_f16_a_shared_dyn"]},
-        "meta_schedule.auto_tensorize_init": {"str": ["wmma_fill_16x16x16_f32"]}}}
+    literals = {
+        **_LITERALS,
+        "annotations": {
+            **_LITERALS["annotations"],
+            "meta_schedule.auto_tensorize": {
+                "str": ["wmma_sync_16x16x16_f16f16f32", "wmma_load_16x16x16_f16_a_shared_dyn"]
+            },
+            "meta_schedule.auto_tensorize_init": {"str": ["wmma_fill_16x16x16_f32"]},
+        },
+    }
     accepts = _matcher_for(env, literals=literals)
     assert accepts('tensorize(b0, "wmma_sync_16x16x16_f16f16f32")\n', complete=True)
     assert accepts('tensorize(b0, "wmma_fill_16x16x16_f32")\n', complete=True)
-    assert not accepts('tensorize(b0, "dot_4x4')                      # an intrinsic the corpus never named
-    assert not accepts('tensorize(l1,')                               # the labels tensorize blocks
+    assert not accepts('tensorize(b0, "dot_4x4')  # an intrinsic the corpus never named
+    assert not accepts("tensorize(l1,")  # the labels tensorize blocks
     assert not accepts('tensorize(b0, "wmma_sync_16x16x16_f16f16f32", preserve_unit_iters')
-    assert not _matcher_for(env, literals=_LITERALS)("tensorize(")    # no auto_tensorize in its corpus
+    assert not _matcher_for(env, literals=_LITERALS)("tensorize(")  # no auto_tensorize in its corpus
 
 
 @given(st.integers(1, 20000), st.integers(1, 3000))

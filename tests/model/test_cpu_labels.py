@@ -22,22 +22,25 @@ def test_the_shipped_llvm_corpus_leaves_out_the_answers_slower_than_the_program(
     assert len(rows) > 600 and 100 < len(slower) < len(rows) / 2
     assert all(float(r["latency_us"]) > float(r["unscheduled_us"]) * TIMING_NOISE for r in slower)
     kept = [r for r in rows if r not in slower]
-    sample = random.Random(0).sample(kept, 30)            # decoding a trace takes a while
+    sample = random.Random(0).sample(kept, 30)  # decoding a trace takes a while
     taught = examples(sample + slower[:10])
     assert [t["id"] for t in taught] == [r["id"] for r in sample]
     for r, t in zip(sample, taught):
         assert t["completion"] == script_body(r["trace"]) + EOS and t["completion"] != EOS
 
 
-@pytest.mark.parametrize("latency, unscheduled, slower", [
-    (106.0, 100.0, True),      # past timing noise
-    (104.0, 100.0, False),     # within it: the schedule stays
-    (50.0, 100.0, False),
-    (106.0, None, False),      # a GPU row: the program as written does not build there
-    (None, 100.0, False),
-    ("106.0", "100.0", True),  # as a JSON row may hold them
-    ("n/a", 100.0, False),
-])
+@pytest.mark.parametrize(
+    "latency, unscheduled, slower",
+    [
+        (106.0, 100.0, True),  # past timing noise
+        (104.0, 100.0, False),  # within it: the schedule stays
+        (50.0, 100.0, False),
+        (106.0, None, False),  # a GPU row: the program as written does not build there
+        (None, 100.0, False),
+        ("106.0", "100.0", True),  # as a JSON row may hold them
+        ("n/a", 100.0, False),
+    ],
+)
 def test_slower_than_written(latency, unscheduled, slower):
     assert slower_than_written({"latency_us": latency, "unscheduled_us": unscheduled}) is slower
 
@@ -52,6 +55,6 @@ def test_corpus_rows_beside_llvm_records_leave_out_the_same(tmp_path):
     rows = load_rows(ROOT / "data" / "corpus" / "llvm", splits=["train"])
     pick = [next(r for r in rows if slower_than_written(r)), next(r for r in rows if not slower_than_written(r))]
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in pick))
-    assert corpus_rows(tmp_path) == []        # a CUDA corpus is asked for by default
-    fast, = corpus_rows(tmp_path, target_kind="llvm")
+    assert corpus_rows(tmp_path) == []  # a CUDA corpus is asked for by default
+    (fast,) = corpus_rows(tmp_path, target_kind="llvm")
     assert fast["completion"] == script_body(pick[1]["trace"]) + EOS and fast["source"] == "corpus"

@@ -45,18 +45,18 @@ def test_reindexed_layouts_take_only_dlights_lambdas(name):
     reindex = [i for i, line in enumerate(lines) if REINDEX.match(line)]
     assert len(reindex) == 3, "dlight's Matmul rule reindexes A, B and C"
     first = reindex[-1] + 1
-    steps = lines[first:first + 4]
+    steps = lines[first : first + 4]
     assert [s.split("(")[0] for s in steps] == ["transform_layout"] * 3 + ["transform_block_layout"]
     for k, stmt in enumerate(steps):
-        accepts = _matcher_for(_state(text, lines[:first + k]))
+        accepts = _matcher_for(_state(text, lines[: first + k]))
         assert accepts(stmt, complete=True), stmt
         # the same statement with another lambda body: refused (the first digit changed, or a 0 added)
         head, lam = stmt.split("lambda", 1)
         other = re.sub(r"\d", lambda m: str((int(m.group()) + 1) % 10), lam, count=1)
         other = other if other != lam else lam.replace(": (", ": (0, ", 1)
         assert not accepts(head + "lambda" + other, complete=True), other
-        if k < 3:   # the reindex block's buffer takes its lambda once
-            after = _state(text, lines[:first + k + 1])
+        if k < 3:  # the reindex block's buffer takes its lambda once
+            after = _state(text, lines[: first + k + 1])
             assert not _matcher_for(after)(stmt, complete=True)
 
 
@@ -64,13 +64,18 @@ def test_the_tensor_core_space_keeps_its_layouts():
     """MetaSchedule's tensor-core tiling reindexes too, then transforms the block's own buffers
     and the reindex blocks' domains: still accepted after the three reindexes."""
     text = (WORKLOADS / "matmul_64.tvmscript").read_text(encoding="utf-8")
-    prefix = ['b0 = get_sblock("C")\n', "b1 = reindex(b0, write(0))\n", "b2 = reindex(b0, read(0))\n",
-              "b3 = reindex(b0, read(1))\n"]
+    prefix = [
+        'b0 = get_sblock("C")\n',
+        "b1 = reindex(b0, write(0))\n",
+        "b2 = reindex(b0, read(0))\n",
+        "b3 = reindex(b0, read(1))\n",
+    ]
     env = _state(text, prefix)
     assert "b0" in env.gemm_layouts
     i, j, k = env.block_iters["b0"]
     accepts = _matcher_for(env)
-    assert accepts(f"transform_layout(b0, read(0), lambda {i}, {k}: ({i}, {k}), assume_injective_transform=True)\n",
-                   complete=True)
+    assert accepts(
+        f"transform_layout(b0, read(0), lambda {i}, {k}: ({i}, {k}), assume_injective_transform=True)\n", complete=True
+    )
     assert accepts(f"transform_block_layout(b1, lambda {i}, {j}: ({i}, {j}))\n", complete=True)
     assert accepts(f"transform_block_layout(b0, lambda {i}, {j}, {k}: ({i}, {j}, {k}))\n", complete=True)

@@ -17,7 +17,7 @@ STEPS = [20] + [1] * 60 + [-7] + [1] * 40 + [3, -50, 1, 1]
 def test_appending_layers_hold_what_concatenating_ones_hold():
     from dragon_model.generate import _growing
 
-    class Holder:   # a cache as the model returns it: a list of layers
+    class Holder:  # a cache as the model returns it: a list of layers
         def __init__(self):
             self.layers = [cache_utils.DynamicLayer()]
 
@@ -34,7 +34,7 @@ def test_appending_layers_hold_what_concatenating_ones_hold():
         got = growing.update(k, v)
         assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
         assert growing.get_seq_length() == plain.get_seq_length()
-    assert growing._key_buffer.shape[-2] >= growing.get_seq_length()   # it appended in place
+    assert growing._key_buffer.shape[-2] >= growing.get_seq_length()  # it appended in place
 
 
 def test_other_caches_are_left_as_they_are():

@@ -27,8 +27,9 @@ def test_compressed_and_plain_rows_read_the_same(tmp_path):
     with lzma.open(tmp_path / "xz" / "sft" / "rows.jsonl.xz", "wt", encoding="utf-8") as fh:
         fh.write(text)
     assert load_rows(tmp_path / "xz") == load_rows(tmp_path / "plain") == rows
-    assert load_rows(tmp_path / "xz" / "sft" / "rows.jsonl.xz", tasks=["improvement"]) == \
-        [r for r in rows if r["task"] == "improvement"]
+    assert load_rows(tmp_path / "xz" / "sft" / "rows.jsonl.xz", tasks=["improvement"]) == [
+        r for r in rows if r["task"] == "improvement"
+    ]
 
 
 def test_a_line_that_is_not_json_is_named(tmp_path):

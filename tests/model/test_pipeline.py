@@ -14,8 +14,24 @@ def test_toy_corpus_has_the_corpus_row_format(toy_corpus):
     from dragon_model.data import load_rows
 
     rows = load_rows(toy_corpus)
-    keys = {"id", "task", "split", "family", "workload", "workload_hash", "params", "target", "workload_text",
-            "prompt_script", "prompt_latency_us", "script", "trace", "latency_us", "unscheduled_us", "dlight_us"}
+    keys = {
+        "id",
+        "task",
+        "split",
+        "family",
+        "workload",
+        "workload_hash",
+        "params",
+        "target",
+        "workload_text",
+        "prompt_script",
+        "prompt_latency_us",
+        "script",
+        "trace",
+        "latency_us",
+        "unscheduled_us",
+        "dlight_us",
+    }
     assert rows and all(keys <= set(r) for r in rows)
     train_families = {r["family"] for r in rows if r["split"] == "train"}
     held_out = {r["family"] for r in rows if r["split"] == "test_family"}
@@ -39,7 +55,7 @@ def test_a_model_past_the_shard_size_is_saved_in_small_files_and_loads(tmp_path)
     from dragon_model.train import make_model, save
 
     tok = build_tokenizer(compact=True)
-    model = make_model(tok, "base")   # 16M parameters: 33 MB in float16
+    model = make_model(tok, "base")  # 16M parameters: 33 MB in float16
     save(model, tok, tmp_path, target="cuda", corpus=None, figures={}, save_dtype="float16")
     shards = sorted(tmp_path.glob("*.safetensors"))
     assert len(shards) >= 3 and all(p.stat().st_size <= 15_000_000 for p in shards)
@@ -52,8 +68,27 @@ def test_rl_runs_with_the_engine_reward(toy_corpus, toy_model, tmp_path):
     from dragon_dsl.cli.main import main
 
     out = tmp_path / "rl"
-    rc = main(["train", "rl", str(toy_corpus), "--model", str(toy_model), "-o", str(out), "--steps", "1",
-               "--generations", "2", "--max-completion-length", "24", "--level", "verify", "--limit", "1"])
+    rc = main(
+        [
+            "train",
+            "rl",
+            str(toy_corpus),
+            "--model",
+            str(toy_model),
+            "-o",
+            str(out),
+            "--steps",
+            "1",
+            "--generations",
+            "2",
+            "--max-completion-length",
+            "24",
+            "--level",
+            "verify",
+            "--limit",
+            "1",
+        ]
+    )
     assert rc == 0
     info = json.loads((out / "dragon_model.json").read_text())
     rl = info["stages"]["rl"]
@@ -109,13 +144,30 @@ def test_improve_falls_back_to_search_when_no_candidate_wins(toy_model, tmp_path
     from dragon_dsl.cli.main import main
 
     wl = DATA / "workloads" / "matmul_64.tvmscript"
-    rec = next(json.loads(line) for line in open(DATA / "traces" / "sampled.jsonl")
-               if '"matmul_64"' in line and '"llvm"' in line)
+    rec = next(
+        json.loads(line)
+        for line in open(DATA / "traces" / "sampled.jsonl")
+        if '"matmul_64"' in line and '"llvm"' in line
+    )
     script = tmp_path / "given.dragon"
     script.write_text(from_trace_json(rec["trace"], workload=str(wl), target=rec["target"]))
     out = tmp_path / "best.dragon"
-    rc = main(["improve", str(wl), str(script), "-k", "1", "--model", str(toy_model), "--search-trials", "4",
-               "--json", "-o", str(out)])
+    rc = main(
+        [
+            "improve",
+            str(wl),
+            str(script),
+            "-k",
+            "1",
+            "--model",
+            str(toy_model),
+            "--search-trials",
+            "4",
+            "--json",
+            "-o",
+            str(out),
+        ]
+    )
     data = json.loads(capsys.readouterr().out)
     for key in ("script", "verified", "latency_us", "source", "candidates_tried"):
         assert key in data
@@ -150,7 +202,8 @@ def test_sft_records_the_instructions_it_was_trained_on(toy_model, toy_corpus):
 
     info = json.loads((toy_model / "dragon_model.json").read_text())
     assert info["instructions"] and set(info["instructions"]) <= set(
-        instructions_of(load_rows(toy_corpus, splits=["train"], target_kind="llvm")))
+        instructions_of(load_rows(toy_corpus, splits=["train"], target_kind="llvm"))
+    )
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -162,8 +215,11 @@ def test_grammar_facts_in_one_pass_equal_the_three_walks(toy_corpus, jobs, monke
 
     monkeypatch.setattr(data, "PARALLEL_FROM", 2)
     rows = load_rows(toy_corpus, splits=["train"], target_kind="llvm")
-    assert grammar_facts(rows, jobs=jobs) == {"instructions": instructions_of(rows), "literals": literals_of(rows),
-                                              "longest_script": longest_script(rows)}
+    assert grammar_facts(rows, jobs=jobs) == {
+        "instructions": instructions_of(rows),
+        "literals": literals_of(rows),
+        "longest_script": longest_script(rows),
+    }
 
 
 def test_a_fine_tune_keeps_its_base_grammar_and_adds_its_rows():
@@ -173,10 +229,20 @@ def test_a_fine_tune_keeps_its_base_grammar_and_adds_its_rows():
 
     from dragon_model.data import merged_facts
 
-    shipped = json.loads((Path(__file__).resolve().parents[2] / "model" / "weights" / "cuda" / "dragon_model.json").read_text())
-    few = {"instructions": ["bind", "rfactor"], "longest_script": 12,
-           "literals": {"categorical": [[7, 9]], "split_factors": [1, 4, 99991], "split_shapes": ["[None, 99991]"],
-                        "query_repeats": 1, "annotations": {"new_key": {"int": [3]}}}}
+    shipped = json.loads(
+        (Path(__file__).resolve().parents[2] / "model" / "weights" / "cuda" / "dragon_model.json").read_text()
+    )
+    few = {
+        "instructions": ["bind", "rfactor"],
+        "longest_script": 12,
+        "literals": {
+            "categorical": [[7, 9]],
+            "split_factors": [1, 4, 99991],
+            "split_shapes": ["[None, 99991]"],
+            "query_repeats": 1,
+            "annotations": {"new_key": {"int": [3]}},
+        },
+    }
     both = merged_facts(shipped, few)
     lit, base = both["literals"], shipped["literals"]
     assert set(lit["split_factors"]) == set(base["split_factors"]) | {99991} and len(base["split_factors"]) == 388
@@ -184,8 +250,8 @@ def test_a_fine_tune_keeps_its_base_grammar_and_adds_its_rows():
     assert set(lit["split_shapes"]) == set(base["split_shapes"]) | {"[None, 99991]"}
     assert lit["annotations"]["new_key"] == {"int": [3]} and all(k in lit["annotations"] for k in base["annotations"])
     assert both["instructions"] == shipped["instructions"] and both["longest_script"] == shipped["longest_script"]
-    assert merged_facts(shipped, {**shipped}) ["literals"] == base   # the base again: nothing changes
-    assert merged_facts({}, few) == few                              # a base without facts: the rows' own
+    assert merged_facts(shipped, {**shipped})["literals"] == base  # the base again: nothing changes
+    assert merged_facts({}, few) == few  # a base without facts: the rows' own
 
 
 def test_statement_limit_follows_the_longest_training_script(toy_model, toy_corpus, tmp_path):
@@ -200,7 +266,7 @@ def test_statement_limit_follows_the_longest_training_script(toy_model, toy_corp
     rows = load_rows(toy_corpus, splits=["train"], target_kind="llvm")
     info = json.loads((toy_model / "dragon_model.json").read_text())
     assert longest_script(rows) == max(len(statement_lines(body_of_text(r["script"]))) for r in rows)
-    assert 0 < info["longest_script"] <= longest_script(rows)      # the toy model trains on a subset
+    assert 0 < info["longest_script"] <= longest_script(rows)  # the toy model trains on a subset
     copy = tmp_path / "m"
     shutil.copytree(toy_model, copy)
     info["longest_script"] = 160
@@ -216,8 +282,18 @@ def test_first_answer_evaluation_measures_real_answers(toy_corpus, toy_model):
     engine, failing ones are cut back, and the per-task figures add up from the answers."""
     from dragon_model.evaluate import evaluate
 
-    fig = evaluate(toy_corpus, toy_model, splits=["test_family"], limit=2, level="verify", jobs=2, k=2,
-                   max_seconds=20, timeout_s=60, log=lambda m: None)
+    fig = evaluate(
+        toy_corpus,
+        toy_model,
+        splits=["test_family"],
+        limit=2,
+        level="verify",
+        jobs=2,
+        k=2,
+        max_seconds=20,
+        timeout_s=60,
+        log=lambda m: None,
+    )
     answers = fig["answers"]
     assert answers and {a["task"] for a in answers} <= {"construction", "improvement"}
     for task, f in fig["tasks"].items():
@@ -253,8 +329,28 @@ def test_sft_time_limit_stops_early_and_keeps_the_best_epoch(toy_corpus, tmp_pat
     from dragon_dsl.cli.main import main
 
     out = tmp_path / "limited"
-    rc = main(["train", "sft", str(toy_corpus), "-o", str(out), "--size", "toy", "--epochs", "50",
-               "--max-length", "384", "--batch-size", "2", "--limit", "12", "--keep-best", "--max-seconds", "0.01"])
+    rc = main(
+        [
+            "train",
+            "sft",
+            str(toy_corpus),
+            "-o",
+            str(out),
+            "--size",
+            "toy",
+            "--epochs",
+            "50",
+            "--max-length",
+            "384",
+            "--batch-size",
+            "2",
+            "--limit",
+            "12",
+            "--keep-best",
+            "--max-seconds",
+            "0.01",
+        ]
+    )
     assert rc == 0
     sft = json.loads((out / "dragon_model.json").read_text())["stages"]["sft"]
     assert sft["stopped_by_time_limit"] is True
@@ -275,13 +371,34 @@ def test_eval_generate_only_then_a_measured_run_uses_those_scripts(toy_model, tm
     wl = tmp_path / "wl"
     wl.mkdir()
     shutil.copy(DATA / "workloads" / "matmul_64.tvmscript", wl)
-    rec = next(json.loads(line) for line in open(DATA / "traces" / "sampled.jsonl")
-               if '"matmul_64"' in line and '"llvm"' in line)
-    (wl / "given.dragon").write_text(from_trace_json(rec["trace"], workload="matmul_64.tvmscript",
-                                                     target=rec["target"]))
+    rec = next(
+        json.loads(line)
+        for line in open(DATA / "traces" / "sampled.jsonl")
+        if '"matmul_64"' in line and '"llvm"' in line
+    )
+    (wl / "given.dragon").write_text(
+        from_trace_json(rec["trace"], workload="matmul_64.tvmscript", target=rec["target"])
+    )
     out = tmp_path / "out"
-    argv = ["eval", "--workloads", str(wl), "--target", json.dumps(rec["target"]), "--methods", "unscheduled,model",
-            "--k", "2", "--model-path", str(toy_model), "--repeat", "2", "--timeout", "10", "--out", str(out)]
+    argv = [
+        "eval",
+        "--workloads",
+        str(wl),
+        "--target",
+        json.dumps(rec["target"]),
+        "--methods",
+        "unscheduled,model",
+        "--k",
+        "2",
+        "--model-path",
+        str(toy_model),
+        "--repeat",
+        "2",
+        "--timeout",
+        "10",
+        "--out",
+        str(out),
+    ]
     assert main(argv + ["--generate-only"]) == 0
     files = sorted((out / "model").glob("*.json"))
     assert [f.name.split("-n")[0] for f in files] == ["matmul_64-construction"] * 2 + ["matmul_64-improvement"] * 2
@@ -300,5 +417,20 @@ def test_eval_generate_only_then_a_measured_run_uses_those_scripts(toy_model, tm
     assert len(model_rows) == 4 and all(r["status"] == "measured" and r["candidates"] for r in model_rows)
     assert {r["generation_s"] for r in model_rows} == {d["generation_s"] for d in stored.values()}
     assert all(r["generated_on"] == next(iter(stored.values()))["host"] for r in model_rows)
-    assert main(["eval", "--workloads", str(wl), "--target", "llvm", "--methods", "unscheduled",
-                 "--generate-only", "--out", str(tmp_path / "x")]) == 2
+    assert (
+        main(
+            [
+                "eval",
+                "--workloads",
+                str(wl),
+                "--target",
+                "llvm",
+                "--methods",
+                "unscheduled",
+                "--generate-only",
+                "--out",
+                str(tmp_path / "x"),
+            ]
+        )
+        == 2
+    )

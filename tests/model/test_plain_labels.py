@@ -66,7 +66,7 @@ def test_dlights_gemm_loses_its_queries_and_the_decoder_can_write_it():
     body = body_of_text(dlight_script(text, resolve_target("cuda").spec, GEMM.name))
     plain = without_unused_queries(body)
     assert (len(body.splitlines()), len(plain.splitlines())) == (69, 58)
-    assert "b67 = get_producers(b35)\ncompute_inline(b67)\n" in plain   # A's reindex block, named at once
+    assert "b67 = get_producers(b35)\ncompute_inline(b67)\n" in plain  # A's reindex block, named at once
     assert tvm_ffi.structural_equal(scheduled(plain, text), scheduled(body, text))
     reach = generator(None, "cuda").reachable(text, "cuda", plain)
     assert reach.ok, reach

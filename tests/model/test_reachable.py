@@ -20,8 +20,17 @@ def _dlight_row(workload: str) -> dict:
 
     text = (DATA / f"{workload}.tvmscript").read_text(encoding="utf-8")
     _rule, trace = dlight_trace(load_workload(text), TARGET)
-    return {"id": workload, "family": workload, "task": "construction", "split": "train", "target": TARGET,
-            "workload_text": text, "script": from_trace_json(trace), "trace": trace, "source": "dlight"}
+    return {
+        "id": workload,
+        "family": workload,
+        "task": "construction",
+        "split": "train",
+        "target": TARGET,
+        "workload_text": text,
+        "script": from_trace_json(trace),
+        "trace": trace,
+        "source": "dlight",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -34,16 +43,19 @@ def test_dlight_matmul_is_reachable_with_its_own_constants_and_not_with_the_old_
     from dragon_model.reachable import judge_rows, summary
 
     facts = grammar_facts([matmul_row], jobs=1)
-    assert {"None,k,k,k", "k,k,None,k"} <= set(facts["literals"]["split_shapes"])   # dlight's tiles, its fetch
+    assert {"None,k,k,k", "k,k,None,k"} <= set(facts["literals"]["split_shapes"])  # dlight's tiles, its fetch
     assert facts["literals"]["query_repeats"] >= 2
     (verdict,) = judge_rows([matmul_row], "cuda", facts)
     assert verdict["ok"] and verdict["statements"] == verdict["total"] > 40, verdict
 
     # the grammar of decoder version 13 and before: [None, k] and [None, k, j] only, one query once
-    old = {**facts, "literals": {k: v for k, v in facts["literals"].items() if k not in ("split_shapes", "query_repeats")}}
+    old = {
+        **facts,
+        "literals": {k: v for k, v in facts["literals"].items() if k not in ("split_shapes", "query_repeats")},
+    }
     (refused,) = judge_rows([matmul_row], "cuda", old)
     assert not refused["ok"] and refused["why"].startswith("grammar"), refused
-    assert refused["refused"].count(",") >= 4 and "split(" in refused["refused"]   # a 4-factor split
+    assert refused["refused"].count(",") >= 4 and "split(" in refused["refused"]  # a 4-factor split
     got = summary([verdict, refused])
     assert got["rows"] == 2 and got["reachable"] == 1 and got["reasons"] == {"grammar": 1}
 
@@ -75,7 +87,9 @@ def test_answers_are_judged_in_place_of_their_rows_labels(tmp_path, capsys):
 
     def answers(name, *pairs):
         path = tmp_path / name
-        path.write_text(json.dumps({"answers": [{"workload": w, "task": "construction", "script": s} for w, s in pairs]}))
+        path.write_text(
+            json.dumps({"answers": [{"workload": w, "task": "construction", "script": s} for w, s in pairs]})
+        )
         return str(path)
 
     args = [str(rows), "--target", "cuda", "--split", "test_family", "--json", "--answers"]
@@ -90,7 +104,7 @@ def test_answers_are_judged_in_place_of_their_rows_labels(tmp_path, capsys):
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"answers": [{"workload": "ew_add_relu_128x64"}]}))
     assert main(args + [str(broken)]) == 2
-    assert "broken.json: answer 1 has no \"workload\" and \"script\"" in capsys.readouterr().err
+    assert 'broken.json: answer 1 has no "workload" and "script"' in capsys.readouterr().err
     broken.write_text("[1, 2")
     assert main(args + [str(broken)]) == 2
     assert "broken.json: Expecting ',' delimiter: line 1 column 6" in capsys.readouterr().err

@@ -29,8 +29,9 @@ def _names(prompt: str) -> list:
 
 
 def test_a_copy_renames_every_block_the_same_way_in_prompt_and_answer(rows):
-    row = next(r for r in rows if r["family"] == "layer_norm" and r["task"] == "construction"
-               and "rfactor(" in r["script"])
+    row = next(
+        r for r in rows if r["family"] == "layer_norm" and r["task"] == "construction" and "rfactor(" in r["script"]
+    )
     ex = example(row)
     copy = renamed_example(ex, random.Random(0))
     old, new = _names(ex["prompt"]), _names(copy["prompt"])
@@ -58,11 +59,12 @@ def test_each_construction_row_is_followed_by_one_copy(rows):
         if r["id"].endswith(":renamed"):
             before = out[i - 1]
             assert r["id"] == before["id"] + ":renamed" and r["task"] == "construction"
-            assert r["latency_us"] == before["latency_us"]           # a slow row's copy is left out with it
+            assert r["latency_us"] == before["latency_us"]  # a slow row's copy is left out with it
             assert r["prompt"] != example(before)["prompt"]
-    assert with_renamed_copies(rows) == out                        # the same seed, the same names
-    assert [r["prompt"] for r in with_renamed_copies(rows, seed=1) if r["id"].endswith(":renamed")] != \
-        [r["prompt"] for r in copies]
+    assert with_renamed_copies(rows) == out  # the same seed, the same names
+    assert [r["prompt"] for r in with_renamed_copies(rows, seed=1) if r["id"].endswith(":renamed")] != [
+        r["prompt"] for r in copies
+    ]
 
 
 def test_a_workload_without_named_blocks_gets_no_copy():
@@ -104,7 +106,9 @@ def test_the_training_command_takes_a_seed_and_tasks():
 
     p = argparse.ArgumentParser()
     add_arguments(p)
-    args = p.parse_args(["c", "-o", "o", "--renamed-copies", "--renamed-seed", "7", "--renamed-tasks", "construction,improvement"])
+    args = p.parse_args(
+        ["c", "-o", "o", "--renamed-copies", "--renamed-seed", "7", "--renamed-tasks", "construction,improvement"]
+    )
     assert args.renamed_seed == 7 and args.renamed_tasks == ("construction", "improvement")
     assert p.parse_args(["c", "-o", "o"]).renamed_tasks == ("construction",)
     with pytest.raises(SystemExit):

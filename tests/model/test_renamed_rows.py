@@ -16,7 +16,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "data" / "corpus" / "llvm"
 def _rows():
     rows = load_rows(CORPUS, splits=["test_family"], target_kind="llvm")
     firsts = {}
-    for r in rows:   # per family, the first improvement row (it has both scripts)
+    for r in rows:  # per family, the first improvement row (it has both scripts)
         if r["task"] == "improvement":
             firsts.setdefault(r["family"], r)
     return sorted(firsts.values(), key=lambda r: r["family"])

@@ -9,8 +9,7 @@ import pytest
 
 from dragon_model.api import repair, statement_lines
 
-BODY = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\n\npostproc:\n'
-        'parallel(l4)\nvectorize(l3)\n')
+BODY = 'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\n\npostproc:\nparallel(l4)\nvectorize(l3)\n'
 
 
 def test_statements_keep_the_section_header_with_the_next_statement():
@@ -58,8 +57,10 @@ def test_repair_keeps_the_longest_passing_prefix(limit, kept):
     assert engine.calls == fixed.measured <= 5  # bisection: about log2(n) + 1 measurements
 
 
-GPU_BODY = ('b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\nl5, l6 = split(l4, [None, 32])\n'
-            'bind(l5, "blockIdx.x")\nbind(l6, "threadIdx.x")\nl7, l8 = split(l3, [None, 4])\nunroll(l8)\n')
+GPU_BODY = (
+    'b0 = get_sblock("C")\nl1, l2, l3 = get_loops(b0)\nl4 = fuse(l1, l2)\nl5, l6 = split(l4, [None, 32])\n'
+    'bind(l5, "blockIdx.x")\nbind(l6, "threadIdx.x")\nl7, l8 = split(l3, [None, 4])\nunroll(l8)\n'
+)
 
 
 @pytest.mark.parametrize("limit, kept", [(8, 8), (7, 7), (6, 6), (5, None)])

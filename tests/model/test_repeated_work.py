@@ -25,7 +25,7 @@ def test_the_decoder_refuses_the_statement_that_reruns_the_row_maxima():
     at = next(i for i, s in enumerate(stmts) if s.startswith("reverse_compute_at(b38, l33"))
     env, why = replay_prefix("".join(stmts[:at]), mod, "llvm")
     assert env is not None, why
-    env, why = replay_prefix("".join(stmts[:at + 1]), mod, "llvm")
+    env, why = replay_prefix("".join(stmts[: at + 1]), mod, "llvm")
     assert env is None
     assert "'T_softmax_maxelem' runs its whole reduction 111,600 times" in why and "27,900x" in why, why
 
@@ -38,7 +38,7 @@ def test_repeated_reductions_counts_the_loops_a_block_does_not_use():
 
     mod = load_workload(DATA / "softmax_m6975_n16.tvmscript")
     assert repeated_reductions(mod) == []
-    assert block_instances(mod) == 4 * 6975 * 16   # max, exp, sum, norm: each over every element
+    assert block_instances(mod) == 4 * 6975 * 16  # max, exp, sum, norm: each over every element
     program, _ = check_text("".join(list(statements_of(ANSWER))[:20]))
     result = replay(program, mod)
     assert result.ok
@@ -56,8 +56,11 @@ def test_the_training_label_that_reruns_the_most_is_kept():
     from dragon_dsl.tvm.replay import replay
     from dragon_dsl.tvm.workload import load_workload
 
-    rows = pq.read_table(str(CORPUS / "llvm" / "data" / "train.parquet"), columns=["id", "script", "workload_text"],
-                         filters=[("id", "=", "layer_norm_m16_n2048_rms0/construction")]).to_pylist()
+    rows = pq.read_table(
+        str(CORPUS / "llvm" / "data" / "train.parquet"),
+        columns=["id", "script", "workload_text"],
+        filters=[("id", "=", "layer_norm_m16_n2048_rms0/construction")],
+    ).to_pylist()
     assert len(rows) == 1
     mod = load_workload(rows[0]["workload_text"])
     program, _ = check_text(rows[0]["script"])

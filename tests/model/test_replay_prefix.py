@@ -20,8 +20,14 @@ from dragon_model.replay_state import replay_prefix
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 ANSWERS = [json.loads(line) for line in (DATA / "replay_prefix" / "answers.jsonl").read_text().splitlines()]
-TRACES = [("handwritten", 0), ("handwritten", 1), ("handwritten", 5), ("sampled", 0), ("sampled", 40),
-          ("design_spaces", 10)]
+TRACES = [
+    ("handwritten", 0),
+    ("handwritten", 1),
+    ("handwritten", 5),
+    ("sampled", 0),
+    ("sampled", 40),
+    ("design_spaces", 10),
+]
 
 
 def _mod(path: Path):
@@ -72,7 +78,9 @@ def _walk(body: str, mod, kind: str, refused: dict) -> int:
     return accepted
 
 
-@pytest.mark.parametrize("answer", ANSWERS, ids=[a["workload"].rsplit("/", 1)[-1][:40] + "-" + a["target"] for a in ANSWERS])
+@pytest.mark.parametrize(
+    "answer", ANSWERS, ids=[a["workload"].rsplit("/", 1)[-1][:40] + "-" + a["target"] for a in ANSWERS]
+)
 def test_decoded_answers_replay_the_same_incrementally(answer):
     mod = _mod(DATA / "replay_prefix" / answer["workload"])
     refused: dict = {}
@@ -127,7 +135,7 @@ def test_a_refused_statement_after_an_accepted_prefix_costs_one_replay(monkeypat
     mod = _mod(ROW_SUM)
     body = LOOPS + "l3, l4 = split(l2, [None, 4])\nl5, l6 = split(l1, [None, 8])\nl7 = fuse(l5, l6)\n"
     assert replay_prefix(body, mod, "llvm")[0] is not None
-    bad = body + "l8, l9 = split(l3, [3, 5])\n"     # 3 * 5 is not the loop's extent
+    bad = body + "l8, l9 = split(l3, [3, 5])\n"  # 3 * 5 is not the loop's extent
     applied = []
     real = trace_mod._apply
     monkeypatch.setattr(trace_mod, "_apply", lambda *a: applied.append(len(a[0][0])) or real(*a))

@@ -17,22 +17,28 @@ GOLDEN = ROOT / "tests" / "golden" / "check"
 
 def _body(name: str) -> str:
     """A golden script without its header lines (the workload is given as text, as TRL gives it)."""
-    return "\n".join(line for line in (GOLDEN / name).read_text(encoding="utf-8").splitlines()
-                     if not line.startswith(("workload", "target")))
+    return "\n".join(
+        line
+        for line in (GOLDEN / name).read_text(encoding="utf-8").splitlines()
+        if not line.startswith(("workload", "target"))
+    )
 
 
 def test_stage_names_are_levels_of_the_one_ladder():
-    assert [k for k in STAGE_REWARD if k != "none"] == list(LEVELS[:len(STAGE_REWARD) - 1])
+    assert [k for k in STAGE_REWARD if k != "none"] == list(LEVELS[: len(STAGE_REWARD) - 1])
     rewards = list(STAGE_REWARD.values())
     assert rewards == sorted(rewards) and len(set(rewards)) == len(rewards)
 
 
-@pytest.mark.parametrize("script, passed", [
-    ("syntax_error.dragon", "none"),
-    ("type_error.dragon", "syntax"),
-    ("replay_error.dragon", "types"),
-    ("good_matmul.dragon", "replay"),
-])
+@pytest.mark.parametrize(
+    "script, passed",
+    [
+        ("syntax_error.dragon", "none"),
+        ("type_error.dragon", "syntax"),
+        ("replay_error.dragon", "types"),
+        ("good_matmul.dragon", "replay"),
+    ],
+)
 def test_stage_is_the_highest_level_passed(script, passed):
     workload = (ROOT / "tests" / "data" / "workloads" / "matmul_64.tvmscript").read_text(encoding="utf-8")
     stage, trace = EngineReward(engine=None).stage_of(_body(script), workload)

@@ -34,11 +34,19 @@ def _scripts():
     from dragon_model.reachable import pick
     from dragon_model.tokenizer import EOS
 
-    records = [json.loads(line) for name in ("design_spaces", "sampled")
-               for line in open(DATA / "traces" / f"{name}.jsonl", encoding="utf-8")]
+    records = [
+        json.loads(line)
+        for name in ("design_spaces", "sampled")
+        for line in open(DATA / "traces" / f"{name}.jsonl", encoding="utf-8")
+    ]
     records = [r for r in records if isinstance(r["target"], dict)]
     for rec in random.Random(1).sample(records, 2):
-        yield load_workload(DATA / "workloads" / f"{rec['workload']}.tvmscript"), "llvm", from_trace_json(rec["trace"]), None
+        yield (
+            load_workload(DATA / "workloads" / f"{rec['workload']}.tvmscript"),
+            "llvm",
+            from_trace_json(rec["trace"]),
+            None,
+        )
     rows = load_rows(ROOT / "data" / "corpus" / "cuda", splits=["train"], target_kind="cuda")
     rows = [r for r in rows if r.get("family") in ("matmul", "softmax") and r.get("task") == "construction"]
     rows = pick(rows, 1, seed=3)
@@ -73,8 +81,10 @@ def _accepts_phases(compiler, tok, phases, stmt: str) -> bool:
             return False
         text += tok.decode([i])
         if in_head and m.is_terminated() and text in phases.heads:
-            m, in_head = xgr.GrammarMatcher(compiler.compile_grammar(phases.rest(text)),
-                                            terminate_without_stop_token=True), False
+            m, in_head = (
+                xgr.GrammarMatcher(compiler.compile_grammar(phases.rest(text)), terminate_without_stop_token=True),
+                False,
+            )
     return m.is_terminated()
 
 
@@ -86,7 +96,9 @@ def test_phases_accept_exactly_the_whole_statement_grammar():
     from dragon_model.tokenizer import build_tokenizer, token_strings
 
     tok = build_tokenizer(compact=True)
-    info = xgr.TokenizerInfo(token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id])
+    info = xgr.TokenizerInfo(
+        token_strings(tok), xgr.VocabType.RAW, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id]
+    )
     compiler = xgr.GrammarCompiler(info, max_threads=1)
     checked = refused = 0
     for mod, kind, body, literals in _scripts():
@@ -98,11 +110,11 @@ def test_phases_accept_exactly_the_whole_statement_grammar():
             for i, variant in enumerate(_variants(stmt)):
                 want = _accepts_whole(compiler, tok, whole, variant)
                 assert _accepts_phases(compiler, tok, phases, variant) == want, (kind, prefix, variant)
-                assert want or i > 0, (kind, variant)   # the real statement itself is accepted
+                assert want or i > 0, (kind, variant)  # the real statement itself is accepted
                 checked += 1
                 refused += not want
             prefix += stmt
-    assert checked > 150 and refused > 40   # the variants reached the refusals too
+    assert checked > 150 and refused > 40  # the variants reached the refusals too
 
 
 @pytest.mark.parametrize("compact", [False, True])

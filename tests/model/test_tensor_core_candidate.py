@@ -28,26 +28,36 @@ def _accepts(tokenizer, grammar: str, text: str) -> bool:
     from dragon_model.tokenizer import token_strings
 
     strings = token_strings(tokenizer)
-    info = xgr.TokenizerInfo(strings, xgr.VocabType.RAW, vocab_size=len(strings), stop_token_ids=[tokenizer.eos_token_id])
+    info = xgr.TokenizerInfo(
+        strings, xgr.VocabType.RAW, vocab_size=len(strings), stop_token_ids=[tokenizer.eos_token_id]
+    )
     m = xgr.GrammarMatcher(xgr.GrammarCompiler(info).compile_grammar(grammar), terminate_without_stop_token=True)
     return all(m.accept_token(i) for i in tokenizer(text, add_special_tokens=False)["input_ids"]) and m.is_terminated()
 
 
-@pytest.mark.parametrize("choices,text,ok", [
-    (None, TILE, True),                                                   # forced whole
-    (None, TILE.replace("[4, 2, 2]", "[2, 4, 2]"), False),
-    (["[4, 2, 2]", "[8, 1, 2]"], TILE.replace("[4, 2, 2]", "[8, 1, 2]"), True),
-    (["[4, 2, 2]", "[8, 1, 2]"], TILE.replace("[4, 2, 2]", "[16, 1, 1]"), False),  # a valid tile, not offered
-    (["[4, 2, 2]"], TILE.replace("l22", "l23"), False),                   # only the decision is chosen
-])
+@pytest.mark.parametrize(
+    "choices,text,ok",
+    [
+        (None, TILE, True),  # forced whole
+        (None, TILE.replace("[4, 2, 2]", "[2, 4, 2]"), False),
+        (["[4, 2, 2]", "[8, 1, 2]"], TILE.replace("[4, 2, 2]", "[8, 1, 2]"), True),
+        (["[4, 2, 2]", "[8, 1, 2]"], TILE.replace("[4, 2, 2]", "[16, 1, 1]"), False),  # a valid tile, not offered
+        (["[4, 2, 2]"], TILE.replace("l22", "l23"), False),  # only the decision is chosen
+    ],
+)
 def test_a_template_statement_takes_only_the_offered_decisions(tokenizer, choices, text, ok):
     from dragon_model.decoder_grammar import template_grammar
 
     assert _accepts(tokenizer, template_grammar(TILE, choices), text) is ok
 
 
-@pytest.mark.parametrize("workload,target", [(WORKLOADS / "matmul_64.tvmscript", "cuda"),   # fp32: no tensor cores
-                                             (F16_LINEAR, "llvm")])
+@pytest.mark.parametrize(
+    "workload,target",
+    [
+        (WORKLOADS / "matmul_64.tvmscript", "cuda"),  # fp32: no tensor cores
+        (F16_LINEAR, "llvm"),
+    ],
+)
 def test_no_tensor_core_template_where_none_applies(workload, target):
     from dragon_model.api import tensor_core_template
 
@@ -64,7 +74,9 @@ def test_the_tensor_core_candidate_is_a_sampled_candidate_that_compiles_once(mon
     templates: list = []
     compiled: list = []
     sample, check = api.tensor_core_template, api.compile_problem
-    monkeypatch.setattr(api, "tensor_core_template", lambda *a, **kw: templates.append(sample(*a, **kw)) or templates[-1])
+    monkeypatch.setattr(
+        api, "tensor_core_template", lambda *a, **kw: templates.append(sample(*a, **kw)) or templates[-1]
+    )
     monkeypatch.setattr(api, "compile_problem", lambda text, *a: compiled.append(text) or check(text, *a))
     answers = api.candidates(F16_LINEAR, "cuda", k=2, model_path=ROOT / "model" / "weights" / "cuda")
 
@@ -78,6 +90,6 @@ def test_the_tensor_core_candidate_is_a_sampled_candidate_that_compiles_once(mon
     main = g.body.split("\npostproc:\n", 1)[0]
     assert list(statements_of(g.completed_from)) == list(statements_of(main))
     assert len(list(statements_of(main))) == len(statements)
-    assert 'tensorize(' in g.body and "wmma" in g.body
+    assert "tensorize(" in g.body and "wmma" in g.body
     assert text == header(F16_LINEAR, "nvidia/nvidia-h100") + g.body
     assert compiled.count(text) == 1 and check(text, F16_LINEAR, "cuda") is None

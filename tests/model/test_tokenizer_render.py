@@ -110,11 +110,12 @@ def test_the_trie_split_gives_the_ids_of_the_plain_alternation(compact):
 
     trie = build_tokenizer(compact=compact)
     plain = build_tokenizer(compact=compact)
-    plain.backend_tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(_alternation(vocabulary_words(compact))),
-                                                                 behavior="isolated")
+    plain.backend_tokenizer.pre_tokenizer = pre_tokenizers.Split(
+        Regex(_alternation(vocabulary_words(compact))), behavior="isolated"
+    )
     words = vocabulary_words(compact)
     # words glued to each other and to prefixes of others, where longest-first matters
-    glued = ["".join(words[i:i + 7]) for i in range(0, len(words), 7)] + [w[:-1] + " " + w for w in words[::5]]
+    glued = ["".join(words[i : i + 7]) for i in range(0, len(words), 7)] + [w[:-1] + " " + w for w in words[::5]]
     texts = list(_fixture_scripts()) + glued
     assert trie(texts, add_special_tokens=False)["input_ids"] == plain(texts, add_special_tokens=False)["input_ids"]
 
@@ -127,5 +128,6 @@ def test_the_shipped_tokenizers_split_as_the_builder():
     for folder in sorted(p for p in weights.iterdir() if (p / "tokenizer.json").exists()):
         shipped = load_tokenizer(folder)
         built = build_tokenizer(compact=len(shipped) != len(build_tokenizer(compact=False)))
-        assert shipped(texts, add_special_tokens=False)["input_ids"] == \
-            built(texts, add_special_tokens=False)["input_ids"], folder.name
+        assert (
+            shipped(texts, add_special_tokens=False)["input_ids"] == built(texts, add_special_tokens=False)["input_ids"]
+        ), folder.name

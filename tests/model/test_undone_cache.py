@@ -21,7 +21,7 @@ def test_the_answer_is_flagged_where_it_inlines_its_shared_cache():
     flagged = [d for d in diags if d.code == "DRG106"]
     assert [(d.span.line, d.severity.value) for d in flagged] == [(57, "warning")]
     assert "cache_read" in flagged[0].message and '"shared"' in flagged[0].message
-    assert flagged[0].related and flagged[0].related[0].span.line == 33   # b38 = cache_read(...)
+    assert flagged[0].related and flagged[0].related[0].span.line == 33  # b38 = cache_read(...)
 
 
 def test_the_decoder_refuses_the_statement_and_accepts_dlights_next_one():
@@ -42,8 +42,7 @@ def test_the_decoder_refuses_the_statement_and_accepts_dlights_next_one():
 
 
 def test_inlining_what_a_cache_reads_from_is_not_flagged():
-    script = ('b0 = get_sblock("C")\nb1 = cache_read(b0, 0, "shared")\nb2 = get_producers(b1)\n'
-              'compute_inline(b2)\n')
+    script = 'b0 = get_sblock("C")\nb1 = cache_read(b0, 0, "shared")\nb2 = get_producers(b1)\ncompute_inline(b2)\n'
     assert [d.code for d in check_text(script)[1]] == []
 
 

@@ -30,9 +30,9 @@ def test_dlights_unit_loops_are_written_and_no_more(name, units):
     text, lines, first = _up_to_first_unit_loop(name)
     assert sum("add_unit_loop(" in line for line in lines) == units
     block = lines[first].split("(")[1].split(")")[0]
-    for k in range(units):   # dlight's own statements are accepted
-        assert _matcher_for(_state(text, lines[:first + k]))(lines[first + k], complete=True), lines[first + k]
-    after = _state(text, lines[:first + units])
+    for k in range(units):  # dlight's own statements are accepted
+        assert _matcher_for(_state(text, lines[: first + k]))(lines[first + k], complete=True), lines[first + k]
+    after = _state(text, lines[: first + units])
     nxt = f"l{after.counter} = add_unit_loop({block})\n"
     # a GEMV's third unit loop and a row sum's second: refused
     assert not _matcher_for(after)(nxt, complete=True), nxt
@@ -44,7 +44,7 @@ def test_a_row_sum_is_not_given_the_gemv_normal_form():
     verdicts = {}
     for name in ("gemv_64x256", "row_sum_64x256"):
         text, lines, first = _up_to_first_unit_loop(name)
-        env = _state(text, lines[:first + 1])
+        env = _state(text, lines[: first + 1])
         block = lines[first].split("(")[1].split(")")[0]
         assert env.unit_looped == {block: 1}
         verdicts[name] = _matcher_for(env)(f"l{env.counter} = add_unit_loop({block})\n", complete=True)

@@ -41,8 +41,9 @@ def test_unreached_iterations_finds_the_seven_unwritten_slices(answer):
     from dragon_dsl.tvm.compile import unreached_iterations
 
     found = unreached_iterations(_scheduled(answer))
-    assert [(block, never, extent, reader) for block, _, never, extent, reader in found] == \
-        [("Y_rf", [1, 2, 3, 4, 5, 6, 7], 8, "Y")]
+    assert [(block, never, extent, reader) for block, _, never, extent, reader in found] == [
+        ("Y_rf", [1, 2, 3, 4, 5, 6, 7], 8, "Y")
+    ]
 
 
 @pytest.mark.parametrize("answer", ANSWERS, ids=lambda p: p.name.split(".")[0])
@@ -50,7 +51,9 @@ def test_the_compile_check_rejects_the_answer(answer):
     from dragon_model.api import compile_problem
 
     problem = compile_problem(answer.read_text(encoding="utf-8"), _workload(answer), "cuda")
-    assert problem is not None and "block 'Y_rf' never runs for" in problem and "block 'Y' reads them" in problem, problem
+    assert problem is not None and "block 'Y_rf' never runs for" in problem and "block 'Y' reads them" in problem, (
+        problem
+    )
 
 
 @pytest.mark.parametrize("answer", ANSWERS, ids=lambda p: p.name.split(".")[0])
@@ -62,7 +65,7 @@ def test_the_decoder_refuses_the_rfactor(answer):
     at = next(i for i, s in enumerate(stmts) if "rfactor(" in s)
     env, why = replay_prefix("".join(stmts[:at]), mod, "cuda")
     assert env is not None, why
-    env, why = replay_prefix("".join(stmts[:at + 1]), mod, "cuda")
+    env, why = replay_prefix("".join(stmts[: at + 1]), mod, "cuda")
     assert env is None and "never runs for" in why, why
 
 
@@ -76,7 +79,10 @@ def test_dlight_pooling_initialises_its_slices_elsewhere_and_is_kept():
 
     scheduled = schedule(load_workload(POOL), {"baseline": "dlight"}, tvm_target(resolve_target("cuda").spec))
     assert unreached_iterations(scheduled) == []
-    assert "S_rf_init" in scheduled.script() and "T.where(ax3_ax4_fused_0 * 16 + ax3_ax4_fused_1 < 9)" in scheduled.script()
+    assert (
+        "S_rf_init" in scheduled.script()
+        and "T.where(ax3_ax4_fused_0 * 16 + ax3_ax4_fused_1 < 9)" in scheduled.script()
+    )
 
 
 UNIT_RFACTOR = DATA / "reduction_axis0_m1_n5120_opsum.unit_rfactor.dragon"

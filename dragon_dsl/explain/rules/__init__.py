@@ -19,15 +19,25 @@ earlier family explained (`Explainer.claimed`) is not explained again.
 
 from __future__ import annotations
 
-from dragon_dsl.language.check import Program
 from dragon_dsl.explain.graph import Entry
 from dragon_dsl.explain.rules import binding, caches, facts, fusion, layout, loop_kinds, reductions, tiling
 from dragon_dsl.explain.rules.base import Explainer
+from dragon_dsl.language.check import Program
 
 #: The order in which the families' rules run (facts first; later rules see what earlier ones claimed).
-RULES = (caches.find_caches, facts.workload_facts, facts.target_fact, facts.launch_facts, tiling.tiling,
-         binding.binding, caches.caches, fusion.fusion, reductions.reductions, loop_kinds.loop_annotations,
-         layout.layout)
+RULES = (
+    caches.find_caches,
+    facts.workload_facts,
+    facts.target_fact,
+    facts.launch_facts,
+    tiling.tiling,
+    binding.binding,
+    caches.caches,
+    fusion.fusion,
+    reductions.reductions,
+    loop_kinds.loop_annotations,
+    layout.layout,
+)
 
 
 def build(program: Program, wl, si, tgt) -> list[Entry]:

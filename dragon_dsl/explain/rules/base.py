@@ -6,11 +6,9 @@ Plain Python over `dragon_dsl.explain.info` records; no TVM. The rules of each f
 
 from __future__ import annotations
 
-from typing import Optional
-
-from dragon_dsl.language.check import BoundInst, Program
 from dragon_dsl.explain.graph import Entry, number
 from dragon_dsl.explain.info import LoopState, ScheduleInfo, TargetInfo, WorkloadInfo
+from dragon_dsl.language.check import BoundInst, Program
 from dragon_dsl.language.table import INST, in_group
 from dragon_dsl.language.values import Ref
 
@@ -27,7 +25,7 @@ def refs(value) -> list[str]:
 
 
 class Explainer:
-    def __init__(self, program: Program, wl: Optional[WorkloadInfo], si: Optional[ScheduleInfo], tgt: TargetInfo):
+    def __init__(self, program: Program, wl: WorkloadInfo | None, si: ScheduleInfo | None, tgt: TargetInfo):
         self.p = program
         self.wl = wl
         self.si = si if si is not None and si.ok else None
@@ -40,8 +38,8 @@ class Explainer:
         self.tile: dict[str, dict] = {}  # block name -> tiling summary
         self.claimed: set[int] = set()
         # shared between the families' rules, filled in the order `build` runs them
-        self.workload: Optional[Entry] = None  # the workload fact (facts)
-        self.target: Optional[Entry] = None  # the target fact (facts)
+        self.workload: Entry | None = None  # the workload fact (facts)
+        self.target: Entry | None = None  # the target fact (facts)
         self.kernel_facts: list = []  # (kernel, fact) per launched kernel (facts)
         self.cache_names: dict[str, str] = {}  # cache stage variable -> its block's name (caches)
         self.cache_stages: list[int] = []  # the instructions that make cache stages (caches)
@@ -50,10 +48,10 @@ class Explainer:
     # -- what names denote ---------------------------------------------------------
 
     def _trace_names(self):
-        for var, state in ((self.si.final | self.si.first_seen).items() if self.si else ()):
+        for var, state in (self.si.final | self.si.first_seen).items() if self.si else ():
             if isinstance(state, str):
                 self.block_of.setdefault(var, state)
-        for i, inst in enumerate(self.p.instructions):
+        for _i, inst in enumerate(self.p.instructions):
             entry = inst.entry
             if entry is INST.get_sblock:
                 for o in inst.outputs:
@@ -72,12 +70,12 @@ class Explainer:
                     if blk:
                         self.origin.setdefault(o, blk)
 
-    def block_name(self, ref) -> Optional[str]:
+    def block_name(self, ref) -> str | None:
         if isinstance(ref, Ref):
             return self.block_of.get(ref.name)
         return None
 
-    def loop(self, var: str, final: bool = True) -> Optional[LoopState]:
+    def loop(self, var: str, final: bool = True) -> LoopState | None:
         if not self.si:
             return None
         state = (self.si.final.get(var) if final else None) or self.si.first_seen.get(var)
@@ -128,7 +126,9 @@ class Explainer:
         if produces:
             links["produces"] = produces
         r = Entry("rationale", text, links)
-        self.groups.append((r, [Entry("effect", t, {"of": [r]}, {k: lit(v) for k, v in d.items()}) for t, d in effects]))
+        self.groups.append(
+            (r, [Entry("effect", t, {"of": [r]}, {k: lit(v) for k, v in d.items()}) for t, d in effects])
+        )
 
 
 def lit(v):
@@ -138,4 +138,3 @@ def lit(v):
     if isinstance(v, (list, tuple)):
         return [lit(x) for x in v]
     return number(v)
-

@@ -41,10 +41,10 @@ def binding(x: Explainer):
             st = x.loop(var)
             if st is not None and st.extent is not None:
                 extents[tag] = st.extent
-        kfacts = [f for k, f in x.kernel_facts if all(k.axes.get(t) == e for t, e in extents.items())] or \
-            [f for _, f in x.kernel_facts]
-        why = (f"bind the outer loops of block {blk} to the GPU: "
-               + ", ".join(f"{var} to {tag}" for var, tag in axes))
+        kfacts = [f for k, f in x.kernel_facts if all(k.axes.get(t) == e for t, e in extents.items())] or [
+            f for _, f in x.kernel_facts
+        ]
+        why = f"bind the outer loops of block {blk} to the GPU: " + ", ".join(f"{var} to {tag}" for var, tag in axes)
         effects = []
         threads = math.prod(e for t, e in extents.items() if t.startswith("threadIdx"))
         blocks = math.prod(e for t, e in extents.items() if t.startswith("blockIdx"))

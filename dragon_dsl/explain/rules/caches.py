@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from dragon_dsl.explain.graph import dims, fmt
 from dragon_dsl.explain.rules.base import Explainer, refs
@@ -54,8 +53,10 @@ def caches(x: Explainer):
             text = f"{alloc.name} is a {alloc.scope} buffer of {dims(alloc.shape)} {alloc.dtype}: {alloc.bytes} bytes"
             data = {"buffer": alloc.name, "scope": alloc.scope, "shape": list(alloc.shape), "bytes": alloc.bytes}
             if alloc.scope.startswith("shared") and x.tgt.max_shared_memory_per_block:
-                text += (f"; all shared buffers of the kernel take {shared_total} of "
-                         f"{x.tgt.max_shared_memory_per_block} bytes per block")
+                text += (
+                    f"; all shared buffers of the kernel take {shared_total} of "
+                    f"{x.tgt.max_shared_memory_per_block} bytes per block"
+                )
                 data["shared_total"] = shared_total
             because.append(x.fact(text, [out], **data))
         tile = x.tile.get(consumer or "", {})
@@ -65,23 +66,38 @@ def caches(x: Explainer):
         effects = []
         what = buffer or (name or "a buffer")
         if in_group(inst.entry, "read_cache") and inst.entry is not INST.cache_inplace and scope.startswith("shared"):
-            why = (f"stage {what} in shared memory for block {consumer}: the threads of a block fetch the tile "
-                   "cooperatively once and all of them read it from there")
+            why = (
+                f"stage {what} in shared memory for block {consumer}: the threads of a block fetch the tile "
+                "cooperatively once and all of them read it from there"
+            )
             reuse = tile.get("reuse", {}).get(buffer) if tile else None
             if reuse:
-                effects.append((f"each element of {what} fetched into shared memory is read {reuse} times from it: "
-                                f"{reuse}x fewer global loads of {what}", {"reuse": reuse, "fewer_global_loads": reuse}))
+                effects.append(
+                    (
+                        f"each element of {what} fetched into shared memory is read {reuse} times from it: "
+                        f"{reuse}x fewer global loads of {what}",
+                        {"reuse": reuse, "fewer_global_loads": reuse},
+                    )
+                )
         elif in_group(inst.entry, "write_cache") and scope.startswith("local"):
             red = math.prod(a.extent for a in info.axes if a.kind == "reduction") if info else 1
             why = f"accumulate {what} of block {consumer} in registers and write each output back once"
             if red > 1:
-                effects.append((f"one global store per output of {what} instead of one per each of the {red} "
-                                "reduction steps", {"fewer_global_stores": red}))
+                effects.append(
+                    (
+                        f"one global store per output of {what} instead of one per each of the {red} reduction steps",
+                        {"fewer_global_stores": red},
+                    )
+                )
         elif in_group(inst.entry, "write_cache"):
             why = f"compute block {consumer} into a {scope} staging buffer and copy {what} out tile by tile"
             if tile:
-                effects.append((f"the copy-out of {what} runs over whole tiles of {tile['fact'].data.get('tile_bytes')} bytes",
-                                {"tile_bytes": tile["fact"].data.get("tile_bytes")}))
+                effects.append(
+                    (
+                        f"the copy-out of {what} runs over whole tiles of {tile['fact'].data.get('tile_bytes')} bytes",
+                        {"tile_bytes": tile["fact"].data.get("tile_bytes")},
+                    )
+                )
         else:
             why = f"keep {what} of block {consumer} in a {scope or 'separate'} buffer ({inst.entry.name})"
         lanes = _fetch_lanes(x, members.get(name, []))
@@ -90,12 +106,17 @@ def caches(x: Explainer):
         if alloc is not None and alloc.scope != "global" and buffer and x.wl:
             whole = next((b for b in x.wl.params if b.name == buffer), None) or x.wl.intermediates.get(buffer)
             if whole is not None and whole.bytes > alloc.bytes:
-                effects.append((f"the {alloc.scope} copy holds {alloc.bytes} of {whole.bytes} bytes of {buffer}: "
-                                f"{fmt(whole.bytes / alloc.bytes)}x smaller", {"smaller_by": whole.bytes / alloc.bytes}))
+                effects.append(
+                    (
+                        f"the {alloc.scope} copy holds {alloc.bytes} of {whole.bytes} bytes of {buffer}: "
+                        f"{fmt(whole.bytes / alloc.bytes)}x smaller",
+                        {"smaller_by": whole.bytes / alloc.bytes},
+                    )
+                )
         x.rationale(why, because, idx, effects)
 
 
-def _fetch_lanes(x: Explainer, indices) -> Optional[int]:
+def _fetch_lanes(x: Explainer, indices) -> int | None:
     for i in indices:
         inst = x.p.instructions[i]
         if inst.entry is INST.vectorize:

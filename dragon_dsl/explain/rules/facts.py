@@ -14,7 +14,7 @@ def workload_facts(x: Explainer):
     if wl is None:
         return
     about_block: dict[str, list[str]] = {}
-    for i, inst in enumerate(x.p.instructions):
+    for _i, inst in enumerate(x.p.instructions):
         if inst.entry is INST.get_sblock:
             name = inst.args.get("name")
             about_block.setdefault(name, [])
@@ -56,9 +56,11 @@ def target_fact(x: Explainer):
     data = {"kind": t.kind}
     text = f"target {t.text} ({t.kind})"
     if t.gpu:
-        for key, value, words in (("max_threads", t.max_threads_per_block, "threads per block"),
-                                  ("max_shared", t.max_shared_memory_per_block, "bytes of shared memory per block"),
-                                  ("warp", t.warp_size, "threads per warp")):
+        for key, value, words in (
+            ("max_threads", t.max_threads_per_block, "threads per block"),
+            ("max_shared", t.max_shared_memory_per_block, "bytes of shared memory per block"),
+            ("warp", t.warp_size, "threads per warp"),
+        ):
             if value:
                 data[key] = value
                 text += f"; {value} {words}"
@@ -78,5 +80,6 @@ def launch_facts(x: Explainer):
         if vthreads > 1:
             text += f", {vthreads} virtual threads each"
         text += " (" + ", ".join(f"{a}={e}" for a, e in kernel.axes.items()) + ")"
-        x.kernel_facts.append((kernel, x.fact(text, kernel=k, blocks=blocks, threads=threads,
-                                                    vthreads=vthreads, axes=dict(kernel.axes))))
+        x.kernel_facts.append(
+            (kernel, x.fact(text, kernel=k, blocks=blocks, threads=threads, vthreads=vthreads, axes=dict(kernel.axes)))
+        )

@@ -31,11 +31,21 @@ def fusion(x: Explainer):
             where = "its consumers" if in_group(entry, "producer_side") else "its producer"
             why = f"inline block {blk or '?'} into {where}: an elementwise step needs no loop nest or buffer of its own"
             if inter is not None:
-                because.append(x.fact(f"{inter.name} is an intermediate buffer of {dims(inter.shape)} {inter.dtype}: "
-                                      f"{inter.bytes} bytes", buffer=inter.name, bytes=inter.bytes,
-                                      shape=list(inter.shape)))
-                effects.append((f"{inter.name} is never stored: {2 * inter.bytes} bytes of stores and loads saved",
-                                {"bytes_saved": 2 * inter.bytes}))
+                because.append(
+                    x.fact(
+                        f"{inter.name} is an intermediate buffer of {dims(inter.shape)} {inter.dtype}: "
+                        f"{inter.bytes} bytes",
+                        buffer=inter.name,
+                        bytes=inter.bytes,
+                        shape=list(inter.shape),
+                    )
+                )
+                effects.append(
+                    (
+                        f"{inter.name} is never stored: {2 * inter.bytes} bytes of stores and loads saved",
+                        {"bytes_saved": 2 * inter.bytes},
+                    )
+                )
         elif entry is INST.fuse_reduction_epilogue:
             why = f"fold the epilogue block {blk or '?'} into its reduction"
         else:
@@ -49,11 +59,20 @@ def fusion(x: Explainer):
             if len(idx) > 1:
                 decision = x.p.instructions[idx[1]].args.get("decision")
             if decision is not None:
-                because.append(x.fact(f"the compute location of {blk} was sampled: decision {decision}",
-                                         [x.link(idx[1])[0]] if x.link(idx[1]) else [], decision=decision))
+                because.append(
+                    x.fact(
+                        f"the compute location of {blk} was sampled: decision {decision}",
+                        [x.link(idx[1])[0]] if x.link(idx[1]) else [],
+                        decision=decision,
+                    )
+                )
             allocs = {a.name: a for a in (x.si.allocations if x.si else [])}
             if inter is not None and inter.name in allocs and allocs[inter.name].bytes < inter.bytes:
                 small = allocs[inter.name]
-                effects.append((f"{inter.name} shrinks from {inter.bytes} to {small.bytes} bytes and stays hot in cache",
-                                {"bytes": small.bytes, "bytes_before": inter.bytes}))
+                effects.append(
+                    (
+                        f"{inter.name} shrinks from {inter.bytes} to {small.bytes} bytes and stays hot in cache",
+                        {"bytes": small.bytes, "bytes_before": inter.bytes},
+                    )
+                )
         x.rationale(why, because, idx, effects)

@@ -17,10 +17,14 @@ def layout(x: Explainer):
             tens.append(i)
     if lay:
         kinds = sorted({x.p.instructions[i].entry.name for i in lay})
-        x.rationale("change data layout (" + ", ".join(kinds) + ") so that accesses follow the loop order",
-                       [], lay, [])
+        x.rationale("change data layout (" + ", ".join(kinds) + ") so that accesses follow the loop order", [], lay, [])
     if tens:
-        intrins = sorted({str(x.p.instructions[i].args.get("tensor_intrin")) for i in tens
-                          if x.p.instructions[i].entry is INST.tensorize})
+        intrins = sorted(
+            {
+                str(x.p.instructions[i].args.get("tensor_intrin"))
+                for i in tens
+                if x.p.instructions[i].entry is INST.tensorize
+            }
+        )
         because = [x.fact(f"tensor intrinsic {name}", intrinsic=name) for name in intrins]
         x.rationale("map an inner tile onto a hardware tensor intrinsic", because, tens, [])

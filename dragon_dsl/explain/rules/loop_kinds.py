@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dragon_dsl.language.check import BoundInst
 from dragon_dsl.explain.graph import fmt
 from dragon_dsl.explain.info import dtype_bytes
 from dragon_dsl.explain.rules.base import Explainer, refs
+from dragon_dsl.language.check import BoundInst
 from dragon_dsl.language.table import ANNOTATION, INST, in_group
 from dragon_dsl.language.values import Ref
 
@@ -16,8 +16,11 @@ def loop_annotations(x: Explainer):
         if i in x.claimed:
             continue
         entry, key = inst.entry, inst.args.get("key")
-        family = ANNOTATION[key].family if in_group(entry, "annotation") and isinstance(key, str) and key in ANNOTATION \
+        family = (
+            ANNOTATION[key].family
+            if in_group(entry, "annotation") and isinstance(key, str) and key in ANNOTATION
             else None
+        )
         if family == "unroll" or entry is INST.unroll:
             unroll.append(i)
         elif family == "vectorize" or entry is INST.vectorize:
@@ -33,8 +36,9 @@ def loop_annotations(x: Explainer):
     if par:
         _parallel(x, par)
     if pipe:
-        x.rationale("software-pipeline the loop: loads of the next stage overlap the computation of this one",
-                    [], pipe, [])
+        x.rationale(
+            "software-pipeline the loop: loads of the next stage overlap the computation of this one", [], pipe, []
+        )
 
 
 def _annotated_value(x: Explainer, inst: BoundInst):
@@ -87,14 +91,25 @@ def _unroll(x: Explainer, indices):
             explicit = bool(value)
     because = []
     if steps:
-        because.append(x.fact(f"auto-unroll limit {max(steps)} steps"
-                              + ("" if explicit is None else (" (explicit)" if explicit else " (implicit)")),
-                              max_step=max(steps)))
+        because.append(
+            x.fact(
+                f"auto-unroll limit {max(steps)} steps"
+                + ("" if explicit is None else (" (explicit)" if explicit else " (implicit)")),
+                max_step=max(steps),
+            )
+        )
     for var in loops:
         st = x.loop(var)
         if st is not None:
-            because.append(x.fact(f"loop {st.name} is unrolled ({st.extent} iterations)", [var],
-                                  loop=st.name, extent=st.extent, kind=st.kind))
+            because.append(
+                x.fact(
+                    f"loop {st.name} is unrolled ({st.extent} iterations)",
+                    [var],
+                    loop=st.name,
+                    extent=st.extent,
+                    kind=st.kind,
+                )
+            )
     why = "unroll inner loops: straight-line code without loop counters, and independent steps the compiler can interleave"
     effects = []
     if steps and max(steps) > 0:
@@ -121,7 +136,9 @@ def _vectorize(x: Explainer, indices):
     because, effects, idx = [], [], list(indices)
     limits = _annotated_limits(x, indices, idx)
     if limits:
-        because.append(x.fact(f"vectorize limit: innermost loops of up to {max(limits)} iterations", max_extent=max(limits)))
+        because.append(
+            x.fact(f"vectorize limit: innermost loops of up to {max(limits)} iterations", max_extent=max(limits))
+        )
     lanes = []
     for var, st in _loops_of(x, indices, INST.vectorize):
         blk = x.origin.get(var)
@@ -137,8 +154,9 @@ def _vectorize(x: Explainer, indices):
             lanes.append(st.extent)
     if lanes:
         effects.append((f"one vector instruction handles up to {max(lanes)} elements", {"lanes": max(lanes)}))
-    x.rationale("vectorize innermost contiguous loops: one SIMD instruction per group of elements",
-                because, idx, effects)
+    x.rationale(
+        "vectorize innermost contiguous loops: one SIMD instruction per group of elements", because, idx, effects
+    )
 
 
 def _parallel(x: Explainer, indices):
@@ -149,11 +167,22 @@ def _parallel(x: Explainer, indices):
     if cores:
         because.append(x.target)
     for var, st in _loops_of(x, indices, INST.parallel):
-        because.append(x.fact(f"loop {st.name} runs in parallel: {st.extent} iterations", [var],
-                              loop=st.name, extent=st.extent, kind=st.kind))
+        because.append(
+            x.fact(
+                f"loop {st.name} runs in parallel: {st.extent} iterations",
+                [var],
+                loop=st.name,
+                extent=st.extent,
+                kind=st.kind,
+            )
+        )
         if cores and st.extent:
             per = -(-st.extent // cores)
-            effects.append((f"{st.extent} iterations over {cores} cores: {per} per core, "
-                            f"{fmt(100 * st.extent / (per * cores))}% balanced",
-                            {"per_core": per, "balance": st.extent / (per * cores)}))
+            effects.append(
+                (
+                    f"{st.extent} iterations over {cores} cores: {per} per core, "
+                    f"{fmt(100 * st.extent / (per * cores))}% balanced",
+                    {"per_core": per, "balance": st.extent / (per * cores)},
+                )
+            )
     x.rationale("parallelize outer loops across the CPU cores", because, idx, effects)

@@ -32,7 +32,7 @@ def tiling(x: Explainer):
                 continue
             by_block.setdefault(blk, []).append(i)
             tiles.setdefault(blk, {})[axis] = list(decision)
-            kinds.setdefault(blk, {})[axis] = (state.axis_kinds[0] if state and state.axis_kinds else "spatial")
+            kinds.setdefault(blk, {})[axis] = state.axis_kinds[0] if state and state.axis_kinds else "spatial"
             for o in inst.outputs:
                 sampled[o] = i
         elif entry is INST.split:
@@ -61,16 +61,27 @@ def tiling(x: Explainer):
         spatial_tile = {a: t for a, t in tile.items() if kinds[blk].get(a) == "spatial"}
         outputs = math.prod(spatial_tile.values()) if spatial_tile else 1
         dtype = info.dtype if info else "float32"
-        text = (f"block {blk} is tiled " + ", ".join(f"{a} as {f}" for a, f in tiles[blk].items())
-                + f"; one outer tile covers {dims(spatial_tile.values()) or 1} outputs "
-                f"({outputs * dtype_bytes(dtype)} bytes), {outer} outer tiles")
-        data = {"block": blk, "tiles": tiles[blk], "tile": spatial_tile, "tile_bytes": outputs * dtype_bytes(dtype),
-                "outer_tiles": outer}
+        text = (
+            f"block {blk} is tiled "
+            + ", ".join(f"{a} as {f}" for a, f in tiles[blk].items())
+            + f"; one outer tile covers {dims(spatial_tile.values()) or 1} outputs "
+            f"({outputs * dtype_bytes(dtype)} bytes), {outer} outer tiles"
+        )
+        data = {
+            "block": blk,
+            "tiles": tiles[blk],
+            "tile": spatial_tile,
+            "tile_bytes": outputs * dtype_bytes(dtype),
+            "outer_tiles": outer,
+        }
         if blk in structure:
             data["structure"] = structure[blk]
             text += f"; structure {structure[blk]}"
-        f = x.fact(text, [x.link(i)[0] for i in indices if in_group(x.p.instructions[i].entry, "sampling")
-                          and x.link(i)], **data)
+        f = x.fact(
+            text,
+            [x.link(i)[0] for i in indices if in_group(x.p.instructions[i].entry, "sampling") and x.link(i)],
+            **data,
+        )
         reuse = {}
         if info:
             axis_tile = {a.name: tile.get(a.name, a.extent) for a in info.axes}
@@ -80,12 +91,25 @@ def tiling(x: Explainer):
                     reuse.setdefault(acc.buffer, r)
         x.tile[blk] = {"fact": f, "reuse": reuse, "tiles": tiles[blk], "kinds": kinds[blk], "tile": tile}
         levels = max(len(f) for f in tiles[blk].values())
-        why = (f"multi-level tiling of block {blk}: {levels} levels per axis so that outer tiles spread over "
-               + ("thread blocks and threads" if x.tgt.gpu else "cores") + " and inner tiles stay in fast memory")
+        why = (
+            f"multi-level tiling of block {blk}: {levels} levels per axis so that outer tiles spread over "
+            + ("thread blocks and threads" if x.tgt.gpu else "cores")
+            + " and inner tiles stay in fast memory"
+        )
         effects = []
         if reuse:
-            effects.append((f"within one outer tile of {blk} each element of "
-                            + ", ".join(f"{b} serves {r} iterations" for b, r in reuse.items())
-                            + " instead of being fetched again", {"reuse": reuse}))
-        effects.append((f"{outer} independent outer tiles of {outputs} outputs each", {"outer_tiles": outer, "tile_outputs": outputs}))
+            effects.append(
+                (
+                    f"within one outer tile of {blk} each element of "
+                    + ", ".join(f"{b} serves {r} iterations" for b, r in reuse.items())
+                    + " instead of being fetched again",
+                    {"reuse": reuse},
+                )
+            )
+        effects.append(
+            (
+                f"{outer} independent outer tiles of {outputs} outputs each",
+                {"outer_tiles": outer, "tile_outputs": outputs},
+            )
+        )
         x.rationale(why, [x.block_fact.get(blk), f], indices, effects)

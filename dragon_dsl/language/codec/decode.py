@@ -8,7 +8,7 @@ with a message naming the instruction, before anything reaches TVM.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.language import diagnostics as dg
 from dragon_dsl.language.canonical import canonical_call, value_ast
@@ -196,7 +196,7 @@ class Decoder:
                 continue
             src = inputs if s.section == "inputs" else attrs
             if s.rest:
-                raw_v = src[s.index:]
+                raw_v = src[s.index :]
                 if not raw_v:
                     raise _Reject("DRG501", f"{kind} needs at least one {p.type} input")
                 if p.variadic:
@@ -223,8 +223,11 @@ class Decoder:
             if not isinstance(o, str) or not o:
                 raise _Reject("DRG501", f"{kind}: output names must be strings, got {o!r}")
             if o in self.names:
-                raise _Reject("DRG503", f"{kind}: output '{o}' is already bound by an earlier instruction "
-                              "(TVM would keep the first binding)")
+                raise _Reject(
+                    "DRG503",
+                    f"{kind}: output '{o}' is already bound by an earlier instruction "
+                    "(TVM would keep the first binding)",
+                )
             kind_of = entry.results.kind
             script_name = "_" if o == "_" else f"{PREFIX[kind_of]}{self.counter}"
             self.counter += 1
@@ -239,8 +242,9 @@ class Decoder:
             if not _is_int(d):
                 raise _Reject("DRG504", f"{entry.kind}: the decision must be an integer, got {d!r}")
             if shape == "index" and not 0 <= d < len(args["candidates"]):
-                raise _Reject("DRG504", f"{entry.kind}: decision {d} is out of range for "
-                              f"{len(args['candidates'])} candidate(s)")
+                raise _Reject(
+                    "DRG504", f"{entry.kind}: decision {d} is out of range for {len(args['candidates'])} candidate(s)"
+                )
             if shape == "location" and d < -2:
                 raise _Reject("DRG504", f"{entry.kind}: decision {d} must be -2, -1 or a loop index")
         elif shape == "tile":
@@ -261,7 +265,7 @@ def _header(workload, target) -> list:
     return out
 
 
-def decode(trace_json, *, workload=None, target=None) -> tuple[Optional[ast.Script], list[Diagnostic]]:
+def decode(trace_json, *, workload=None, target=None) -> tuple[ast.Script | None, list[Diagnostic]]:
     """Read trace JSON `[instructions, decisions]` into a canonical script tree."""
     if not isinstance(trace_json, (list, tuple)) or len(trace_json) != 2:
         return None, [dg.make("DRG501", NOWHERE, "a trace is [instructions, decisions]")]
@@ -292,12 +296,14 @@ def decode(trace_json, *, workload=None, target=None) -> tuple[Optional[ast.Scri
         except (TypeError, IndexError, KeyError, AttributeError) as exc:
             return None, [dg.make("DRG501", NOWHERE, f"instruction {i}: malformed ({exc})")]
         except RecursionError:
-            return None, [dg.make("DRG005", NOWHERE, f"instruction {i}: values nest more than "
-                                  f"{MAX_NESTING} levels deep, the limit")]
+            return None, [
+                dg.make(
+                    "DRG005", NOWHERE, f"instruction {i}: values nest more than {MAX_NESTING} levels deep, the limit"
+                )
+            ]
         if entry.section:
             statements.append(ast.Section(NOWHERE, ast.Name(NOWHERE, entry.section)))
             continue
         call = canonical_call(entry, args)
         statements.append(ast.CallStmt(NOWHERE, None, [ast.Name(NOWHERE, n) for n in names], call))
     return ast.Script(statements), []
-

@@ -20,7 +20,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Union
 
 from dragon_dsl.language.syntax.lexical import float_text
 from dragon_dsl.language.table import TVM_VERSION
@@ -84,18 +84,52 @@ class IndexMap:
 
 
 # Node fields in TVM's order (after span and ty). Binary ops use a, b.
-BINARY = ("Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
-          "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or")
+BINARY = (
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Mod",
+    "FloorDiv",
+    "FloorMod",
+    "Min",
+    "Max",
+    "EQ",
+    "NE",
+    "LT",
+    "LE",
+    "GT",
+    "GE",
+    "And",
+    "Or",
+)
 COMPARE = ("EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not")
-OP_FIELDS = {**{b: ("a", "b") for b in BINARY}, "Not": ("a",), "Select": ("condition", "true_value", "false_value"),
-             "Cast": ("value",)}
+OP_FIELDS = {
+    **{b: ("a", "b") for b in BINARY},
+    "Not": ("a",),
+    "Select": ("condition", "true_value", "false_value"),
+    "Cast": ("value",),
+}
 
 # How ops read in lambda text: infix operators and function names.
 INFIX = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%"}
 INFIX_OPS = {v: k for k, v in INFIX.items()}
-FUNCS = {"Div": "truncdiv", "Mod": "truncmod", "Min": "min", "Max": "max", "EQ": "eq", "NE": "ne",
-         "LT": "lt", "LE": "le", "GT": "gt", "GE": "ge", "And": "logical_and", "Or": "logical_or",
-         "Not": "logical_not", "Select": "select"}
+FUNCS = {
+    "Div": "truncdiv",
+    "Mod": "truncmod",
+    "Min": "min",
+    "Max": "max",
+    "EQ": "eq",
+    "NE": "ne",
+    "LT": "lt",
+    "LE": "le",
+    "GT": "gt",
+    "GE": "ge",
+    "And": "logical_and",
+    "Or": "logical_or",
+    "Not": "logical_not",
+    "Select": "select",
+}
 FUNC_OPS = {v: k for k, v in FUNCS.items()}
 _PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
 
@@ -142,8 +176,10 @@ def from_graph(text: str) -> IndexMap:
             val = IntImm(int(node(d["value"])), _dtype(node(d["ty"])))
         elif t == "ir.FloatImm":
             v = d["value"]
-            val = FloatImm(float(node(v)) if isinstance(v, int) and nodes[v].get("type") == "float" else float(v),
-                           _dtype(node(d["ty"])))
+            val = FloatImm(
+                float(node(v)) if isinstance(v, int) and nodes[v].get("type") == "float" else float(v),
+                _dtype(node(d["ty"])),
+            )
         elif isinstance(t, str) and t.startswith("prim.") and t[5:] in OP_FIELDS:
             op = t[5:]
             val = Op(op, tuple(node(d[f]) for f in OP_FIELDS[op]), _dtype(node(d["ty"])))
@@ -178,7 +214,7 @@ def _dtype(x) -> str:
 # ---- IR -> JSON graph ----------------------------------------------------------------
 
 
-def to_graph(im: IndexMap, indent: Optional[int] = None) -> str:
+def to_graph(im: IndexMap, indent: int | None = None) -> str:
     """Write an IndexMap as TVM's JSON graph (compact, or indented like MetaSchedule's attrs)."""
     nodes: list[dict] = []
     by_key: dict = {}
@@ -215,7 +251,9 @@ def to_graph(im: IndexMap, indent: Optional[int] = None) -> str:
             span = none()
             ty = ptype(e.dtype)
             name = string(e.name)
-            return add(("var", e.name, e.dtype), lambda: {"type": "ir.Var", "data": {"span": span, "ty": ty, "name": name}})
+            return add(
+                ("var", e.name, e.dtype), lambda: {"type": "ir.Var", "data": {"span": span, "ty": ty, "name": name}}
+            )
         if isinstance(e, IntImm):
             span = none()
             ty = ptype(e.dtype)
@@ -237,8 +275,13 @@ def to_graph(im: IndexMap, indent: Optional[int] = None) -> str:
     initial = array(im.params)
     final = array(im.results)
     inverse = none()
-    root = add(fresh(), lambda: {"type": "tirx.IndexMap",
-                                 "data": {"initial_indices": initial, "final_indices": final, "inverse_index_map": inverse}})
+    root = add(
+        fresh(),
+        lambda: {
+            "type": "tirx.IndexMap",
+            "data": {"initial_indices": initial, "final_indices": final, "inverse_index_map": inverse},
+        },
+    )
     graph = {"root_index": root, "nodes": nodes, "metadata": {"tvm_version": TVM_VERSION}}
     if indent is None:
         return json.dumps(graph, separators=(",", ":"), ensure_ascii=False)
@@ -315,7 +358,11 @@ def render_expr(e, prec: int = 0) -> str:
     if e.op == "Cast":
         (inner,) = e.args
         # `int64(16)` is a typed literal; a cast of a bare literal spells the literal's type.
-        text = f"{inner.dtype}({inner.value})" if isinstance(inner, IntImm) and inner.dtype == INDEX_DTYPE else render_expr(inner)
+        text = (
+            f"{inner.dtype}({inner.value})"
+            if isinstance(inner, IntImm) and inner.dtype == INDEX_DTYPE
+            else render_expr(inner)
+        )
         return f"{e.dtype}({text})"
     if e.op in INFIX:
         sym = INFIX[e.op]
@@ -375,11 +422,13 @@ def _unify(a, b, span):
     elif isinstance(b, _Weak):
         b = b.typed(a.dtype)
     if a.dtype != b.dtype:
-        raise _Fail(span, f"operands have different types, {a.dtype} and {b.dtype}: write {a.dtype}(...) or {b.dtype}(...)")
+        raise _Fail(
+            span, f"operands have different types, {a.dtype} and {b.dtype}: write {a.dtype}(...) or {b.dtype}(...)"
+        )
     return a, b
 
 
-def from_lambda(lam: "ast.Lambda", is_value=lambda name: False):
+def from_lambda(lam: ast.Lambda, is_value=lambda name: False):
     """Type a lambda written in a script. Returns (IndexMap or None, diagnostics).
 
     `is_value(name)` says whether a free name is a sampled value of the script

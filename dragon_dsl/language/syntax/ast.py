@@ -9,10 +9,9 @@ table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Union
 
 from dragon_dsl.language.diagnostics import Span
-
 
 # ---- expressions ---------------------------------------------------------
 
@@ -44,26 +43,26 @@ class Float:
 @dataclass(eq=False, slots=True)
 class ListExpr:
     span: Span
-    items: list["Expr"]
+    items: list[Expr]
 
 
 @dataclass(eq=False, slots=True)
 class TupleExpr:
     span: Span
-    items: list["Expr"]
+    items: list[Expr]
 
 
 @dataclass(eq=False, slots=True)
 class DictExpr:
     span: Span
-    items: list[tuple[Str, "Expr"]]
+    items: list[tuple[Str, Expr]]
 
 
 @dataclass(eq=False, slots=True)
 class Arg:
     span: Span
-    name: Optional[Name]  # None for a positional argument
-    value: "Expr"
+    name: Name | None  # None for a positional argument
+    value: Expr
 
 
 @dataclass(eq=False, slots=True)
@@ -77,28 +76,28 @@ class Call:
 class BinOp:
     span: Span
     op: str  # "+", "-", "*", "//", "%"
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
 
 @dataclass(eq=False, slots=True)
 class Neg:
     span: Span
-    operand: "Expr"
+    operand: Expr
 
 
 @dataclass(eq=False, slots=True)
 class Param:
     span: Span
     name: str
-    dtype: Optional[str]  # None: the default index dtype (int32)
+    dtype: str | None  # None: the default index dtype (int32)
 
 
 @dataclass(eq=False, slots=True)
 class Lambda:
     span: Span
     params: list[Param]
-    body: "Expr"
+    body: Expr
 
 
 Expr = Union[Name, Str, Int, Float, ListExpr, TupleExpr, DictExpr, Call, BinOp, Neg, Lambda]
@@ -112,7 +111,7 @@ class Trivia:
     """Comments and blank lines that belong to a statement (kept by the formatter)."""
 
     leading: list[str] = field(default_factory=list)  # own-line comments above
-    trailing: Optional[str] = None  # comment at the end of the statement's line
+    trailing: str | None = None  # comment at the end of the statement's line
     blank_before: bool = False  # an empty line separates it from what precedes
 
 
@@ -140,7 +139,7 @@ class CallStmt:
     """`[label:] [out, ... =] call(...)`: an instruction or an explanation entry."""
 
     span: Span
-    label: Optional[Name]
+    label: Name | None
     targets: list[Name]
     call: Call
     trivia: Trivia = field(default_factory=Trivia)

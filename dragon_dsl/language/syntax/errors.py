@@ -23,21 +23,25 @@ def _error_diag(exc: UnexpectedInput, text: str, offset: int = 0) -> Diagnostic:
     if not offset:
         return d
     s = d.span
-    return dg.make(d.code, Span(s.line + offset, s.column, s.end_line + offset, s.end_column), d.message,
-                   d.related, d.suggestion)
+    return dg.make(
+        d.code, Span(s.line + offset, s.column, s.end_line + offset, s.end_column), d.message, d.related, d.suggestion
+    )
 
 
 def _chunk_error_diag(exc: UnexpectedInput, text: str) -> Diagnostic:
     if isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
         if ch == '"':
-            msg = "unterminated or invalid string literal (strings use JSON escapes: \\\" \\\\ \\n \\t \\uXXXX)"
+            msg = 'unterminated or invalid string literal (strings use JSON escapes: \\" \\\\ \\n \\t \\uXXXX)'
             return dg.make("DRG004", Span.point(exc.line, exc.column), msg)
         if ch == "0" and text[exc.pos_in_stream + 1 : exc.pos_in_stream + 2].isdigit():
             digits = re.match(r"[0-9]+", text[exc.pos_in_stream :]).group()
-            return dg.make("DRG001", Span(exc.line, exc.column, exc.line, exc.column + len(digits)),
-                           f"an integer cannot have a leading zero: write {digits.lstrip('0') or '0'}",
-                           suggestion=digits.lstrip("0") or "0")
+            return dg.make(
+                "DRG001",
+                Span(exc.line, exc.column, exc.line, exc.column + len(digits)),
+                f"an integer cannot have a leading zero: write {digits.lstrip('0') or '0'}",
+                suggestion=digits.lstrip("0") or "0",
+            )
         return dg.make("DRG001", Span.point(exc.line, exc.column), f"unexpected character {ch!r}")
     if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
         body = text.rstrip()  # point just after the last character, not at a trailing newline
@@ -52,10 +56,27 @@ def _chunk_error_diag(exc: UnexpectedInput, text: str) -> Diagnostic:
 
 
 _TERMINAL_WORDS = {
-    "NAME": "a name", "INT": "an integer", "FLOAT": "a number", "STRING": "a string",
-    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'",
-    "COMMA": "','", "EQUAL": "'='", "COLON": "':'", "_NL": "end of line", "LAMBDA": "'lambda'",
-    "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'", "PERCENT": "'%'", "__ANON_0": "'//'",
+    "NAME": "a name",
+    "INT": "an integer",
+    "FLOAT": "a number",
+    "STRING": "a string",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "COMMA": "','",
+    "EQUAL": "'='",
+    "COLON": "':'",
+    "_NL": "end of line",
+    "LAMBDA": "'lambda'",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "STAR": "'*'",
+    "SLASH": "'/'",
+    "PERCENT": "'%'",
+    "__ANON_0": "'//'",
 }
 
 

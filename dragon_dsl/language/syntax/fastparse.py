@@ -14,7 +14,7 @@ test holds the two parsers equal on generated, real and mutated scripts.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Optional, Union
+from typing import NamedTuple
 
 from dragon_dsl.language.diagnostics import Span
 from dragon_dsl.language.limits import MAX_INT_DIGITS, MAX_NESTING
@@ -26,10 +26,18 @@ _TOKEN = re.compile(
   | (?P<WS>[\t \f]+)
   | (?P<COMMENT>\#[^\n]*)
   | (?P<CONT>\\[\t \f]*\n)
-  | (?P<FLOAT>""" + lexical.FLOAT + r""")
-  | (?P<INT>""" + lexical.INT + r""")
-  | (?P<NAME>""" + lexical.NAME + r""")
-  | (?P<STRING>""" + lexical.STRING_RE + r""")
+  | (?P<FLOAT>"""
+    + lexical.FLOAT
+    + r""")
+  | (?P<INT>"""
+    + lexical.INT
+    + r""")
+  | (?P<NAME>"""
+    + lexical.NAME
+    + r""")
+  | (?P<STRING>"""
+    + lexical.STRING_RE
+    + r""")
   | (?P<OP>//|[-+*%=:,()\[\]{}])
     """,
     re.VERBOSE,
@@ -110,7 +118,7 @@ class _Parser:
     def peek(self, k: int = 0):
         return self.toks[self.i + k][0]
 
-    def take(self, kind: Optional[str] = None):
+    def take(self, kind: str | None = None):
         tok = self.toks[self.i]
         if kind is not None and tok[0] != kind:
             raise _GiveUp
@@ -329,7 +337,7 @@ def _cover(first_tok, last: Span) -> Span:
     return Span(first_tok[2], first_tok[3], last.end_line, last.end_column)
 
 
-def fast_parse(text: str, first_line: int = 1) -> Optional[list]:
+def fast_parse(text: str, first_line: int = 1) -> list | None:
     """The statements of well-formed text, or None when Lark should decide.
 
     `first_line`: the line number of the text's first line (the parser reparses one
@@ -339,7 +347,7 @@ def fast_parse(text: str, first_line: int = 1) -> Optional[list]:
     return None if isinstance(out, TooDeep) else out
 
 
-def fast_parse_or_too_deep(text: str, first_line: int = 1) -> Union[list, TooDeep, None]:
+def fast_parse_or_too_deep(text: str, first_line: int = 1) -> list | TooDeep | None:
     """As `fast_parse`, but brackets nested past MAX_NESTING give TooDeep (where), so the
     parser reports the limit without building the statement at all."""
     try:

@@ -12,7 +12,7 @@ lines are collected by a separate scan and attached to statements as trivia.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from lark import Lark, Token, Transformer
@@ -127,7 +127,7 @@ class _Builder(Transformer):
 
     def lambda_(self, children):
         nodes = [c for c in children if not isinstance(c, Token)]
-        params, body = (nodes if len(nodes) == 2 else ([], nodes[0]))
+        params, body = nodes if len(nodes) == 2 else ([], nodes[0])
         return ast.Lambda(_cover(children), params or [], body)
 
     def plain_params(self, children):
@@ -140,7 +140,7 @@ class _Builder(Transformer):
         name, dtype = _nodes(children)
         return ast.Param(_cover(children), str(name), str(dtype))
 
-    def _bin(op):  # noqa: N805 - builds the operator callbacks below
+    def _bin(op):
         def method(self, children):
             left, right = children[0], children[-1]
             return ast.BinOp(_cover(children), op, left, right)
@@ -201,11 +201,11 @@ def lark_grammar_text() -> str:
     Python's `re` (the same languages as grammar/dragon.lark's, without per-character
     backtracking state on long string literals)."""
     return _TERMINAL_LINE.sub(
-        lambda m: f"{m.group(1)}: /" + lexical.LARK_TERMINALS_FAST[m.group(1)].replace("/", "\\/") + "/",
-        grammar_text())
+        lambda m: f"{m.group(1)}: /" + lexical.LARK_TERMINALS_FAST[m.group(1)].replace("/", "\\/") + "/", grammar_text()
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parser() -> Lark:
     return Lark(
         lark_grammar_text(),
@@ -221,7 +221,7 @@ def _parser() -> Lark:
 
 # A scanner that knows strings, comments and brackets; used for comments,
 # blank lines and for cutting the text into logical lines on the slow path.
-_SCAN = re.compile(lexical.STRING_OPEN_RE + r'|#[^\n]*|[\[\](){}]|\\[\t \f]*\n|\n')
+_SCAN = re.compile(lexical.STRING_OPEN_RE + r"|#[^\n]*|[\[\](){}]|\\[\t \f]*\n|\n")
 
 
 def _scan(text: str):
@@ -304,8 +304,9 @@ def lark_parse(text: str, logical, diags: list, cut_open: bool = True) -> list:
             continue
         except _LimitExceeded as exc:
             s = exc.span
-            diags.append(dg.make("DRG005", Span(s.line + offset, s.column, s.end_line + offset, s.end_column),
-                                 exc.message))
+            diags.append(
+                dg.make("DRG005", Span(s.line + offset, s.column, s.end_line + offset, s.end_column), exc.message)
+            )
             continue
         if offset:
             _shift_lines(stmt, offset)
@@ -314,8 +315,12 @@ def lark_parse(text: str, logical, diags: list, cut_open: bool = True) -> list:
 
 
 def _too_deep(span: Span) -> Diagnostic:
-    return dg.make("DRG005", span, f"expressions nest more than {MAX_NESTING} levels deep, the limit "
-                   "(brackets, calls, operators and lambdas each add a level)")
+    return dg.make(
+        "DRG005",
+        span,
+        f"expressions nest more than {MAX_NESTING} levels deep, the limit "
+        "(brackets, calls, operators and lambdas each add a level)",
+    )
 
 
 def _children(node):
@@ -403,9 +408,13 @@ def parse(text: str) -> tuple[ast.Script, list[Diagnostic]]:
     if text.startswith("\ufeff"):  # a UTF-8 byte order mark, as some editors write
         text = text[1:]
     if len(text) > MAX_SCRIPT_CHARS:
-        return ast.Script([]), [dg.make("DRG005", Span.point(1, 1),
-                                        f"the script has {len(text):,} characters; the limit is "
-                                        f"{MAX_SCRIPT_CHARS:,} (16 MiB)")]
+        return ast.Script([]), [
+            dg.make(
+                "DRG005",
+                Span.point(1, 1),
+                f"the script has {len(text):,} characters; the limit is {MAX_SCRIPT_CHARS:,} (16 MiB)",
+            )
+        ]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     with paused_gc():  # a tree is acyclic: reference counting frees it (see dragon_dsl/language/_gc.py)
         return _parse(text)

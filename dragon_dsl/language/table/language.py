@@ -10,17 +10,50 @@ from dataclasses import dataclass, field
 # ---- domains of string-typed parameters ------------------------------------
 
 STORAGE_SCOPES = (
-    "global", "shared", "shared.dyn", "local", "warp", "wmma.matrix_a", "wmma.matrix_b",
-    "wmma.accumulator", "m16n8k8.matrixA", "m16n8k8.matrixB", "m16n8k8.matrixC",
-    "global.texture", "global.texture-nhwc", "global.texture-weight", "local.fragment",
+    "global",
+    "shared",
+    "shared.dyn",
+    "local",
+    "warp",
+    "wmma.matrix_a",
+    "wmma.matrix_b",
+    "wmma.accumulator",
+    "m16n8k8.matrixA",
+    "m16n8k8.matrixB",
+    "m16n8k8.matrixC",
+    "global.texture",
+    "global.texture-nhwc",
+    "global.texture-weight",
+    "local.fragment",
 )
 THREAD_AXES = (
-    "blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
-    "vthread", "vthread.x", "vthread.y", "vthread.z",
+    "blockIdx.x",
+    "blockIdx.y",
+    "blockIdx.z",
+    "threadIdx.x",
+    "threadIdx.y",
+    "threadIdx.z",
+    "vthread",
+    "vthread.x",
+    "vthread.y",
+    "vthread.z",
 )
 DTYPES = (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float8_e4m3fn", "float8_e5m2", "float16", "bfloat16", "float32", "float64",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
 )
 BUFFER_KINDS = ("read", "write")
 
@@ -37,8 +70,11 @@ RESULT_PREFIX = {"block": "b", "loop": "l", "value": "v", "location": "l"}
 #: The kinds of random variable a reference-typed parameter accepts (the checker, the decoder and
 #: the editor's completion read it); a compute_at location may be a loop or a sampled location.
 REF_KINDS: dict[str, tuple[str, ...]] = {
-    "block": ("block",), "loop": ("loop",), "value": ("value",),
-    "block|loop": ("block", "loop"), "location": ("loop", "location"),
+    "block": ("block",),
+    "loop": ("loop",),
+    "value": ("value",),
+    "block|loop": ("block", "loop"),
+    "location": ("loop", "location"),
 }
 SCOPE_PREFIXES = ("global", "shared", "local", "warp", "wmma.", "m16n8k8.", "metal.")
 
@@ -58,19 +94,23 @@ class ExplainKind:
 EXPLAIN_KINDS: dict[str, ExplainKind] = {
     k.name: k
     for k in (
-        ExplainKind("fact", "A fact about the program, e.g. loop extents or arithmetic intensity.",
-                    {"about": ("instruction",)}, free_data=True),
-        ExplainKind("rationale", "Why a group of instructions was chosen.",
-                    {"because": ("fact",), "produces": ("instruction",)}),
-        ExplainKind("effect", "The expected effect of a choice.",
-                    {"of": ("rationale",)}, free_data=True),
+        ExplainKind(
+            "fact",
+            "A fact about the program, e.g. loop extents or arithmetic intensity.",
+            {"about": ("instruction",)},
+            free_data=True,
+        ),
+        ExplainKind(
+            "rationale", "Why a group of instructions was chosen.", {"because": ("fact",), "produces": ("instruction",)}
+        ),
+        ExplainKind("effect", "The expected effect of a choice.", {"of": ("rationale",)}, free_data=True),
     )
 }
 
 #: Header directives.
 DIRECTIVES: dict[str, str] = {
     "workload": "The workload file (relative path) the script schedules.",
-    "target": "The target: a tag string such as \"nvidia/nvidia-h100\", or a JSON object.",
+    "target": 'The target: a tag string such as "nvidia/nvidia-h100", or a JSON object.',
 }
 
 #: Names that cannot be bound by a script.

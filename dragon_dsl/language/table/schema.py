@@ -6,7 +6,7 @@ parameters (`Param`), where each lives in TVM's trace JSON (`Slot`), and what it
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any
 
 #: The TVM release whose trace schema this table describes.
 TRACE_SCHEMA = "tvm-0.27.0.post1"
@@ -34,15 +34,15 @@ class Slot:
     """
 
     section: str
-    index: Union[int, tuple[int, int], None] = None
+    index: int | tuple[int, int] | None = None
     rest: bool = False
 
 
-def In(i, rest: bool = False) -> Slot:  # noqa: N802 - reads like the JSON it describes
+def In(i, rest: bool = False) -> Slot:
     return Slot("inputs", i, rest)
 
 
-def At(i) -> Slot:  # noqa: N802
+def At(i) -> Slot:
     return Slot("attrs", i)
 
 
@@ -99,14 +99,14 @@ class Results:
     kinds: for results of different kinds (cache_inplace binds two blocks), a tuple.
     """
 
-    kind: Optional[str] = None
-    count: Union[int, str] = 0
+    kind: str | None = None
+    count: int | str = 0
     remainder: bool = False
 
-    def fixed(self) -> Optional[int]:
+    def fixed(self) -> int | None:
         return self.count if isinstance(self.count, int) else None
 
-    def expected(self, args: dict) -> Optional[int]:
+    def expected(self, args: dict) -> int | None:
         """How many results an instruction with these typed arguments binds (None: known at replay)."""
         c = self.count
         if isinstance(c, int):
@@ -129,14 +129,14 @@ class Instruction:
     pure: bool
     params: tuple[Param, ...]
     results: Results
-    decision: Optional[str]  # None, "index", "tile" or "location"
+    decision: str | None  # None, "index", "tile" or "location"
     doc: str
-    n_inputs: Optional[int] = None  # fixed JSON input count (None when variadic)
+    n_inputs: int | None = None  # fixed JSON input count (None when variadic)
     n_attrs: int = 0
-    section: Optional[str] = None  # written as a section header instead of a call
+    section: str | None = None  # written as a section header instead of a call
     schema: str = TRACE_SCHEMA
 
-    def param(self, name: str) -> Optional[Param]:
+    def param(self, name: str) -> Param | None:
         for p in self.params:
             if p.name == name:
                 return p
@@ -166,7 +166,7 @@ class Instruction:
         return f"{self.name}({', '.join(parts)}){res}"
 
 
-def literal_text(value, param: Optional[Param] = None) -> str:
+def literal_text(value, param: Param | None = None) -> str:
     """How a default value reads in documentation."""
     if value is None:
         return "None"

@@ -5,7 +5,7 @@ outside the codec, by the table's slots.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from dragon_dsl.language.table.instructions import BY_KIND
 from dragon_dsl.language.table.schema import Instruction
@@ -19,7 +19,7 @@ class TraceRow:
     """One instruction of trace JSON read by the table: the only reader of JSON positions outside
     the codec. `entry` is None for a kind the table does not know."""
 
-    entry: Optional[Instruction]
+    entry: Instruction | None
     kind: str
     inputs: list
     attrs: list

@@ -5,6 +5,6 @@ end to end without a measurement engine. The real engine is exercised by test_me
 import sys
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-import stub_engine  # noqa: E402
+import stub_engine
 
 sys.modules["dragon_dsl.engine"] = stub_engine

@@ -10,14 +10,13 @@ import os
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Optional
 
 
 @dataclass
 class Result:
     status: str = "ok"
     message: str = ""
-    latency_us: Optional[float] = None
+    latency_us: float | None = None
     latencies_us: list = field(default_factory=list)
 
 
