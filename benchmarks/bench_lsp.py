@@ -12,11 +12,11 @@ as an editor sees them (request sent -> answer read, JSON-RPC over pipes include
    may answer before analysing the new version only where that gives the current answer;
 3. hover right after a keystroke.
 
-With `--baseline PATH` (a checkout of an older version, e.g. `git worktree add PATH 4772f13`)
+With `--baseline PATH` (a checkout of another version: `git worktree add PATH COMMIT`)
 the same run measures that version's server too (its `lsp/` imported as `dragon_lsp`, its
 `dragon_dsl` first on the path) and prints the ratios.
 
-Goals (issue 24), on 10,000 lines: p95 under 100 ms for completion, under 500 ms for diagnostics.
+Goals, on 10,000 lines: p95 under 100 ms for completion, under 500 ms for diagnostics.
 """
 
 from __future__ import annotations

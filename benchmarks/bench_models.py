@@ -3,19 +3,16 @@ the CPU (the CUDA and the llvm model) and `dragon suggest` wall time on llvm wor
 figures and ratios; not a timed test).
 
     python benchmarks/bench_models.py --cuda-new DIR --llvm-new DIR [--count 5] [--suggest-count 5] [--out F.json]
-    python benchmarks/bench_models.py --llvm-new model/weights/llvm --current-decoder 17   # one model, two decoders
 
 The current models are the shipped ones (model/weights/cuda, model/weights/llvm) unless
---cuda-current / --llvm-current name others; a side left without a new model is skipped;
---current-decoder 17 makes the current side decode as version 17 did (the whole statement's
-grammar, a forward pass a token: `Generator.phases` and `jump_forward` off). The
+--cuda-current / --llvm-current name others; a side left without a new model is skipped. The
 workloads: the first --count of the held-out real operators (`dragon workloads
 --held-out-operators`, the CUDA side) and of the llvm corpus' held-out families (conv2d_dilated,
 rms_norm, softmax: `dragon workloads --families ... --seed 2027`), the same for both models.
 Generation is greedy, one answer per workload, on the CPU; each model is warmed up first (TVM's
 import, the grammar compiler). `dragon suggest` is `dragon_model.api.recommend` as the command
 runs it (k=4, level time: the baseline, the candidates, the search fallback when none verifies),
-wall time from the request to the answer. Goals of the second generation: first answers in
+wall time from the request to the answer. Goals: first answers in
 seconds, `dragon suggest` on llvm in a median of at most 15 s on a 2-core machine.
 """
 
@@ -47,29 +44,19 @@ def workloads(args_list: list, count: int) -> list:
     return sorted(folder.glob("*.tvmscript"))[:count]
 
 
-#: how each side decodes: {"current": (phases, jump_forward)} for --current-decoder 17
-DECODERS: dict = {}
-
-
-def _decoding(gen, name: str):
-    """GEN set to decode as side NAME does (the code's own decoder unless DECODERS says otherwise)."""
-    gen.phases, gen.jump_forward = DECODERS.get(name, (True, True))
-    return gen
-
-
 def generation_times(models: dict, files: list, warm, target: str) -> dict:
     """name -> [(seconds, statements, tokens, stop)] of each workload's greedy first answer. Both
     models are loaded and warmed up on WARM (not timed) first, and take turns going first."""
     from dragon_model.generate import Generator
 
     gens = {name: Generator.from_path(path) for name, path in models.items()}
-    for name, gen in gens.items():
-        _decoding(gen, name).generate(warm, target=target)
+    for gen in gens.values():
+        gen.generate(warm, target=target)
     out: dict = {name: [] for name in gens}
     for i, f in enumerate(files):
         for name in list(gens) if i % 2 == 0 else list(gens)[::-1]:
             t0 = time.perf_counter()
-            g = _decoding(gens[name], name).generate(f, target=target)
+            g = gens[name].generate(f, target=target)
             out[name].append((time.perf_counter() - t0, g.statements, g.tokens, g.stop))
     return out
 
@@ -77,12 +64,11 @@ def generation_times(models: dict, files: list, warm, target: str) -> dict:
 def suggest_times(models: dict, files: list) -> dict:
     """name -> [(seconds, source, verified, speed-up over the unscheduled program)] of `dragon
     suggest`; the models take turns going first."""
-    from dragon_model.api import generator, recommend
+    from dragon_model.api import recommend
 
     out: dict = {name: [] for name in models}
     for i, f in enumerate(files):
         for name in list(models) if i % 2 == 0 else list(models)[::-1]:
-            _decoding(generator(models[name], "llvm"), name)  # the generator recommend takes (one per model folder)
             t0 = time.perf_counter()
             rec = recommend(str(f), target="llvm", k=4, model_path=models[name])
             out[name].append((time.perf_counter() - t0, rec.source, rec.verified, rec.speedup_vs_baseline))
@@ -105,17 +91,8 @@ def main(argv=None) -> int:
         "--suggest-count", type=int, default=5, help="llvm workloads for dragon suggest (default 5; 0: none)"
     )
     p.add_argument("--cuda-target", default="nvidia/nvidia-h100")
-    p.add_argument(
-        "--current-decoder",
-        type=int,
-        choices=(17, 18),
-        default=18,
-        help="17: the current side decodes as version 17 (default: this code's version 18)",
-    )
     p.add_argument("--out", help="also write every figure here as JSON")
     args = p.parse_args(argv)
-    if args.current_decoder == 17:
-        DECODERS["current"] = (False, False)
     if not (args.cuda_new or args.llvm_new):
         p.error("name at least one new model (--cuda-new, --llvm-new)")
 

@@ -1,4 +1,4 @@
-"""benchmarks/eval_state.sh: the evaluation's state, packed so that it outlives a GPU
+"""benchmarks/gpu_host/eval_state.sh: the evaluation's state, packed so that it outlives a GPU
 machine. Kept: complete MetaSchedule databases (with meta.json), the model's answers, the caches'
 JSON files, logs, shard results and the results cache less its references; not kept: a database
 still being written, MetaSchedule's logs. Unpack never replaces a state that is there."""
@@ -13,7 +13,7 @@ import tarfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "eval_state.sh"
+SCRIPT = ROOT / "benchmarks" / "gpu_host" / "eval_state.sh"
 
 FILES = {  # path in the state -> kept by pack
     "metaschedule/mm-1/metaschedule-16/meta.json": True,
@@ -64,20 +64,20 @@ def test_pack_keeps_what_a_later_call_needs(tmp_path):
     assert "1 complete MetaSchedule databases, 1 model answer files, the results cache" in out
     with tarfile.open(tmp_path / "s.tgz") as tar:
         names = {m.name for m in tar.getmembers() if m.isfile()}
-        assert all(n.startswith("eval-h200/") for n in names)
-        kept = {n[len("eval-h200/") :] for n in names}
+        assert all(n.startswith("eval-state/") for n in names)
+        kept = {n[len("eval-state/") :] for n in names}
         assert kept == {rel for rel, keep in FILES.items() if keep} | {"cache/results.sqlite"}
-        tar.extract("eval-h200/cache/results.sqlite", tmp_path / "x", filter="data")
-    db = sqlite3.connect(tmp_path / "x" / "eval-h200" / "cache" / "results.sqlite")
+        tar.extract("eval-state/cache/results.sqlite", tmp_path / "x", filter="data")
+    db = sqlite3.connect(tmp_path / "x" / "eval-state" / "cache" / "results.sqlite")
     assert db.execute("SELECT COUNT(*) FROM results").fetchone() == (1,)
     assert db.execute("SELECT COUNT(*) FROM refs").fetchone() == (0,)  # references are computed again
 
 
 def test_unpack_restores_and_never_replaces(tmp_path):
-    state = tmp_path / "a" / "eval-h200"
+    state = tmp_path / "a" / "eval-state"
     _state(state)
     _sh(state, "pack", str(tmp_path / "s.tgz"))
-    fresh = tmp_path / "b" / "eval-h200"
+    fresh = tmp_path / "b" / "eval-state"
     assert "resuming from" in _sh(fresh, "unpack", str(tmp_path / "s.tgz"))
     for rel, keep in FILES.items():
         assert (fresh / rel).exists() == keep, rel

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The evaluation's state (/tmp/eval-h200), packed so that it outlives a GPU machine whose disk does not
+# The evaluation's state (/tmp/eval-state), packed so that it outlives a GPU machine whose disk does not
 # last beyond one call (docs/GPU-BENCHMARKS.md):
-#   bash benchmarks/eval_state.sh pack ARCHIVE      # what a later call or session needs to go on
-#   bash benchmarks/eval_state.sh unpack [ARCHIVE]  # into /tmp, unless /tmp/eval-h200 is there already
+#   bash benchmarks/gpu_host/eval_state.sh pack ARCHIVE      # what a later call or session needs to go on
+#   bash benchmarks/gpu_host/eval_state.sh unpack [ARCHIVE]  # into /tmp, unless /tmp/eval-state is there already
 # Kept: complete MetaSchedule databases with their meta.json (tuning wall time), the wall times of
 # verified answers, vendor timings, peaks, the model's answers (`dragon eval --generate-only` writes
 # them on a CPU machine), results, report, plots, logs and the engine's results cache less its
 # references (so a fresh machine re-measures nothing measured before; references are computed again).
-# Without ARCHIVE, unpack takes ./eval-h200.tgz (the previous call's $OUT/eval-h200.tgz, carried).
-# The state is /tmp/eval-h200 unless EVAL_STATE names another folder.
+# Without ARCHIVE, unpack takes ./eval-state.tgz (the previous call's $OUT/eval-state.tgz, carried).
+# The state is /tmp/eval-state unless EVAL_STATE names another folder.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-# EVAL_STATE: the state's folder (tests use another); archive members are always eval-h200/...
-state=${EVAL_STATE:-/tmp/eval-h200}
+cd "$(dirname "$0")/../.."
+# EVAL_STATE: the state's folder (tests use another); archive members are always eval-state/...
+state=${EVAL_STATE:-/tmp/eval-state}
 parent=$(dirname "$state"); name=$(basename "$state")
 case "${1:-}" in
   pack)
@@ -31,7 +31,7 @@ src.backup(dst)
 dst.execute("DELETE FROM refs"); dst.commit(); dst.execute("VACUUM"); dst.close()
 PY
     fi
-    (cd "$parent" && tar czf "$archive" --ignore-failed-read --transform "s|^$name/|eval-h200/|" $keep \
+    (cd "$parent" && tar czf "$archive" --ignore-failed-read --transform "s|^$name/|eval-state/|" $keep \
        $(ls -d "$name"/results*.json "$name"/report.md "$name"/*.png "$name"/cache/*.json "$name"/logs \
           "$name"/model 2>/dev/null) \
        ${results:+-C "$stage" "$name/cache/results.sqlite"})
@@ -40,8 +40,8 @@ PY
 "$(ls "$state"/model 2>/dev/null | wc -l) model answer files$([ -n "$results" ] && echo ', the results cache')" ;;
   unpack)
     [ -d "$state" ] && { echo "$state is there: nothing unpacked"; exit 0; }
-    for a in ${2:-} eval-h200.tgz; do
-      [ -f "$a" ] && { mkdir -p "$parent" && tar xzf "$a" -C "$parent" --transform "s|^eval-h200/|$name/|" &&
+    for a in ${2:-} eval-state.tgz; do
+      [ -f "$a" ] && { mkdir -p "$parent" && tar xzf "$a" -C "$parent" --transform "s|^eval-state/|$name/|" &&
                        echo "resuming from $a"; exit 0; }
     done
     echo "no evaluation state to resume: starting afresh" ;;

@@ -1,6 +1,6 @@
 # Sourced on a GPU machine without network access before running the GPU benchmarks
 # (docs/GPU-BENCHMARKS.md):
-#     export PYTHONPATH=/opt/dragon-site; . benchmarks/device_env.sh
+#     export PYTHONPATH=/opt/dragon-site; . benchmarks/gpu_host/device_env.sh
 # TVM and the other dependencies were installed from wheels into /opt/dragon-site (or are on
 # PYTHONPATH already); wheels found in .whl/ are installed into /tmp/site; the package names are
 # linked (model/ is imported as dragon_model, lsp/ as dragon_lsp, grammar/ as dragon_grammar).

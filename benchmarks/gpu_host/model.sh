@@ -3,21 +3,21 @@
 # each fit one device command (every phase leaves its state in /tmp/gen2 for the next while the
 # machine is held, and its results under $OUT):
 #
-#   bash benchmarks/h200_model.sh env                  # once per machine: TVM site, wheels, links
-#   bash benchmarks/h200_model.sh data SECONDS         # pretraining records on every core
-#   bash benchmarks/h200_model.sh label SECONDS [TAR...]  # every record's scripts verified and timed
+#   bash benchmarks/gpu_host/model.sh env                  # once per machine: TVM site, wheels, links
+#   bash benchmarks/gpu_host/model.sh data SECONDS         # pretraining records on every core
+#   bash benchmarks/gpu_host/model.sh label SECONDS [TAR...]  # every record's scripts verified and timed
 #                                                      # (`dragon measure`; the committed records and TARs;
 #                                                      # LABEL_BATCH=X.tar.xz: a batch written beforehand;
 #                                                      # PRIOR=R.jsonl.xz: its rows measured earlier, kept;
 #                                                      # LABEL_CHUNK=N: candidates per engine call)
-#   bash benchmarks/h200_model.sh rows                 # records (+ measured labels) -> training rows
-#   bash benchmarks/h200_model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU; the model
+#   bash benchmarks/gpu_host/model.sh rows                 # records (+ measured labels) -> training rows
+#   bash benchmarks/gpu_host/model.sh train SECONDS SIZE   # pretrain, then fine-tune, on the GPU; the model
 #                                                      # comes back as $OUT/model.tar.part-* (cat | tar -x)
-#   BASE=DIR bash benchmarks/h200_model.sh finetune SECONDS  # fine-tuning only, from a trained model,
+#   BASE=DIR bash benchmarks/gpu_host/model.sh finetune SECONDS  # fine-tuning only, from a trained model,
 #                                                      # on the sft rows of every measured label
-#   bash benchmarks/h200_model.sh llvm-train SECONDS [SIZE]  # the llvm model: llvm records, then the llvm corpus
-#   bash benchmarks/h200_model.sh llvm-eval SECONDS    # its held-out families, new and shipped model
-#   bash benchmarks/h200_model.sh eval SECONDS [K]     # held-out real operators (SETS=operators,families:
+#   bash benchmarks/gpu_host/model.sh llvm-train SECONDS [SIZE]  # the llvm model: llvm records, then the llvm corpus
+#   bash benchmarks/gpu_host/model.sh llvm-eval SECONDS    # its held-out families, new and shipped model
+#   bash benchmarks/gpu_host/model.sh eval SECONDS [K]     # held-out real operators (SETS=operators,families:
 #                                                      # and held-out families): dlight vs the model
 #                                                      # (MODEL=DIR: another model folder); reports, results
 #                                                      # and answers come back as $OUT/eval.tar.xz
@@ -177,7 +177,7 @@ eval)
   done
   # STARTS=1: the improvement task too, from the sampled starting scripts committed beside the reports
   # (`dragon workloads ... --starting-scripts cuda`, written with the same workloads)
-  [ -n "${STARTS:-}" ] && for set in ${sets//,/ }; do cp benchmarks/results/h200_gen2_eval/starts/$set/*.dragon $W/wl-$set/; done
+  [ -n "${STARTS:-}" ] && for set in ${sets//,/ }; do cp benchmarks/results/gpu_eval/starts/$set/*.dragon $W/wl-$set/; done
   # ANSWERS=DIR: answers written beforehand elsewhere (a CPU's `dragon eval --generate-only --out
   # DIR/SET`), copied into $W/eval-SET/model; those of this decoder version and model are measured as
   # they are, and any missing is generated here.

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# One call on the GPU machine (after `. benchmarks/device_env.sh`; docs/GPU-BENCHMARKS.md): the CUDA corpus from the search runs, and
-# the CUDA model trained on it (issues 5 and 6). Writes to $OUT:
+# One call on the GPU machine (after `. benchmarks/gpu_host/device_env.sh`; docs/GPU-BENCHMARKS.md): the CUDA corpus from the search runs, and
+# the CUDA model trained on it. Writes to $OUT:
 #   cuda-corpus.tgz  the corpus (Parquet splits, manifest.json, DATA_CARD.md): unpack into data/corpus/cuda
 #   m-cuda.tgz       the trained model (weights, tokenizer, dragon_model.json): unpack into model/weights/cuda
 #   cuda-model.log   what the build and the training said
-# Usage: bash benchmarks/h200_cuda_model.sh [EPOCHS] [CALL_SECONDS]
-# The runs come from ./runcuda.tgz (h200_train_corpus.sh's $OUT/runcuda.tgz, carried); the workloads are
+# Usage: bash benchmarks/gpu_host/corpus_build.sh [EPOCHS] [CALL_SECONDS]
+# The runs come from ./runcuda.tgz (corpus_search.sh's $OUT/runcuda.tgz, carried); the workloads are
 # regenerated (deterministic). Every example is re-verified and timed again on this GPU.
 # A corpus already in /tmp/cuda-corpus (an earlier call on the same held machine) or carried as
 # ./cuda-corpus.tgz is reused (a partial one is completed: the build resumes), and

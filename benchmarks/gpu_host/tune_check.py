@@ -1,9 +1,9 @@
 """On a GPU machine: tune workloads with MetaSchedule through the engine, import the
 databases as Dragon scripts, and run `dragon-check --level time --target cuda` on the
-best script of each workload (issue 3, must-show 3; the engine's side of issue 4's
-stock-vs-engine comparison).
+best script of each workload (the engine's side of the stock-vs-engine tuning comparison of
+benchmarks/gpu_engine_smoke.py --part tune).
 
-    python benchmarks/h200_tune_check.py --json OUT/gpu.json --out OUT --trials 64 \
+    python benchmarks/gpu_host/tune_check.py --json OUT/gpu.json --out OUT --trials 64 \
         --workloads matmul_1024,c2d_1,gmm_2,dep_0,nrm_2
 
 Writes, under --out: the imported scripts and workloads (scripts/), the dragon-check
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -35,7 +35,7 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--trials", type=int, default=64)
     ap.add_argument("--workloads", default="matmul_1024,c2d_1,gmm_2,dep_0,nrm_2")
-    ap.add_argument("--no-check", action="store_true", help="tune only (issue 4's wall-time comparison)")
+    ap.add_argument("--no-check", action="store_true", help="tune only (the wall-time comparison)")
     ap.add_argument(
         "--build-group",
         type=int,

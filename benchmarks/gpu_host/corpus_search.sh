@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# One call on the GPU machine (after `. benchmarks/device_env.sh`; docs/GPU-BENCHMARKS.md): optionally train the llvm schedule model
+# One call on the GPU machine (after `. benchmarks/gpu_host/device_env.sh`; docs/GPU-BENCHMARKS.md): optionally train the llvm schedule model
 # on the last GPU, and search the CUDA corpus on every GPU until the call's time is nearly spent.
 # Everything that matters is written to $OUT:
 #   models.tgz   the trained model(s) (weights, tokenizer, dragon_model.json with the valid curve)
 #   runcuda.tgz  the CUDA search run: one run folder per shard (run.json + records), resumable
 #   *.log        the logs
-# Usage: bash benchmarks/h200_train_corpus.sh SEARCH_SECONDS [train]
+# Usage: bash benchmarks/gpu_host/corpus_search.sh SEARCH_SECONDS [train]
 #
 # The search is split into SHARDS=2 fixed run folders (runcuda-0, runcuda-1) so that a run started on
 # a two-GPU machine resumes on a one-GPU machine and back. PROCS processes search each folder at
