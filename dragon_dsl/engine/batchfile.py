@@ -323,8 +323,8 @@ class ResultsWriter:
 def engine_options(target, device: str = "local") -> dict:
     """What the labelling path asks of the engine beyond its defaults: sources deduplicated and,
     on local GPUs, two device workers per GPU (one loads while the other runs). Builds are not
-    grouped (`--build-group`): on the H200, 8 candidates per nvcc call measured no faster than
-    one each (benchmarks/results/h200_measure: the compile time is the kernels', not nvcc's)."""
+    grouped (`--build-group`): 8 candidates per nvcc call measured no faster than one each
+    (benchmarks/results/gpu_measure: the compile time is the kernels', not nvcc's)."""
     from dragon_dsl.engine.targets import parse_device, resolve_target
 
     gpu_local = resolve_target(target).is_gpu and not parse_device(device).is_remote

@@ -226,8 +226,8 @@ def build_group(mod, sources: list, target, out_dir: Path, claim_job=None) -> li
     Each source is scheduled, checked and claimed alone (`claimed_schedule`, as in `build`); the
     schedules that pass are renamed (`entry_name`)
     and compiled as one module: one `tvm.compile`, one export and, for CUDA, one translation unit
-    for nvcc, whose fixed cost per call dominates small kernels' builds (benchmarks/
-    bench_nvcc_batch.py: 8 kernels in one call 2.4-5.8x faster than 8 calls). A reply that is "ok"
+    for nvcc, whose fixed cost per call dominates small kernels' builds (8 kernels in one call
+    measured 2.4-5.8x faster than 8 calls). A reply that is "ok"
     names the shared artifact and its `entry`; its `build_s` is its own scheduling plus an equal
     share of the shared compile. When the shared compile fails, each candidate is built alone, so
     that the failure is its own candidate's and the others are not lost."""

@@ -107,8 +107,8 @@ class Engine:
             raise ValueError(f"cuda_preamble must be 'trimmed' or 'full', got {cuda_preamble!r}")
         self.cuda_preamble = cuda_preamble
         # which queued build a free build worker takes: "fifo" (in the order the candidates came) or
-        # "longest-first" (of the workload whose builds have taken longest so far, pool.JobQueue); on
-        # the H200 longest-first measured no faster (benchmarks/results/h200_measure)
+        # "longest-first" (of the workload whose builds have taken longest so far, pool.JobQueue);
+        # longest-first measured no faster (benchmarks/results/gpu_measure)
         if build_order not in ("longest-first", "fifo"):
             raise ValueError(f"build_order must be 'longest-first' or 'fifo', got {build_order!r}")
         self.build_order = build_order

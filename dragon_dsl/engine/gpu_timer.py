@@ -4,7 +4,7 @@ TVM's time_evaluator records a CUDA event, launches the kernel `number` times fr
 and records a second event. A kernel shorter than a launch (a few microseconds) leaves the GPU
 idle between launches, so the figure is the host's launch rate, which moves with the load on the
 host's cores: five repeats of one 5 us kernel spread over 4.4-15 us in a measuring run, and two
-runs agreed within 5% on 2-21% of such kernels (benchmarks/results/h200_measure).
+runs agreed within 5% on 2-29% of such kernels (benchmarks/results/gpu_measure).
 
 `BlockedTimer` first launches a kernel that only spins (one thread, a chain of dependent
 multiply-adds: `spin`), then records the first event, launches the `number` calls and records the

@@ -65,8 +65,7 @@ def error_lines(text: str, limit: int = 6) -> str:
 
 # The type traits TVM 0.27's CUDA source declares for NVRTC (`#ifdef __CUDACC_RTC__`): libcu++'s
 # <cuda/std/type_traits> and a `namespace std` of using-declarations. Parsing that header is most
-# of an NVRTC compile: 0.6 s of a trivial kernel's 0.6 s, 20 ms without it
-# (benchmarks/bench_cuda_preamble.py).
+# of an NVRTC compile: 0.6 s of a trivial kernel's 0.6 s, 20 ms without it (docs/MEASURE.md).
 _TRAITS = re.compile(
     r"\n[ \t]*#include <cuda/std/type_traits>\n[ \t]*namespace std \{\n"
     r"((?:[ \t]*using cuda::std::\w+;\n)+)[ \t]*\}\n"

@@ -69,7 +69,7 @@ def worker_context(gpu: bool = False):
     GPU: the workers of an engine whose target is a GPU are spawned. CUDA does not survive a fork
     of a process that initialised it, and on an H100 host every CUDA compile of a forked build
     worker (TVM compiles at build time where there is a GPU) failed with cudaErrorInitializationError,
-    while spawned workers built and verified the same batch (benchmarks/results/h200_measure)."""
+    while spawned workers built and verified the same batch (benchmarks/results/gpu_measure)."""
     global _FORKSERVER_FAILED
     method = os.environ.get("DRAGON_WORKER_START", "forkserver")
     if method not in ("forkserver", "spawn"):

@@ -1,7 +1,7 @@
 """The decoder writes a statement in two phases, its head (result names and `instruction(`) and then
 the rest (`decoder_grammar.statement_phases`), and reads the text its grammar forces in one forward
 pass (`Generator._forced`). Neither changes what it can write, nor what a trained model answers
-greedily; both are only faster (benchmarks/bench_decoding.py)."""
+greedily; both are only faster."""
 
 from __future__ import annotations
 
