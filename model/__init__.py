@@ -1,12 +1,16 @@
-"""dragon_model: the schedule-writing model, its training and constrained generation (issue 6).
+"""dragon_model: the schedule-writing model, its training and constrained generation.
 
     import dragon_model
     dragon_model.suggest(workload="mm.tvmscript", target="llvm", script=None, n=3, model_path=None) -> [script text]
     dragon_model.recommend("mm.tvmscript", target="llvm", k=4) -> Recommendation (verified, timed, or searched)
 
-Modules: render (workload -> prompt), tokenizer (vocabulary from the instruction table),
-data (corpus rows -> examples), toy_corpus, train (SFT), rl (GRPO from execution),
-grammar + replay_state + generate (constrained decoding), api, evaluate.
+Modules: render (workload -> prompt), names (canonical names for blocks and buffers), tokenizer
+(vocabulary from the instruction table), data (corpus rows -> examples), records (training rows
+from the pretraining records and the measured corpus), toy_corpus, train (SFT), rl (GRPO from
+execution), decoder_grammar + replay_state + generate (constrained decoding), checks, repair,
+complete (AutoBind for blocks left on the host), candidates, search (the MetaSchedule fallback),
+recommendation and api (the public entry points), evaluate, reachable (can the decoder write the
+training labels).
 Importing this package imports neither torch nor TVM; the functions below do, when called.
 """
 

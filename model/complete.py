@@ -1,7 +1,7 @@
 """Completing a GPU script that leaves blocks on the host: MetaSchedule's AutoBind rule binds them.
 
-The CUDA model's commonest rejected answer (H200 evaluation, decoder version 4: 29 of the 47
-first answers that failed to build) schedules the main computation but leaves a stage under no
+A CUDA model's commonest rejected answer (in one GPU evaluation 29 of the 47 first answers that
+failed to build) schedules the main computation but leaves a stage under no
 thread binding (a `PadInput`, a cache read, a normalisation's reduction), or binds nothing at
 all. TVM would compile such a stage for the host, which cannot read the GPU's buffers
 (`dragon_dsl.tvm.compile.HOST_BLOCK`). MetaSchedule never writes such a schedule because its design

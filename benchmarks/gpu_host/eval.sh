@@ -34,8 +34,8 @@ wl=/tmp/wle
 # (imported from the ms-random databases of the evaluation in benchmarks/results/gpu_eval_methods)
 cp benchmarks/results/gpu_eval_methods/existing/*.dragon $wl/
 w=$(( $(nproc) / SHARDS - 1 )); [ $w -lt 1 ] && w=1
-# the model's answers measured are those of decoder version 4 in the state (GENERATION_VERSION 5, the
-# two-extents rule, came after they were generated; the device cannot generate: no xgrammar there)
+# the model's answers measured are those stored in the state under GENERATION_VERSION_MEASURED
+# (written beforehand on a CPU machine with --generate-only: the device has no xgrammar to generate)
 args=(eval --workloads $wl --target cuda --methods $methods --budgets 16,64 --k ${K:-4} --workers $w
       --generation-version ${GENERATION_VERSION_MEASURED:-4} --out $out)
 pids=()

@@ -191,7 +191,7 @@ eval)
   # threads more than they worked; the forward pass itself runs on the GPU where there is one)
   per=$(( shards / n > 0 ? shards / n : 1 ))
   # The forward pass stays on the GPU: 15 processes each running the model on one of the host's
-  # cores (CUDA_VISIBLE_DEVICES= , tried with decoder 28) wrote 10x slower than one such process on
+  # cores (CUDA_VISIBLE_DEVICES= ) wrote 10x slower than one such process on
   # a 2-core laptop CPU (52 s against 5 s for one linear layer's answer), and the 60-s generation
   # limit cut the answers (74% of the operators' first answers verified, 17% of the families')
   for set in ${sets//,/ }; do

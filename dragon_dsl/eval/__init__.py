@@ -1,4 +1,4 @@
-"""The evaluation harness (issue 7): methods against baselines on a folder of workloads.
+"""The evaluation harness: methods against baselines on a folder of workloads.
 
     dragon eval --workloads DIR --target llvm|cuda --out OUT_DIR
 
