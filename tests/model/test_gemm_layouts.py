@@ -1,4 +1,4 @@
-"""dlight's normal form of GEMM-like blocks while decoding (decoder version 26).
+"""dlight's normal form of GEMM-like blocks while decoding.
 
 After `reindex` of a GEMM-like block's two inputs and its output, dlight writes each reindexed
 buffer's layout and then the block's with lambdas its own analysis gives (`inspect.gemm_layouts`).

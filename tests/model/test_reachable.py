@@ -48,7 +48,7 @@ def test_dlight_matmul_is_reachable_with_its_own_constants_and_not_with_the_old_
     (verdict,) = judge_rows([matmul_row], "cuda", facts)
     assert verdict["ok"] and verdict["statements"] == verdict["total"] > 40, verdict
 
-    # the grammar of decoder version 13 and before: [None, k] and [None, k, j] only, one query once
+    # a grammar that offers constant splits of the shapes [None, k] and [None, k, j] only, one query once
     old = {
         **facts,
         "literals": {k: v for k, v in facts["literals"].items() if k not in ("split_shapes", "query_repeats")},

@@ -1,4 +1,4 @@
-"""add_unit_loop while decoding (decoder version 28).
+"""add_unit_loop while decoding.
 
 dlight's GEMV rule alone gives one block two unit loops (its normal form: the vector chunk's
 loop and the batch loop); its Reduction, GeneralReduction and Fallback rules add one, to a
@@ -39,7 +39,7 @@ def test_dlights_unit_loops_are_written_and_no_more(name, units):
 
 
 def test_a_row_sum_is_not_given_the_gemv_normal_form():
-    """The ninth CUDA model wrote a GEMV's two unit loops for row sums of one input (then a cache
+    """A CUDA model wrote a GEMV's two unit loops for row sums of one input (then a cache
     read of a vector they do not have): the second one is refused, its GEMV twin's accepted."""
     verdicts = {}
     for name in ("gemv_64x256", "row_sum_64x256"):

@@ -4,7 +4,7 @@
  * them out. Also what a command sends the server and how its answer is shown. No VS Code
  * import (unit-tested directly).
  *
- * Contract with the server (issue 8), for every command with an `lsp` name:
+ * Contract with the server, for every command with an `lsp` name:
  *   request:  workspace/executeCommand { command: lsp, arguments: [CommandArgument], workDoneToken }
  *   answer:   null (nothing to show; edits arrive through workspace/applyEdit), a string
  *             (shown as a message), or a CommandResult.
