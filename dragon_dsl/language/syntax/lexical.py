@@ -98,16 +98,6 @@ def string_value(token: str) -> str:
     return json.loads(token)
 
 
-def float_value(token: str) -> float:
-    return float(token)
-
-
-def int_value(token: str) -> int:
-    # int() of a long digit string is quadratic before Python 3.12 limits it;
-    # the file-size limit bounds how long a literal can be.
-    return int(token)
-
-
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
