@@ -1,6 +1,11 @@
-"""A toy corpus in the real corpus's row format, from the fixture traces in tests/data.
+"""A toy corpus in the real corpus's row format, from the fixture traces of a source checkout.
 
-    python -m dragon_model.toy_corpus OUT_DIR [--target llvm|cuda|all]
+    python -m dragon_model.toy_corpus OUT_DIR [--target llvm|cuda|all] [--fixtures DIR]
+
+The fixtures are a source checkout's `tests/data` (its `traces/design_spaces.jsonl`,
+`traces/sampled.jsonl` and `workloads/*.tvmscript`), found beside the package when it runs from a
+checkout; an installed package has no tests, so `--fixtures` (`build(..., fixtures=DIR)`) names
+them there.
 
 Until `dragon_dsl/corpus/build.py` has written a real corpus, this is what the
 training commands, the tests and CI run on. Rows are the fixtures' MetaSchedule
@@ -22,6 +27,7 @@ import json
 import sys
 from pathlib import Path
 
+#: the fixtures of the checkout this module runs from (absent from an installed wheel)
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "data"
 
 #: fixture workload -> operator family
@@ -75,15 +81,26 @@ def split_of(workload: str) -> str:
     return "valid" if digest % 10 == 0 else "train"
 
 
-def build(out_dir, target: str = "llvm") -> dict:
-    """Write `corpus.jsonl` and `manifest.json` into out_dir; returns the manifest."""
+def fixtures_folder(fixtures=None) -> Path:
+    """FIXTURES, or the folder given; a ValueError that says what is missing when it has no traces."""
+    folder = Path(fixtures) if fixtures is not None else FIXTURES
+    if not (folder / "traces" / "sampled.jsonl").is_file():
+        where = "" if fixtures is not None else " (an installed package has no tests/data: name it with --fixtures)"
+        raise ValueError(f"{folder}: no traces/sampled.jsonl of the test fixtures{where}")
+    return folder
+
+
+def build(out_dir, target: str = "llvm", fixtures=None) -> dict:
+    """Write `corpus.jsonl` and `manifest.json` into out_dir from the fixtures (a checkout's
+    tests/data by default); returns the manifest."""
     from dragon_dsl import from_trace_json
 
+    folder = fixtures_folder(fixtures)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     by_workload: dict[tuple, list] = {}
     for name in ("design_spaces", "sampled"):
-        with open(FIXTURES / "traces" / f"{name}.jsonl", encoding="utf-8") as fh:
+        with open(folder / "traces" / f"{name}.jsonl", encoding="utf-8") as fh:
             for line in fh:
                 rec = json.loads(line)
                 kind = "llvm" if isinstance(rec["target"], dict) else "cuda"
@@ -92,7 +109,7 @@ def build(out_dir, target: str = "llvm") -> dict:
                 by_workload.setdefault((rec["workload"], json.dumps(rec["target"], sort_keys=True)), []).append(rec)
     rows = []
     for (wl, target_json), recs in sorted(by_workload.items()):
-        wl_text = (FIXTURES / "workloads" / f"{wl}.tvmscript").read_text(encoding="utf-8")
+        wl_text = (folder / "workloads" / f"{wl}.tvmscript").read_text(encoding="utf-8")
         wl_hash = hashlib.sha256(wl_text.encode()).hexdigest()[:16]
         scripts = []
         for rec in recs:
@@ -163,8 +180,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m dragon_model.toy_corpus", description=__doc__.split("\n\n")[0])
     p.add_argument("out_dir")
     p.add_argument("--target", choices=("llvm", "cuda", "all"), default="llvm")
+    p.add_argument("--fixtures", help="a source checkout's tests/data (default: the checkout this runs from)")
     args = p.parse_args(argv)
-    print(json.dumps(build(args.out_dir, args.target), indent=2))
+    try:
+        manifest = build(args.out_dir, args.target, args.fixtures)
+    except ValueError as e:
+        p.error(str(e))
+    print(json.dumps(manifest, indent=2))
     return 0
 
 
