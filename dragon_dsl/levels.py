@@ -14,6 +14,7 @@ crashes and hangs; their results become diagnostics with spans.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,10 +110,11 @@ def resolve_workload(program: Program, script_path: str | None, override):
     return None
 
 
-def target_span(script, program: Program) -> Span:
-    """Where findings about the whole kernel go: the target line, else the first instruction."""
+def target_span(script, program: Program, directive: str = "target") -> Span:
+    """Where findings about the whole kernel go: the target line (findings about the workload: the
+    workload line), else the first instruction."""
     for stmt in script.statements:
-        if isinstance(stmt, ast.Directive) and stmt.name.id == "target":
+        if isinstance(stmt, ast.Directive) and stmt.name.id == directive:
             return stmt.span
     for inst in program.instructions:
         return inst.span
@@ -159,7 +161,10 @@ def check_text_at_level(
     from dragon_dsl.tvm.replay import replay
 
     result = replay(program, wl)
-    report.diagnostics += result.diagnostics
+    report.diagnostics += [
+        dataclasses.replace(d, span=target_span(script, program, "workload")) if d.code == "DRG602" else d
+        for d in result.diagnostics
+    ]
     report.trace = result.trace if result.ok else None
     if result.ok:
         from dragon_dsl.tvm.compile import out_of_bounds, out_of_bounds_message

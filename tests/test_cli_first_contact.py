@@ -69,8 +69,16 @@ def test_show_writes_to_a_file_with_o(script, tmp_path):
 @pytest.mark.parametrize(
     "text, where, words",
     [
-        ("hello world, this is not TVMScript\n", ":1:7:", ["not TVMScript: invalid syntax", "hello world", "^"]),
-        ("import numpy\nx = 1\n", ":1:1:", ["cannot parse workload", "import numpy"]),
+        (
+            "hello world, this is not TVMScript\n",
+            ":1:7:",
+            ["not a TVMScript module with a prim_func: invalid Python syntax", "hello world", "^"],
+        ),
+        (
+            "import numpy\nx = 1\n",
+            ":1:1:",
+            ["not a TVMScript module with a prim_func: no @T.prim_func", "import numpy"],
+        ),
         (
             "# from tvm.script import ir as I\n@I.ir_module\nclass M:\n    @T.prim_func\n"
             '    def main(A: T.Buffer((4,), "float32")):\n        T.evaluate(B)\n',
@@ -96,7 +104,7 @@ def test_a_bad_workload_in_a_replay_check_names_the_workload_file_and_line(scrip
     bad.write_text("import numpy\n")
     assert check_cli.main([str(script), "--level", "replay", "--workload", str(bad)]) == 1
     out = capsys.readouterr().out
-    assert f"DRG602: {bad}:1:1: cannot parse workload: " in out
+    assert f"DRG602: {bad}:1:1: not a TVMScript module with a prim_func: " in out
 
 
 def test_explain_names_a_bad_workload_with_its_line(script, tmp_path):
@@ -104,7 +112,7 @@ def test_explain_names_a_bad_workload_with_its_line(script, tmp_path):
     bad.write_text("x = 1\nimport numpy\n")
     r = run("explain", script, "--workload", bad)
     assert r.returncode == 1
-    assert r.stderr.startswith(f"{bad}:1:1: error: cannot parse workload: ") and "x = 1" in r.stderr, r.stderr
+    assert r.stderr.startswith(f"{bad}:1:1: error: not a TVMScript module with a prim_func: ") and "x = 1" in r.stderr
 
 
 # --- an unknown target, at every level -----------------------------------------------------------

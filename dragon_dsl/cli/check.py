@@ -1,9 +1,10 @@
 """`dragon-check FILE...`: lint and validate scripts up to a level.
 
-    dragon-check FILE... [--workload PATH] [--target llvm|cuda|TAG|JSON]
+    dragon-check FILE... [--workload PATH] [--target llvm|cuda|TAG|JSON] [--device local|rpc://HOST:PORT/KEY]
                  [--level syntax|types|replay|build|verify|time] [--format text|json|sarif] [--workers N]
 
-Exit codes: 0 clean, 1 findings (errors; warnings too with --strict), 2 usage or internal error.
+Exit codes: 0 clean, 1 findings (errors; warnings too with --strict), 2 usage, environment or
+internal error (a GPU level on a machine without a GPU, an unreachable RPC tracker: one line).
 Build, verify and time run in the measurement engine's worker processes: a
 kernel that crashes or hangs is a finding and the run goes on.
 """
@@ -22,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from dragon_dsl.cli.files import FileProblem, expand, read_source
 from dragon_dsl.cli.output import to_json, to_sarif, to_text
 from dragon_dsl.language.diagnostics import Severity
-from dragon_dsl.levels import LEVELS, Report, check_text_at_level
+from dragon_dsl.levels import LEVELS, Report, check_text_at_level, level_rank
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -45,6 +46,51 @@ def parse_target(text):
     return t
 
 
+def parse_device_flag(text: str) -> str:
+    """`--device`: local or rpc://HOST:PORT/KEY; anything else is a usage error (exit 2)."""
+    if text == "local":  # the default: no engine import (the language tools run without TVM)
+        return text
+    from dragon_dsl.engine import parse_device
+
+    try:
+        parse_device(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+NO_GPU = "this machine has no GPU: level 'build' works here; 'verify' and 'time' need a GPU or an rpc:// device"
+
+
+def no_gpu_problem(target, level: str, device: str) -> str | None:
+    """The one line for a GPU target checked at verify or time on a machine without a GPU (before
+    TVM or any worker starts), else None."""
+    if target is None or device != "local" or level_rank(level) < level_rank("verify"):
+        return None
+    from dragon_dsl.engine import local_gpus, resolve_target
+
+    try:
+        gpu = resolve_target(target).is_gpu
+    except ValueError:
+        return None  # an unknown target is reported as such where it is used
+    return f"{NO_GPU} ({_NO_GPU_ADVICE})" if gpu and not local_gpus() else None
+
+
+_NO_GPU_ADVICE = "--device rpc://HOST:PORT/KEY, or --level build here"
+
+
+def environment_problem(exc: BaseException) -> str | None:
+    """The one line for what stops the measurement engine before any script is judged (no GPU for a
+    GPU level, an unreachable RPC tracker, a bad --device), else None: an exception of the engine
+    (`EngineError`) or its device string's ValueError is the environment's, not a finding."""
+    from dragon_dsl.engine import EngineError
+
+    if isinstance(exc, EngineError):
+        text = str(exc)
+        return f"{text} ({_NO_GPU_ADVICE})" if text.startswith("this machine has no GPU") else text
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dragon-check",
@@ -54,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workload", help="workload .tvmscript file (overrides the scripts' headers)")
     p.add_argument("--target", type=parse_target, help="llvm, cuda, a target tag or a JSON object (overrides headers)")
     p.add_argument("--level", choices=LEVELS, default="types", help="how far to check (default: types)")
+    p.add_argument(
+        "--device",
+        default="local",
+        type=parse_device_flag,
+        help="where verify and time run: local (default) or rpc://HOST:PORT/KEY (the GPUs of a TVM RPC tracker)",
+    )
     p.add_argument(
         "--format",
         choices=("text", "json", "sarif"),
@@ -77,15 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
 class _Engines:
     """One measurement engine per target, created on first use and closed at the end."""
 
-    def __init__(self, jobs: int, timeout: float):
-        self.jobs, self.timeout, self.engines = jobs, timeout, {}
+    def __init__(self, jobs: int, timeout: float, device: str = "local"):
+        self.jobs, self.timeout, self.device, self.engines = jobs, timeout, device, {}
 
     def __call__(self, target):
         key = json.dumps(target, sort_keys=True)
         if key not in self.engines:
             from dragon_dsl.engine import Engine
 
-            self.engines[key] = Engine(target, workers=max(1, self.jobs), timeout_s=self.timeout)
+            self.engines[key] = Engine(target, device=self.device, workers=max(1, self.jobs), timeout_s=self.timeout)
         return self.engines[key]
 
     def close(self):
@@ -128,7 +180,7 @@ def run(args, err: Console) -> tuple[list[Report], dict[str, str], int]:
     with progress:
         task = progress.add_task("", total=len(jobs))
         if measuring:
-            engines = _Engines(args.jobs, args.timeout)
+            engines = _Engines(args.jobs, args.timeout, args.device)
             try:
                 for job in jobs:
                     progress.update(task, description=job[0])
@@ -164,10 +216,20 @@ def main(argv=None) -> int:
     except SystemExit as exc:
         return 2 if exc.code else 0
     out, err = Console(highlight=False, soft_wrap=True), Console(stderr=True, highlight=False, soft_wrap=True)
+    problem = no_gpu_problem(args.target, args.level, args.device)
+    if problem is not None:
+        err.print(f"error: {problem}", markup=False)
+        return 2
     try:
         reports, sources, internal = run(args, err)
     except KeyboardInterrupt:
         err.print("interrupted", markup=False)
+        return 2
+    except Exception as exc:
+        problem = environment_problem(exc)
+        if problem is None:
+            raise
+        err.print(f"error: {problem}", markup=False)
         return 2
     if args.format == "json":
         sys.stdout.write(to_json(reports) + "\n")

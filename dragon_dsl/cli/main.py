@@ -25,7 +25,7 @@ from pathlib import Path
 from rich.console import Console
 
 from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
-from dragon_dsl.cli.check import parse_target
+from dragon_dsl.cli.check import environment_problem, parse_target
 from dragon_dsl.cli.files import FileProblem, json_position, read_source
 from dragon_dsl.cli.output import print_workload_error
 from dragon_dsl.cli.render import print_diagnostics
@@ -494,6 +494,12 @@ def main(argv=None) -> int:
         return 2
     except OSError as exc:
         err.print(f"error: {exc}", markup=False)
+        return 2
+    except Exception as exc:  # the engine could not start (no GPU, no tracker): one line, not a traceback
+        problem = environment_problem(exc)
+        if problem is None:
+            raise
+        err.print(f"error: {problem}", markup=False)
         return 2
 
 

@@ -48,7 +48,10 @@ def replay(program: Program, workload, *, seed: int = 1, replays_before: int = 0
     try:
         mod = load_workload(workload)
     except WorkloadError as exc:
-        return ReplayResult(diagnostics=[dg.make("DRG602", Span(1, 1, 1, 1), str(exc))])
+        # on the first instruction (levels.py moves it to the `workload` line where there is one),
+        # not on line 1, which may well be a comment
+        where = program.instructions[0].span if program.instructions else Span(1, 1, 1, 1)
+        return ReplayResult(diagnostics=[dg.make("DRG602", where, str(exc))])
     trace = encode(program)
     try:
         sch = apply(trace, mod, seed=seed)

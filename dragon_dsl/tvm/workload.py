@@ -64,12 +64,22 @@ def _parse_cached(text: str):
     import tvm
     from tvm.script import parser as tvm_parser
 
+    first = _first_code_line(text)
+    if first is None:  # TVM's parser says "No result exists in IRBuilder yet"
+        what = "it is empty" if not text.strip() else "it holds only comments"
+        raise WorkloadError(f"{NOT_A_MODULE}: {what}")
     try:
         mod = tvm_parser.parse(text, extra_vars=_extra_vars())
     except SyntaxError as exc:  # Python's tokenizer refused it: not TVMScript (nor any Python) at all
-        raise _located(text, f"not TVMScript: {exc.msg}", exc.lineno, exc.offset) from None
+        why = "invalid Python syntax" + ("" if exc.msg == "invalid syntax" else f": {exc.msg}")
+        raise _located(text, f"{NOT_A_MODULE}: {why}", exc.lineno, exc.offset) from None
     except Exception as exc:  # TVM's parser reports all errors through its own exception types
         line, column, message = _tvm_parse_error(exc)
+        if _NOT_A_MODULE_SIGNS.search(message):  # Python, but not a module: TVM's words name its AST nodes
+            if not line or _first_code_line(text.split("\n", line - 1)[-1].split("\n", 1)[0]) is None:
+                line, column = first, 1  # TVM names line 1 for the module as a whole, a comment there too
+            found = "no @T.prim_func" if "prim_func" not in text else "statements outside of an @I.ir_module class"
+            raise _located(text, f"{NOT_A_MODULE}: {found} (TVM's parser: {message})", line, column) from None
         raise _located(text, f"cannot parse workload: {message}", line, column) from None
     if isinstance(mod, tvm.tirx.PrimFunc):
         mod = tvm.IRModule({"main": mod})
@@ -80,6 +90,21 @@ def _parse_cached(text: str):
     ):
         raise WorkloadError("a workload must be an IRModule with a function named 'main'")
     return mod
+
+
+#: what a text that is no workload at all is called (an empty file, prose, a .dragon script, Python)
+NOT_A_MODULE = "not a TVMScript module with a prim_func"
+#: TVM's parser's words for Python it has no meaning for at the top of a module (a comparison, an
+#: import, an attribute...) and for a text that built nothing
+_NOT_A_MODULE_SIGNS = re.compile(r"Visitor of AST node is not implemented|No result exists in IRBuilder")
+
+
+def _first_code_line(text: str) -> int | None:
+    """The number (1-based) of the first line that is neither blank nor a comment, None when none is."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            return number
+    return None
 
 
 def _extra_vars():
