@@ -96,7 +96,9 @@ def test_fixture_traces_replay_the_same_incrementally(source, line):
     row = json.loads((DATA / "traces" / f"{source}.jsonl").read_text().splitlines()[line])
     kind = row["target"]["kind"] if isinstance(row["target"], dict) else "cuda"
     mod = _mod(DATA / "workloads" / f"{row['workload']}.tvmscript")
-    _walk(script_body(row["trace"]), mod, kind, {})
+    body = script_body(row["trace"])
+    # every statement of these MetaSchedule traces is one the decoder accepts
+    assert _walk(body, mod, kind, {}) == len(list(statements_of(body)))
 
 
 ROW_SUM = DATA / "workloads" / "row_sum_64x256.tvmscript"
