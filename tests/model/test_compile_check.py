@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dragon_model import api
+from dragon_model import candidates as model_candidates
 from dragon_model.generate import Generation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,9 +50,13 @@ class Scripted:
 def scripted(monkeypatch):
     def install(bodies, passes, replays=lambda text: True):
         gen = Scripted(bodies)
-        monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
-        monkeypatch.setattr(api, "compile_problem", lambda text, w, t: None if passes(text) else "rejected")
-        monkeypatch.setattr(api, "replay_problem", lambda text, w: None if replays(text) else "does not replay")
+        monkeypatch.setattr(model_candidates, "generator", lambda model_path, target: gen)
+        monkeypatch.setattr(
+            model_candidates, "compile_problem", lambda text, w, t: None if passes(text) else "rejected"
+        )
+        monkeypatch.setattr(
+            model_candidates, "replay_problem", lambda text, w: None if replays(text) else "does not replay"
+        )
         return gen
 
     return install

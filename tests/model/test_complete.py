@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dragon_model import api
+from dragon_model import candidates as model_candidates
 from dragon_model.complete import bind_host_blocks, separate_racing_stages
 from dragon_model.data import body_of_text
 from dragon_model.generate import Generation
@@ -75,7 +76,7 @@ class Scripted:
 
 def test_candidates_keep_a_completed_first_answer(monkeypatch):
     gen = Scripted([CONV_ONLY, CONV_ONLY + "\n"])
-    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+    monkeypatch.setattr(model_candidates, "generator", lambda model_path, target: gen)
     ((text, g),) = api.candidates(str(CONV), TARGET, k=1)
     assert gen.calls == 1  # completed, not resampled
     assert g.completed_from == CONV_ONLY and g.compile_problem is None
@@ -84,8 +85,8 @@ def test_candidates_keep_a_completed_first_answer(monkeypatch):
 
 def test_candidates_without_completion_resample(monkeypatch):
     gen = Scripted([CONV_ONLY, BOUND])
-    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
-    monkeypatch.setattr(api, "COMPLETE_HOST_BLOCKS", False)
+    monkeypatch.setattr(model_candidates, "generator", lambda model_path, target: gen)
+    monkeypatch.setattr(model_candidates, "COMPLETE_HOST_BLOCKS", False)
     out = api.candidates(str(CONV), TARGET, k=1, retries=1)
     assert gen.calls == 2 and out[0][1].completed_from is None
 
@@ -128,12 +129,12 @@ def test_candidates_separate_a_racing_stage_when_no_sample_passes(monkeypatch):
     (after the retries: a sample that reduces across threads in one kernel would come first)."""
     body = body_of_text(RACING.read_text(encoding="utf-8"))
     gen = Scripted([body, body + "\n"])
-    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+    monkeypatch.setattr(model_candidates, "generator", lambda model_path, target: gen)
     ((text, g),) = api.candidates(str(ROW_SUM), TARGET, k=1, retries=1)
     assert gen.calls == 2 and g.completed_from == body and g.compile_problem is None
     assert text == _head(ROW_SUM) + separate_racing_stages(_head(ROW_SUM) + body, ROW_SUM, TARGET)
     gen = Scripted([body, BOUND_ROW_SUM])
-    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+    monkeypatch.setattr(model_candidates, "generator", lambda model_path, target: gen)
     ((text, g),) = api.candidates(str(ROW_SUM), TARGET, k=1, retries=1)
     assert g.completed_from is None and text == _head(ROW_SUM) + body_of_text(BOUND_ROW_SUM)
 
@@ -154,7 +155,7 @@ def test_a_completion_that_is_only_slow_is_kept_before_one_that_does_not_compile
     assert api.compile_problem(_head(ROW_MAX) + completed, ROW_MAX, TARGET) is None
     assert "busy" in api.launch_problem(_head(ROW_MAX) + completed, ROW_MAX)
     gen = Scripted([body, body + "\n"])
-    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+    monkeypatch.setattr(model_candidates, "generator", lambda model_path, target: gen)
     ((shown, g),) = api.candidates(str(ROW_MAX), TARGET, k=1, retries=1)
     assert gen.calls == 2  # slow: a further sample was drawn
     assert g.completed_from == body and "busy" in g.compile_problem
@@ -181,7 +182,7 @@ HOST_LOOP = UNBOUND.replace(
 def test_an_improvement_whose_every_rewrite_is_rejected_is_written_from_scratch(monkeypatch):
     assert "launches the kernel once per iteration" in api.launch_problem(_head(TRANSPOSE) + HOST_LOOP, TRANSPOSE)
     gen = ByPrompt(HOST_LOOP, BOUND)
-    monkeypatch.setattr(api, "generator", lambda model_path, target: gen)
+    monkeypatch.setattr(model_candidates, "generator", lambda model_path, target: gen)
     ((text, g),) = api.candidates(str(TRANSPOSE), TARGET, script=_head(TRANSPOSE) + HOST_LOOP, k=1, retries=2)
     assert gen.prompts == ["improvement"] * 3 + ["construction"]
     assert g.from_scratch and text == _head(TRANSPOSE) + body_of_text(BOUND)

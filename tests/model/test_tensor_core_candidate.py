@@ -68,7 +68,7 @@ def test_the_tensor_core_candidate_is_a_sampled_candidate_that_compiles_once(mon
     """`candidates` (k = 2 on a GPU target) offers the tensor-core candidate second: one of the
     sampled candidates, whole, whose main part the model wrote statement for statement; its script
     goes through the compiler once (as `tensor_core_candidate` chose it), not again with the others."""
-    from dragon_model import api
+    from dragon_model import candidates as api
     from dragon_model.generate import header, statements_of
 
     templates: list = []
