@@ -2,9 +2,9 @@
 
     python benchmarks/profile_build_phases.py DATABASE_DIR [--limit N]
 
-DATABASE_DIR is a MetaSchedule database folder of one workload (e.g. one of the H200
-evaluation's, unpacked by benchmarks/gpu_host/eval_state.sh), read by `dragon_dsl.tvm.database`. Its
-first N tuning records (best first) are built the way the engine's builder builds them
+DATABASE_DIR is a MetaSchedule database folder of one workload (e.g. one of the GPU evaluation's,
+`benchmarks/gpu_host/eval.sh`, unpacked by `benchmarks/gpu_host/eval_state.sh`), read by
+`dragon_dsl.tvm.database`. Its first N tuning records (best first) are built the way the engine's builder builds them
 (`engine/build.py`), with each step timed on its own:
 
   schedule   the trace replayed on the workload (`dragon_dsl.tvm.compile.schedule`)
