@@ -4,8 +4,8 @@
 
 DATABASE_DIR is a MetaSchedule database folder of one workload (e.g. one of the GPU evaluation's,
 `benchmarks/gpu_host/eval.sh`, unpacked by `benchmarks/gpu_host/eval_state.sh`), read by
-`dragon_dsl.tvm.database`. Its first N tuning records (best first) are built the way the engine's builder builds them
-(`engine/build.py`), with each step timed on its own:
+`dragon_dsl.tvm.database`. Its first N tuning records (best first) are built the way the engine's
+builder builds them (`engine/build.py`), with each step timed on its own:
 
   schedule   the trace replayed on the workload (`dragon_dsl.tvm.compile.schedule`)
   checks     `dragon_dsl.tvm.compile.check_gpu` (stages left on the host, thread extents, TVM's VerifyGPUCode limits)
