@@ -6,7 +6,6 @@ generator (distinct `.tvmscript` workloads from those families), manifest (a wor
 resumable), build (search records -> verified examples, split by family and by shape), verify
 (a built corpus measured again from scratch), card (DATA_CARD.md from a built corpus), pretrain
 (resumable pretraining records sampled from MetaSchedule's design spaces), and the subpackage
-networks (workloads from real networks: fused TensorIR functions cut out of compiled
-network definitions). ARCHITECTURE.md, invariant 10, says what holds
-between them.
+networks (workloads from real networks: fused TensorIR functions cut out of compiled network
+definitions). ARCHITECTURE.md, invariant 10, says what holds between them.
 """
