@@ -196,8 +196,8 @@ def test_an_improvement_whose_every_rewrite_is_rejected_is_written_from_scratch(
 def test_copies_and_epilogues_left_on_the_host_run_inside_the_kernel(name):
     """dlight's script cut before its last steps (inline the reindex copies, the epilogue into the
     accumulator's write-back): the completion inlines them (MetaSchedule's AutoInline) instead of
-    binding each to a kernel of its own, and the schedule has dlight's number of kernels. The
-    ninth CUDA model stopped there on the held-out linear layers: four kernels, 0.72-0.90x of dlight."""
+    binding each to a kernel of its own, and the schedule has dlight's number of kernels. An earlier
+    CUDA model stopped there on the held-out linear layers: four kernels, 0.72-0.90x of dlight."""
     from dragon_dsl import to_trace_json
     from dragon_dsl.engine import resolve_target
     from dragon_dsl.tvm.compile import kernel_shapes

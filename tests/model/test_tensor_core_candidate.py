@@ -1,4 +1,4 @@
-"""The tensor-core candidate (`api.tensor_core_candidate`, decoder version 32): the model writes the
+"""The tensor-core candidate (`api.tensor_core_candidate`): the model writes the
 common statements of MetaSchedule's sampled tensor-core candidates and chooses each decision among
 theirs; what it lands on is one of those candidates, whole, and it compiles."""
 
