@@ -212,9 +212,8 @@ eval)
       --stop-after $(( left - 35 )) --shard 0/1 2>&1 | tail -30 | tee $OUT/eval-$set.log
     python3 -m dragon_dsl.cli.main eval-report $W/eval-$set 2>&1 | tail -2 | tee -a $OUT/eval-$set.log
   done
-  # every set's report and results, and the answers themselves (the build test over every shown
-  # script reads them), in one file: a device command returns at most 8 files, and a run that
-  # copied each set's files apart lost the operators' results.json as the ninth
+  # every set's report and results, and the answers themselves, in one file: a device command
+  # returns a limited number of files, and copied one by one the later ones can be lost
   tar -C $W -cJf $OUT/eval.tar.xz $(cd $W && ls eval-*/report.md eval-*/results.json 2>/dev/null) \
     $(cd $W && ls -d eval-*/model 2>/dev/null)
   ;;
