@@ -218,6 +218,8 @@ class _HalfPrecisionBuilder:
     back to their dtype as it emits it; everything else goes to the builder unchanged."""
 
     HALF = ("float16", "bfloat16")
+    #: norms TVM 0.27 computes only in float16 or float32 (layer_norm's kernel, group_norm's typing)
+    FLOAT32_NORMS = ("relax.nn.layer_norm", "relax.nn.group_norm")
 
     def __init__(self, builder):
         self._builder = builder
@@ -228,6 +230,10 @@ class _HalfPrecisionBuilder:
     def emit(self, expr, name_hint: str = ""):
         from tvm import relax
 
+        if isinstance(expr, relax.Call) and getattr(expr.op, "name", "") in self.FLOAT32_NORMS:
+            upcast = self._upcast_bf16(expr)
+            if upcast is not None:
+                return upcast
         var = self._builder.emit(expr, name_hint)
         attrs = getattr(expr, "attrs", None) if isinstance(expr, relax.Call) else None
         if attrs is not None and str(getattr(attrs, "out_dtype", "")) == "float32" and expr.args:
@@ -235,6 +241,21 @@ class _HalfPrecisionBuilder:
             if isinstance(ty, relax.TensorType) and str(ty.dtype) in self.HALF:
                 return self._builder.emit(relax.op.astype(var, str(ty.dtype)))
         return var
+
+    def _upcast_bf16(self, call):
+        """A bf16 norm computed in float32, as mixed-precision compilers do, and cast back; None when
+        no input is bf16."""
+        from tvm import relax
+
+        def dtype(arg):
+            ty = getattr(arg, "ty", None)
+            return str(ty.dtype) if isinstance(ty, relax.TensorType) else ""
+
+        if not any(dtype(a) == "bfloat16" for a in call.args):
+            return None
+        args = [self._builder.emit(relax.op.astype(a, "float32")) if dtype(a) == "bfloat16" else a for a in call.args]
+        result = self._builder.emit(relax.Call(call.op, args, call.attrs))
+        return self._builder.emit(relax.op.astype(result, "bfloat16"))
 
 
 def _torch_dtype_name(value) -> str | None:
