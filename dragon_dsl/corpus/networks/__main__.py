@@ -17,6 +17,7 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="list the zoo's networks and variants, then stop")
     parser.add_argument("--in-process", action="store_true", help="extract in this process, not one per network")
     parser.add_argument("--no-merge", action="store_true", help="do not write tasks.jsonl afterwards")
+    parser.add_argument("--retry-failed", action="store_true", help="extract again networks with a failed variant")
     parser.add_argument("--splits", metavar="MANIFEST", help="give each merged task its split from this manifest")
     parser.add_argument("--make-splits", metavar="PATH", help="write the zoo's split manifest to PATH, then stop")
     args = parser.parse_args(argv)
@@ -49,7 +50,11 @@ def main(argv=None) -> int:
 
     try:
         summary = driver.run(
-            args.out, args.networks, isolate=not args.in_process, log=lambda line: print(line, flush=True)
+            args.out,
+            args.networks,
+            isolate=not args.in_process,
+            retry_failed=args.retry_failed,
+            log=lambda line: print(line, flush=True),
         )
     except NetworkError as exc:
         print(f"error: {exc}", file=sys.stderr)

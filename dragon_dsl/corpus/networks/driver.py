@@ -28,8 +28,9 @@ def record_path(out, name: str) -> Path:
     return Path(out) / RECORDS / f"{name}.json"
 
 
-def run(out, names=None, *, isolate: bool = False, log=print) -> dict:
-    """Extract every named network (default: the full run) not yet done under OUT. Returns
+def run(out, names=None, *, isolate: bool = False, retry_failed: bool = False, log=print) -> dict:
+    """Extract every named network (default: the full run) not yet done under OUT; with RETRY_FAILED,
+    a network one of whose variants failed is extracted again too. Returns
     {"done": [...], "skipped": [...], "failed": {name: reason}} for this call."""
     networks = lookup(NETWORKS, names) if names else full_run()
     folder = Path(out) / RECORDS
@@ -39,11 +40,11 @@ def run(out, names=None, *, isolate: bool = False, log=print) -> dict:
     summary: dict = {"done": [], "skipped": [], "failed": {}}
     for network in networks:
         path = record_path(out, network.name)
-        if path.exists():
+        if path.exists() and not (retry_failed and _has_failures(path)):
             summary["skipped"].append(network.name)
             continue
         started = time.monotonic()
-        failure = _run_isolated(out, network.name) if isolate else _run_here(network, path, log)
+        failure = _run_isolated(out, network.name, retry_failed) if isolate else _run_here(network, path, log)
         if failure:
             summary["failed"][network.name] = failure
             log(f"{network.name}: FAILED ({failure})")
@@ -51,6 +52,10 @@ def run(out, names=None, *, isolate: bool = False, log=print) -> dict:
             summary["done"].append(network.name)
             log(f"{network.name}: done in {time.monotonic() - started:.1f} s")
     return summary
+
+
+def _has_failures(path: Path) -> bool:
+    return any(v["error"] for v in json.loads(path.read_text(encoding="utf-8"))["variants"])
 
 
 def _run_here(network, path: Path, log) -> str:
@@ -61,7 +66,7 @@ def _run_here(network, path: Path, log) -> str:
     return ""
 
 
-def _run_isolated(out, name: str) -> str:
+def _run_isolated(out, name: str, retry_failed: bool) -> str:
     command = [
         sys.executable,
         "-m",
@@ -72,6 +77,7 @@ def _run_isolated(out, name: str) -> str:
         name,
         "--in-process",
         "--no-merge",
+        *(["--retry-failed"] if retry_failed else []),
     ]
     result = subprocess.run(command, check=False)
     if result.returncode != 0:

@@ -117,7 +117,9 @@ class UNetSD(nn.Module):
 
     def forward(self, x, t, context):
         half = self.c0 // 2
-        freqs = torch.exp(torch.arange(half, dtype=torch.float32) * (-math.log(10000.0) / half)).to(x.dtype)
+        freqs = torch.exp(torch.arange(half, dtype=torch.float32, device=x.device) * (-math.log(10000.0) / half)).to(
+            x.dtype
+        )
         emb = self.time(torch.cat([torch.cos(t[:, None] * freqs), torch.sin(t[:, None] * freqs)], dim=-1))
         h = self.conv_in(x)
         skips = [h]
