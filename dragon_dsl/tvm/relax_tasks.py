@@ -46,7 +46,7 @@ def fused_tasks(exported_program, *, decompose: bool = True):
     skipped: Counter = Counter()
     for gvar_name, count in calls.items():
         func = mod[gvar_name]
-        reason = _unschedulable(func)
+        reason = why_unschedulable(func)
         if reason:
             skipped[reason] += count
             continue
@@ -93,7 +93,7 @@ def _argument_buffers(func) -> list:
     return list(ArgInfo.from_prim_func(func))
 
 
-def _unschedulable(func) -> str:
+def why_unschedulable(func) -> str:
     """Why a fused function is no task: "dynamic" (a symbolic shape or a scalar parameter),
     "no_blocks" (no block to schedule), else ""."""
     import tvm
