@@ -37,8 +37,8 @@ class Recommendation:
     script: str | None
     verified: bool
     latency_us: float | None
-    source: str  # "model", "dlight" (GPU baseline), "search", or
-    # "unscheduled" (CPU: nothing beat the program as written)
+    source: str  # "model", "dlight" (GPU baseline), "search", "given" (improve: nothing beat the
+    # script given) or "unscheduled" (CPU: nothing beat the program as written)
     candidates_tried: int
     baseline: float | None = None  # the baseline's latency (us): dlight on GPUs, unscheduled on CPUs
     baseline_kind: str | None = None
@@ -52,6 +52,10 @@ class Recommendation:
     explanation: str | None = None
     candidates: list = field(default_factory=list)  # per candidate: source, status, latency, statements
     note: str = ""
+    # the answer exactly as measured: `script` leaves out the queries whose results nothing uses
+    # (dragon-check's DRG104; the schedule is the same), this keeps them (the trace TVM ran)
+    exact_script: str | None = None
+    verified_candidates: int = 0  # how many of the candidates passed (improve: what the given script beat)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -103,12 +107,22 @@ class _Request:
     log: Any
     stage: Any
     base_us: float | None = None
+    given_script: str | None = None  # improve: the script to beat
 
-    def measure(self, texts: list) -> list:
-        """The engine's results for scripts TEXTS, results cache off."""
+    def measure(self, texts: list, what: str = "") -> list:
+        """The engine's results for scripts TEXTS, results cache off; with WHAT, each result as it
+        comes is reported as a stage (`measuring`, "i/n WHAT")."""
         from dragon_dsl import to_trace_json
+        from dragon_dsl.engine import Task
 
-        return self.engine.measure(self.wl_text, [to_trace_json(t) for t in texts], level=self.level, use_cache=False)
+        tasks = [Task(self.wl_text, to_trace_json(t), level=self.level, use_cache=False) for t in texts]
+        done = []
+
+        def measured(_index, _result) -> None:
+            done.append(_index)
+            self.stage("measuring", f"{len(done)}/{len(tasks)} {what}")
+
+        return self.engine.run(tasks, on_result=measured if what else None)
 
 
 def recommend(
@@ -126,20 +140,24 @@ def recommend(
     max_seconds: float = GENERATION_SECONDS,
     log=lambda msg: None,
     stage=lambda name, detail="": None,
+    budget_s: float | None = None,
 ) -> Recommendation:
     """See the module docstring. On a GPU target dlight's schedule, written as a script, is measured
     beside the model's candidates in the same engine call, so the answer is never slower than dlight
     and says which it is (`source`). At level `time` the baseline (dlight on GPUs, the unscheduled
     program on CPUs) is timed first: every candidate's device run is then stopped once it has run
     long enough to be SLOW_FACTOR times slower (`cut_seconds`), and a verified candidate that slow is
-    `slow`, not an answer. `stage(name, detail)` reports progress: loading, generating, measuring."""
+    `slow`, not an answer. `stage(name, detail)` reports progress: loading, generating, measuring
+    (i of n, as each result comes). BUDGET_S bounds the model's writing time: each of the k
+    generations gets its share (at most MAX_SECONDS) and, when it runs out, ends at the statement it
+    is on; what was written is measured as any candidate is, and the best verified one is the answer."""
     from dragon_dsl.engine import Engine
 
     wl_text = workload_text(workload)
     spec = header_target(target)
     own = engine is None
     engine = engine or Engine(spec, cache=False, timeout_s=timeout_s)
-    req = _Request(workload, target, wl_text, spec, level, engine, log, stage)
+    req = _Request(workload, target, wl_text, spec, level, engine, log, stage, given_script=script)
     run_timeout_s = engine.run_timeout_s  # a caller's engine gets its limit back
     try:
         kind = "dlight" if engine.target.is_gpu else "unscheduled"
@@ -151,7 +169,10 @@ def recommend(
             if not given.ok:
                 raise ValueError(f"the script to improve does not pass {level}: {given.status}: {given.message}")
         tried = _measure_candidates(
-            req, script, use_model, dict(k=k, model_path=model_path, seed=seed, max_seconds=max_seconds)
+            req,
+            script,
+            use_model,
+            dict(k=k, model_path=model_path, seed=seed, max_seconds=_share(max_seconds, budget_s, k)),
         )
         best, note = _choose(req, tried, given, use_model, search_trials, k)
         return _recommendation(req, kind, tried, best, note, given)
@@ -159,6 +180,11 @@ def recommend(
         engine.run_timeout_s = run_timeout_s
         if own:
             engine.close()
+
+
+def _share(max_seconds: float, budget_s: float | None, k: int) -> float:
+    """Seconds one of K generations may take: MAX_SECONDS, or its share of BUDGET_S when less."""
+    return max_seconds if budget_s is None else min(max_seconds, max(1.0, budget_s / max(1, k)))
 
 
 def _time_baseline(req: _Request, kind: str) -> float | None:
@@ -178,7 +204,7 @@ def _measure_candidates(req: _Request, script: str | None, use_model: bool, gene
     script cut back to what passes (`repair`) is measured too."""
     tried, cands = [], []
     if use_model:
-        req.stage("generating", f"{generation['k']} candidate(s)")
+        req.stage("generating", f"{generation['k']} candidate(s), at most {generation['max_seconds']:.0f} s each")
         try:
             cands = candidates(req.workload, req.target, script, **generation)
         except FileNotFoundError as exc:
@@ -191,8 +217,8 @@ def _measure_candidates(req: _Request, script: str | None, use_model: bool, gene
             texts.append(("dlight", dl, None))
     if not texts:
         return tried
-    req.stage("measuring", f"{len(texts)} script(s)")
-    results = req.measure([t for _s, t, _g in texts])
+    req.stage("measuring", f"0/{len(texts)} script(s)")
+    results = req.measure([t for _s, t, _g in texts], "script(s)")
     for (source, text, g), res in zip(texts, results):
         extra = {"statements": g.statements, "rejected": g.rejected, "stop": g.stop} if g else {}
         tried.append(_entry(source, text, res, **extra))
@@ -245,6 +271,14 @@ def _choose(req: _Request, tried: list, given, use_model: bool, search_trials: i
     if best is None:
         note = _search_instead(req, tried, note, search_trials, k)
         best = _best([c for c in tried if c["source"] in ("search", "dlight")], given)
+    if best is None and given is not None and given.ok:
+        # improve: nothing written beats the script given, which is then the answer, not a failure
+        n = sum(c["status"] == "ok" for c in tried)
+        best = {"source": "given", "script": req.given_script, "status": "ok", "latency_us": given.latency_us}
+        fastest = min((c["latency_us"] for c in tried if c["status"] == "ok" and c["latency_us"]), default=None)
+        note = f"your script is already the fastest of {n + 1} verified candidate(s)" + (
+            f" ({given.latency_us:.3f} us; the fastest other: {fastest:.3f} us)" if fastest and given.latency_us else ""
+        )
     elif best["source"] == "dlight" and any(c["source"] == "model" for c in tried):
         note = "dlight's schedule was faster than every model candidate"
     if (
@@ -253,6 +287,8 @@ def _choose(req: _Request, tried: list, given, use_model: bool, search_trials: i
         and (given is None or not given.latency_us or plain_us < given.latency_us)
     ):
         # nothing beats the program as written: the answer is no schedule at all
+        if best is not None and best["source"] == "given":
+            note = ""  # the given script is not the fastest after all
         best = {
             "source": "unscheduled",
             "script": "",
@@ -283,7 +319,7 @@ def _search_instead(req: _Request, tried: list, note: str, search_trials: int, k
     req.stage("searching", f"{search_trials} trials")
     found = search(req.wl_text, req.spec, search_trials, n=max(1, k), engine=req.engine)
     if found:
-        for text, res in zip(found, req.measure(found)):
+        for text, res in zip(found, req.measure(found, "search script(s)")):
             tried.append(_entry("search", text, res))
         _mark_slow(tried, req.base_us)
     return note
@@ -310,7 +346,9 @@ def _recommendation(req: _Request, kind: str, tried: list, best: dict | None, no
     if best is None:
         rec.note += "; no verified schedule found"
         return rec
-    rec.script = _with_header(best["script"], req.workload, req.spec)
+    rec.exact_script = _with_header(best["script"], req.workload, req.spec)
+    rec.script = _without_unused(rec.exact_script, req)
+    rec.verified_candidates = sum(c["status"] == "ok" for c in tried)
     rec.verified = True
     rec.latency_us = best["latency_us"]
     if base_us and rec.latency_us:
@@ -320,6 +358,23 @@ def _recommendation(req: _Request, kind: str, tried: list, best: dict | None, no
         rec.speedup_vs_given = given.latency_us / rec.latency_us
     rec.explanation = explanation(rec.script, req.workload, req.spec)
     return rec
+
+
+def _without_unused(text: str, req: _Request) -> str:
+    """TEXT without the queries whose results nothing uses (dragon-check's DRG104 warnings, which
+    would fail `dragon-check --strict` on the answer as shown; the schedule is the same), kept only
+    when it still replays from its own text; else TEXT as it is."""
+    from dragon_model.checks import replay_problem
+    from dragon_model.data import body_of_text, without_unused_queries
+
+    if not text.strip():
+        return text
+    body = body_of_text(text)
+    lean = without_unused_queries(body)
+    if lean == body:
+        return text
+    shown = _with_header(lean, req.workload, req.spec)
+    return shown if replay_problem(shown, req.wl_text) is None else text
 
 
 def _best(tried: list, given) -> dict | None:

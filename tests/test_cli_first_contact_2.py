@@ -113,3 +113,144 @@ def test_a_workload_error_points_at_the_workload_line_not_at_a_comment(script, t
     out = capsys.readouterr().out
     line = 1 + next(i for i, ln in enumerate(script.read_text().splitlines()) if ln.startswith("workload "))
     assert f"{script}:{line}:1: error DRG602: {bad}:1:1: not a TVMScript module" in out, out
+
+
+# --- 7. flags that agree -----------------------------------------------------------------------------
+def _subparsers(p) -> dict:
+    import argparse
+
+    return next(a.choices for a in p._actions if isinstance(a, argparse._SubParsersAction))
+
+
+def _command(*names):
+    from dragon_dsl.cli.main import build_parser
+
+    p = build_parser()
+    for name in names:
+        p = _subparsers(p)[name]
+    return p
+
+
+def _options(p) -> set:
+    return {o for a in p._actions if a.help != "==SUPPRESS==" for o in a.option_strings}
+
+
+WRITERS = [("search",), ("measure",), ("eval",), ("corpus", "build"), ("import",), ("export",), ("show",)]
+WRITERS += [("workload",), ("workloads",), ("explain",)]
+
+
+@pytest.mark.parametrize("names", WRITERS, ids=" ".join)
+def test_every_command_that_writes_takes_o_and_output(names):
+    assert {"-o", "--output"} <= _options(_command(*names))
+
+
+@pytest.mark.parametrize(
+    "names, old, new, value",
+    [
+        (("search",), "--out", "-o", "RUN"),
+        (("measure",), "--out", "--output", "R.jsonl"),
+        (("eval",), "--out", "-o", "OUT"),
+        (("corpus", "build"), "--out", "-o", "C"),
+        (("eval",), "--k", "-k", "3"),
+        (("eval",), "--model-path", "--model", "M"),
+        (("eval",), "--seeds", "--input-sets", "5"),
+        (("measure",), "--seeds", "--input-sets", "5"),
+        (("search",), "--json", "--json-out", "s.json"),
+        (("corpus", "verify"), "--json", "--json-out", "v.json"),
+    ],
+)
+def test_the_old_spelling_is_a_hidden_alias_of_the_new(names, old, new, value):
+    p = _command(*names)
+    assert new in _options(p) and (old not in _options(p) or old == "--json")
+    base = {
+        "search": ["W", "--target", "llvm", "--budget", "2"],
+        "measure": ["B.jsonl", "--target", "llvm"],
+        "eval": ["--workloads", "W", "--target", "llvm"],
+        "build": ["RUN"],
+        "verify": ["C"],
+    }[names[-1]]
+    if old != "--out" and names[-1] != "verify":
+        base += ["-o", "X"]
+    assert vars(p.parse_args([*base, old, value])) == vars(p.parse_args([*base, new, value]))
+
+
+def test_json_is_a_switch_for_standard_output_everywhere():
+    for names, base in (
+        (("search",), ["W", "--target", "llvm", "--budget", "2", "-o", "R"]),
+        (("corpus", "verify"), ["C"]),
+    ):
+        assert _command(*names).parse_args(base + ["--json"]).json == "-"
+    assert _command("measure").parse_args(["B", "--target", "llvm", "-o", "R", "--json"]).json is True
+
+
+def test_a_missing_required_output_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        dragon(["search", "W", "--target", "llvm", "--budget", "2"])
+    assert exc.value.code == 2
+    assert "the following arguments are required: -o/--output" in capsys.readouterr().err
+
+
+def test_suggest_and_improve_take_workers_device_k_model_and_budget():
+    for name in ("suggest", "improve"):
+        opts = _options(_command(name))
+        assert {"--workers", "--device", "-k", "--model", "--budget", "--json", "-o", "--output"} <= opts, name
+
+
+def test_dragon_version():
+    from dragon_dsl import __version__
+
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"dragon {__version__}"
+
+
+# --- 7. dragon workload names its generators -------------------------------------------------------------
+def test_workload_help_lists_every_te_workload_function_and_family():
+    tvm = pytest.importorskip("tvm")
+    import inspect
+
+    from tvm.s_tir.meta_schedule.testing import te_workload
+
+    from dragon_dsl.cli.main import TE_WORKLOADS, family_parameters
+
+    del tvm
+    functions = sorted(
+        n
+        for n, f in vars(te_workload).items()
+        if inspect.isfunction(f)
+        and f.__module__ == te_workload.__name__
+        and not n.startswith("_")
+        and list(inspect.signature(f).parameters)[:1] not in (["name"], ["Input"])
+    )
+    assert list(TE_WORKLOADS) == functions
+    text = " ".join(_command("workload").format_help().split())
+    for name in (*TE_WORKLOADS, *family_parameters()):
+        assert f" {name}" in text, name
+    assert "softmax(m,n)" in text and "layer_norm(m,n,rms)" in text
+
+
+@pytest.mark.parametrize(
+    "spec, words",
+    [("softmax(64,128)", ['A: T.Buffer((64, 128), "float32")']), ("layer_norm(m=8,n=64,rms=0)", ["(8, 64)"])],
+)
+def test_workload_makes_an_operator_family_by_position_or_name(spec, words, capsys):
+    pytest.importorskip("tvm")
+    assert dragon(["workload", spec]) == 0
+    out = capsys.readouterr().out
+    assert "@T.prim_func" in out
+    for w in words:
+        assert w in out
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("softmax(64)", "softmax(64): softmax needs n: softmax(m, n)"),
+        ("softmax(q=1,m=2,n=3)", "softmax has no parameter 'q': softmax(m, n)"),
+        ("nosuch(1)", "te_workload has no function 'nosuch'"),
+    ],
+)
+def test_a_wrong_family_spec_says_what_it_takes(spec, message, capsys):
+    pytest.importorskip("tvm")
+    assert dragon(["workload", spec]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

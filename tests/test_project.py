@@ -158,4 +158,7 @@ def test_a_command_that_needs_tvm_says_which_extra_without_a_traceback():
     good = ROOT / "tests" / "golden" / "check" / "replay_error.dragon"
     r = _without_tvm("dragon-check", "dragon_dsl.cli.check:main", "--level", "replay", str(good))
     assert r.returncode == 2, r.stdout + r.stderr
-    assert r.stderr.strip() == "dragon-check: this needs tvm, which is not installed: pip install 'little-dragon[tvm]'"
+    assert r.stderr.strip() == (  # from this checkout: the editable install; the index's name once published
+        "dragon-check: this needs tvm, which is not installed: pip install -e '.[tvm]' "
+        "(once published: pip install 'little-dragon[tvm]')"
+    )

@@ -83,9 +83,10 @@ def environment_problem(exc: BaseException) -> str | None:
     """The one line for what stops the measurement engine before any script is judged (no GPU for a
     GPU level, an unreachable RPC tracker, a bad --device), else None: an exception of the engine
     (`EngineError`) or its device string's ValueError is the environment's, not a finding."""
-    from dragon_dsl.engine import EngineError
-
-    if isinstance(exc, EngineError):
+    engine = sys.modules.get("dragon_dsl.engine")  # not imported: not the engine's exception (and
+    if engine is None:  # importing it here would raise for a missing numpy instead)
+        return None
+    if isinstance(exc, engine.EngineError):
         text = str(exc)
         return f"{text} ({_NO_GPU_ADVICE})" if text.startswith("this machine has no GPU") else text
     return None

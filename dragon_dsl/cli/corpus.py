@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dragon_dsl.cli.check import parse_target
+from dragon_dsl.cli.flags import add_json, add_output, add_workers, check_required
 
 
 def _progress(err: Console) -> Progress:
@@ -231,17 +232,14 @@ def _positive(text: str) -> int:
 
 
 def _workers(p) -> None:
-    """`--workers N`, the one name of every command for how many processes build at once
-    (`--jobs`/`-j` is accepted too, unlisted)."""
-    p.add_argument("--workers", type=_positive, help="build workers (default: one per core)")
-    p.add_argument("--jobs", "-j", type=_positive, dest="workers", help=argparse.SUPPRESS)
+    add_workers(p, type=_positive)
 
 
 def add_parsers(sub) -> None:
     """Register `search` and `corpus` on the `dragon` command's subparsers."""
     s = sub.add_parser("search", help="MetaSchedule over a workload folder, resumable (records per workload)")
     s.add_argument("workloads_dir", help="folder with manifest.jsonl (from `dragon workloads`)")
-    s.add_argument("--out", required=True, help="run folder (created, or resumed when it exists)")
+    add_output(s, "run folder (created, or resumed when it exists)", required=True)
     s.add_argument("--target", type=parse_target, required=True, help="llvm, cuda, a tag or a JSON object")
     s.add_argument("--budget", type=_positive, required=True, help="MetaSchedule trials per workload")
     s.add_argument(
@@ -264,7 +262,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--no-cache", action="store_true", help="no engine results cache")
     s.add_argument("--no-baselines", action="store_true", help="do not measure the baselines")
     s.add_argument("--retry-failed", action="store_true", help="search again the workloads whose search failed")
-    s.add_argument("--json", help="write the summary as JSON to a file (- for standard output)")
+    add_json(s, "the summary")
     s.set_defaults(func=cmd_search)
 
     c = sub.add_parser("corpus", help="build, re-verify and describe a corpus of verified examples")
@@ -273,7 +271,7 @@ def add_parsers(sub) -> None:
         "build", help="search runs -> verified examples (HF datasets Parquet + manifest.json); resumable"
     )
     b.add_argument("runs", nargs="+", help="run folders of `dragon search`")
-    b.add_argument("--out", required=True, help="corpus folder (created, or resumed when a build was cut short)")
+    add_output(b, "corpus folder (created, or resumed when a build was cut short)", required=True)
     b.add_argument("--improvements", type=int, default=2, help="improvement examples per workload at most (K)")
     b.add_argument("--slower", type=float, default=1.2, help="an improvement's prompt is at least this much slower")
     b.add_argument("--test-families", help="comma-separated held-out families (default: chosen by hash)")
@@ -304,7 +302,7 @@ def add_parsers(sub) -> None:
     b.set_defaults(func=cmd_build)
     v = csub.add_parser("verify", help="re-verify every example of a corpus from scratch")
     v.add_argument("corpus", help="corpus folder (from `dragon corpus build`)")
-    v.add_argument("--json", help="write the report as JSON to a file (- for standard output)")
+    add_json(v, "the report")
     _workers(v)
     v.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task (default 60)")
     v.set_defaults(func=cmd_verify)
@@ -329,6 +327,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="dragon", description="Little Dragon: the corpus pipeline")
     add_parsers(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    check_required(args)
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
         return args.func(args, out, err)

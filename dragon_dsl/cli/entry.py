@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from importlib import import_module
+from pathlib import Path
 
 #: a top-level module -> the extra that installs it
 EXTRA_OF = {
@@ -34,6 +35,34 @@ EXTRA_OF = {
 }
 
 
+#: the torch build every extra with the model needs first: a plain `pip install torch` pulls a
+#: multi-GB CUDA build (README)
+TORCH_PIN = "torch==2.13.0"
+
+
+def checkout_root() -> Path | None:
+    """The source checkout this package runs from (an editable install, or the tree itself), else
+    None (an installed wheel)."""
+    root = Path(__file__).resolve().parents[2]
+    pyproject = root / "pyproject.toml"
+    try:
+        return root if 'name = "little-dragon"' in pyproject.read_text(encoding="utf-8") else None
+    except OSError:
+        return None
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs EXTRA where this package runs: from a checkout, an editable
+    install of it (torch pinned first where the extra brings the model); the package's name
+    on the index is not published yet, so it is named as what to use once it is."""
+    root = checkout_root()
+    torch = f"pip install {TORCH_PIN} && " if extra in ("model", "train") else ""
+    if root is not None:
+        where = "." if Path.cwd().resolve() == root else str(root)
+        return f"{torch}pip install -e '{where}[{extra}]' (once published: pip install 'little-dragon[{extra}]')"
+    return f"{torch}pip install 'little-dragon[{extra}]'"
+
+
 def missing_extra(exc: BaseException):
     """(module, extra) when EXC is the import of a module an extra provides, else None."""
     if not isinstance(exc, ModuleNotFoundError) or not exc.name:
@@ -53,9 +82,7 @@ def run(prog: str, target: str, argv=None) -> int:
         if found is None:
             raise
         name, extra = found
-        print(
-            f"{prog}: this needs {name}, which is not installed: pip install 'little-dragon[{extra}]'", file=sys.stderr
-        )
+        print(f"{prog}: this needs {name}, which is not installed: {install_hint(extra)}", file=sys.stderr)
         return 2
 
 

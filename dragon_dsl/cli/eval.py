@@ -18,6 +18,7 @@ from rich.console import Console
 
 
 def add_parser(sub) -> None:
+    from dragon_dsl.cli.flags import add_input_sets, add_output, add_workers
     from dragon_dsl.eval.harness import METHODS
 
     p = sub.add_parser("eval", help="evaluate methods on a folder of workloads: report.md + results.json")
@@ -26,9 +27,13 @@ def add_parser(sub) -> None:
     p.add_argument("--device", default="local", help="local (default) or rpc://HOST:PORT/KEY")
     p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated from: {', '.join(METHODS)}")
     p.add_argument("--budgets", default="16,64,256", help="MetaSchedule trial budgets, comma-separated")
-    p.add_argument("--k", type=int, default=8, help="the model's samples for best-of-k and pass@k")
-    p.add_argument("--model-path", help="passed to dragon_model.suggest")
-    p.add_argument("--seeds", type=int, default=3, help="the verifier's random input sets")
+    p.add_argument("-k", type=int, default=8, help="the model's samples for best-of-k and pass@k (default 8)")
+    p.add_argument("--k", type=int, dest="k", help=argparse.SUPPRESS)  # deprecated spelling
+    p.add_argument(
+        "--model", dest="model_path", help="a trained model folder (default: the shipped one for the target)"
+    )
+    p.add_argument("--model-path", dest="model_path", help=argparse.SUPPRESS)  # deprecated spelling
+    add_input_sets(p)
     p.add_argument("--repeat", type=int, default=5, help="timing repeats")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per build (default 120)")
     p.add_argument(
@@ -45,8 +50,7 @@ def add_parser(sub) -> None:
         help="measure the model's stored answers of decoder version N (OUT_DIR/model) instead of "
         "this code's; answers missing there are 'not available', never generated",
     )
-    p.add_argument("--workers", type=int, help="build workers (default: one per core)")
-    p.add_argument("--jobs", "-j", type=int, dest="workers", help=argparse.SUPPRESS)  # the other commands' old name
+    add_workers(p)
     p.add_argument("--cache", help="results cache file (default: OUT_DIR/cache/results.sqlite)")
     p.add_argument("--gpu-name", help="GPU name for the roofline peaks (default: nvidia-smi's), e.g. H200")
     p.add_argument("--limit", type=int, help="evaluate only the first N workloads (by name)")
@@ -69,7 +73,7 @@ def add_parser(sub) -> None:
         help="only write the model's scripts into OUT_DIR/model (no engine, no GPU); a later run "
         "with the same options measures them",
     )
-    p.add_argument("--out", required=True, help="output folder")
+    add_output(p, "output folder", required=True)
     p.set_defaults(func=cmd_eval)
     r = sub.add_parser(
         "eval-report",

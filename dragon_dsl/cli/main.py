@@ -24,9 +24,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
+from dragon_dsl import DragonError, __version__, check_text, from_trace_json, to_trace_json
 from dragon_dsl.cli.check import environment_problem, parse_target
 from dragon_dsl.cli.files import FileProblem, json_position, read_source
+from dragon_dsl.cli.flags import check_required
 from dragon_dsl.cli.output import print_workload_error
 from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.language.diagnostics import Severity, Span
@@ -267,11 +268,101 @@ def cmd_show(args, out: Console, err: Console) -> int:
     return 0
 
 
+#: TVM's te_workload functions `dragon workload NAME(INT,...)` builds (tests/test_cli_first_contact_2.py
+#: holds this list to TVM's); `dragon workload --help` lists them without importing TVM
+TE_WORKLOADS = (
+    "batch_matmul_nkkm",
+    "conv1d_nlc",
+    "conv2d_capsule_nhwijc",
+    "conv2d_nchw",
+    "conv2d_nchw_bias_bn_relu",
+    "conv2d_nhwc",
+    "conv2d_nhwc_bn_relu",
+    "conv2d_transpose_nhwc",
+    "conv2d_winograd_nhwc",
+    "conv3d_ndhwc",
+    "depthwise_conv2d_nhwc",
+    "matmul",
+    "matmul_relu",
+    "max_pool2d_nchw",
+    "norm_bmn",
+    "softmax_mn",
+    "transpose_batch_matmul",
+)
+_SPEC_CALL = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)\((.*)\)$", re.S)
+
+
+def family_parameters() -> dict[str, list[str]]:
+    """Each operator family of the corpus -> its parameters' names, in the order a spec gives them."""
+    import random
+
+    from dragon_dsl.corpus.families import ALL_FAMILIES
+
+    return {name: list(f.sample(random.Random(0))) for name, f in ALL_FAMILIES.items()}
+
+
+def _workload_help() -> str:
+    import textwrap
+
+    def block(items) -> str:
+        return textwrap.fill("  ".join(items), width=96, initial_indent="  ", subsequent_indent="  ")
+
+    intro = (
+        "SPEC is a TVMScript file (.py or .tvmscript), a te_workload config such as 'C2D:0', a te_workload "
+        "function with int arguments such as 'matmul(1024,1024,1024)', or an operator family of the corpus "
+        "with its parameters in order or by name, such as 'softmax(256,1024)' or 'layer_norm(m=256,n=768,rms=0)'."
+    )
+    families = [f"{name}({','.join(ps)})" for name, ps in family_parameters().items()]
+    return (
+        f"{textwrap.fill(intro, width=98)}\n\nte_workload functions:\n{block(TE_WORKLOADS)}\n\n"
+        f"operator families (parameters in order):\n{block(families)}"
+    )
+
+
+def _family_workload(spec: str):
+    """The IRModule of an operator family spec (`softmax(256,1024)`, `layer_norm(m=256,n=768,rms=0)`),
+    None when SPEC names no family or is a te_workload call (those keep TVM's meaning); raises
+    WorkloadSpecError for a family spec with wrong parameters."""
+    from dragon_dsl.tvm.workload import WorkloadSpecError
+
+    m = _SPEC_CALL.match(spec.replace(" ", ""))
+    if m is None:
+        return None
+    name, body = m.group(1), m.group(2)
+    families = family_parameters()
+    if name not in families or (name in TE_WORKLOADS and "=" not in body):
+        return None
+    names = families[name]
+    usage = f"{name}({', '.join(names)})"
+    params: dict = {}
+    for i, item in enumerate(x for x in body.split(",") if x):
+        key, eq, value = item.partition("=")
+        if not eq:
+            if i >= len(names):
+                raise WorkloadSpecError(f"{spec}: {name} takes {len(names)} parameters: {usage}")
+            key, value = names[i], item
+        if key not in names:
+            raise WorkloadSpecError(f"{spec}: {name} has no parameter {key!r}: {usage}")
+        value = value.strip("'\"")
+        params[key] = int(value) if re.fullmatch(r"-?\d+", value) else value
+    missing = [n for n in names if n not in params]
+    if missing:
+        raise WorkloadSpecError(f"{spec}: {name} needs {', '.join(missing)}: {usage}")
+    from dragon_dsl.corpus.generator import WorkloadSpec
+
+    try:
+        return WorkloadSpec(name, tuple(sorted(params.items()))).build()
+    except Exception as exc:  # te and the builders raise their own errors for a bad value
+        raise WorkloadSpecError(f"{spec}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc!r}") from None
+
+
 def cmd_workload(args, out: Console, err: Console) -> int:
     from dragon_dsl.tvm.workload import WorkloadError, make_workload
 
     try:
-        mod = make_workload(args.spec)
+        mod = _family_workload(args.spec)
+        if mod is None:
+            mod = make_workload(args.spec)
     except WorkloadError as exc:
         print_workload_error(err, exc)
         return 2
@@ -370,6 +461,7 @@ def cmd_workloads(args, out: Console, err: Console) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dragon", description="Little Dragon: typed TVM schedules")
+    p.add_argument("--version", action="version", version=f"dragon {__version__}", help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="decode, check and replay the shipped example").set_defaults(func=cmd_demo)
     imp = sub.add_parser("import", help="trace JSON or a MetaSchedule database -> .dragon")
@@ -400,8 +492,15 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", help="write the TensorIR (or CUDA source) to this file (default: standard output)"
     )
     show.set_defaults(func=cmd_show)
-    wl = sub.add_parser("workload", help="write a .tvmscript workload")
-    wl.add_argument("spec", help="a te_workload (e.g. 'C2D:0', 'matmul(1024,1024,1024)') or a TVMScript .py file")
+    wl = sub.add_parser(
+        "workload",
+        help="write a .tvmscript workload",
+        description=_workload_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    wl.add_argument(
+        "spec", help="a TVMScript file, 'C2D:0', 'matmul(1024,1024,1024)' or 'softmax(256,1024)' (names below)"
+    )
     wl.add_argument("-o", "--output", help="write the workload to this file (default: standard output)")
     wl.set_defaults(func=cmd_workload)
     gen = sub.add_parser("workloads", help="generate distinct workloads from operator families")
@@ -486,6 +585,7 @@ def main(argv=None) -> int:
 
         return (fmt if argv[0] == "fmt" else check).main(argv[1:])
     args = build_parser().parse_args(argv)
+    check_required(args)
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
         return args.func(args, out, err)

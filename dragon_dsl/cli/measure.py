@@ -8,7 +8,6 @@ Exit codes: 0 the batch ran (whatever the candidates' verdicts), 2 the command c
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -21,19 +20,20 @@ PHASES = ("replay", "checks", "codegen", "compile", "upload", "wait", "verify", 
 
 def add_parser(sub) -> None:
     from dragon_dsl.cli.check import parse_target
+    from dragon_dsl.cli.flags import add_input_sets, add_output, add_workers
 
     p = sub.add_parser(
         "measure",
         help="build, verify and time a JSON-lines batch of candidates (resumable)",
         description="Measure every candidate of BATCH.jsonl (one JSON object a line: 'workload' or "
         "'workload_text', 'script' or 'trace', optional 'id') and append one JSON row "
-        "per candidate to --out. A rerun measures only the ids --out does not hold yet.",
+        "per candidate to -o/--output. A rerun measures only the ids that file does not hold yet.",
     )
     p.add_argument("batch", help="the batch file (JSON lines)")
     p.add_argument(
         "--target", required=True, type=parse_target, help="llvm, cuda, a target tag or a target JSON object"
     )
-    p.add_argument("--out", required=True, help="the results file (JSON lines, appended; resumed when it exists)")
+    add_output(p, "the results file (JSON lines, appended; resumed when it exists)", required=True)
     p.add_argument(
         "--level",
         choices=("verify", "time"),
@@ -46,11 +46,10 @@ def add_parser(sub) -> None:
         help="local (default: one worker per GPU CUDA_VISIBLE_DEVICES shows), cuda:0,1 (these GPUs), "
         "or rpc://HOST:PORT/KEY (the GPUs of a TVM RPC tracker)",
     )
-    p.add_argument("--workers", type=int, help="build workers (default: one per core)")
-    p.add_argument("--jobs", "-j", type=int, dest="workers", help=argparse.SUPPRESS)
+    add_workers(p)
     p.add_argument("--json", action="store_true", help="no progress; print the summary as JSON on standard output")
     p.add_argument("--profile", action="store_true", help="print the phase profile (seconds per phase)")
-    p.add_argument("--seeds", type=int, default=3, help="the verifier's random input sets (default 3)")
+    add_input_sets(p)
     p.add_argument("--repeat", type=int, default=5, help="timing repeats (default 5)")
     p.add_argument("--min-repeat-ms", type=float, default=5.0, help="grow calls per repeat to this long (default 5)")
     p.add_argument("--flush-l2", action="store_true", help="flush the cache before every timed call")

@@ -1,7 +1,8 @@
 """`dragon suggest`, `dragon improve` and `dragon train`: the schedule model's commands.
 
-    dragon suggest [WORKLOAD.tvmscript] [--target llvm|cuda] [-k N] [--json] [-o OUT.dragon]
-    dragon improve WORKLOAD.tvmscript SCRIPT.dragon [--target ...] [-k N] [--json] [-o OUT.dragon]
+    dragon suggest [WORKLOAD.tvmscript] [--target llvm|cuda] [--device D] [--level L] [-k N]
+                   [--budget SECONDS] [--workers N] [--json] [--exact] [-o OUT.dragon]
+    dragon improve WORKLOAD.tvmscript SCRIPT.dragon [the same options]
     dragon train sft CORPUS -o MODEL_DIR [...]      (see dragon_model/train.py)
     dragon train rl CORPUS --model MODEL_DIR -o OUT [...]   (see dragon_model/rl.py)
 
@@ -15,6 +16,7 @@ imported only by these commands.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from dragon_dsl.cli.check import parse_target
@@ -25,6 +27,9 @@ EXAMPLE_WORKLOAD = Path(__file__).resolve().parent.parent / "examples" / "matmul
 
 
 def add_commands(sub) -> None:
+    from dragon_dsl.cli.check import parse_device_flag
+    from dragon_dsl.cli.flags import add_workers
+
     for name, helptext in (
         ("suggest", "write a verified schedule for a workload with the model"),
         ("improve", "write a faster schedule from scratch, given a workload and a script"),
@@ -42,12 +47,38 @@ def add_commands(sub) -> None:
         if name == "improve":
             p.add_argument("script", help="the current .dragon script")
         p.add_argument("--target", type=parse_target, default="llvm", help="llvm (default), cuda, a tag or JSON")
+        p.add_argument(
+            "--device",
+            default="local",
+            type=parse_device_flag,
+            help="where candidates are verified and timed: local (default) or rpc://HOST:PORT/KEY",
+        )
+        p.add_argument(
+            "--level",
+            choices=("build", "verify", "time"),
+            default="time",
+            help="how far each candidate is checked: time (default), verify, or build (no device needed: "
+            "a GPU target on a machine without a GPU; the answer is then untimed)",
+        )
         p.add_argument("-k", type=int, default=4, help="candidates to sample and validate (default 4)")
         p.add_argument("--model", help="a trained model folder (default: the shipped one for the target)")
+        p.add_argument(
+            "--budget",
+            type=_seconds,
+            metavar="SECONDS",
+            help="seconds the model may spend writing candidates (default: 60 a candidate); when they run "
+            "out, the candidates written so far are measured and the best verified one is the answer",
+        )
         p.add_argument("--search-trials", type=int, default=16, help="budget of the fallback MetaSchedule search")
         p.add_argument("--no-model", action="store_true", help="skip the model: search only")
         p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+        p.add_argument(
+            "--exact",
+            action="store_true",
+            help="show the answer exactly as measured, with queries whose results nothing uses (DRG104)",
+        )
         p.add_argument("-o", "--output", help="write the script there")
+        add_workers(p)
         p.add_argument(
             "--seed", type=int, default=0, help="sampling seed: the same seed gives the same candidates (default 0)"
         )
@@ -65,11 +96,26 @@ def add_commands(sub) -> None:
     rl_p.set_defaults(func=lambda args, out, err: rl.run(args))
 
 
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
 def _validate(args, err) -> bool:
     """Inputs are checked before the model loads (tens of seconds): the target (TVM's words for an
-    unknown one), the workload (TVMScript, with the position of a parse error) and the script to
-    improve (its diagnostics)."""
+    unknown one), a GPU level without a GPU, the workload (TVMScript, with the position of a parse
+    error; a .dragon script given for it: the arguments swapped) and the script to improve (its
+    diagnostics)."""
     from dragon_dsl import check_text
+    from dragon_dsl.cli.check import no_gpu_problem
+    from dragon_dsl.cli.output import print_workload_error
     from dragon_dsl.engine import resolve_target
     from dragon_dsl.tvm.target import TargetError, tvm_target
     from dragon_dsl.tvm.workload import WorkloadError, load_workload
@@ -79,35 +125,55 @@ def _validate(args, err) -> bool:
     except (TargetError, ValueError) as exc:
         err.print(f"error: {exc}", markup=False)
         return False
-    try:
-        load_workload(args.workload)
-    except WorkloadError as exc:
-        err.print(f"error: {args.workload}: {exc}", markup=False)
+    problem = no_gpu_problem(args.target, args.level, args.device)
+    if problem is not None:
+        err.print(f"error: {problem}", markup=False)
         return False
-    if getattr(args, "script", None):
-        text = read_source(args.script)
+    script = getattr(args, "script", None)
+    if args.workload.endswith(".dragon") and (script is None or script.endswith((".tvmscript", ".py"))):
+        swapped = f"dragon improve {script} {args.workload}" if script else None
+        err.print(
+            f"error: {args.workload}: a .dragon script where the workload (.tvmscript) goes"
+            + (f"; the arguments are WORKLOAD SCRIPT: {swapped}" if swapped else ""),
+            markup=False,
+        )
+        return False
+    try:  # a path as given (not read as TVMScript text when it does not end in .tvmscript)
+        load_workload(Path(args.workload) if Path(args.workload).is_file() else args.workload)
+    except WorkloadError as exc:
+        print_workload_error(err, exc if exc.path else exc.located(args.workload))
+        return False
+    if script:
+        text = read_source(script)
         _program, diags = check_text(text)
         errors = [d for d in diags if d.severity.name.lower() == "error"]
         if errors:
-            err.print(errors[0].render(args.script), markup=False)
+            err.print(errors[0].render(script), markup=False)
             return False
     return True
 
 
 class _Stages:
-    """What `dragon suggest` is doing, on a terminal: a rich status line per stage (loading the
-    model, generating k candidates, measuring, searching); nothing in --json mode or when stderr is
-    not a terminal."""
+    """What `dragon suggest` is doing, on standard error: in a terminal a status line that each
+    stage updates (loading the model, generating i/k, measuring i/n, searching) with the time so
+    far; otherwise (output redirected, a CI log) one plain line a stage, so that minutes of work are
+    never silent."""
 
-    def __init__(self, err, quiet: bool):
-        self.err, self.status = err, None
-        self.enabled = not quiet and err.is_terminal
+    def __init__(self, err, quiet: bool = False):
+        import time
+
+        self.err, self.status, self.start, self.quiet = err, None, time.monotonic(), quiet
+        self.terminal = err.is_terminal
 
     def __call__(self, name: str, detail: str = "") -> None:
-        if not self.enabled:
+        import time
+
+        if self.quiet:
             return
-        text = f"{name} {detail}".strip() + "..."
-        if self.status is None:
+        text = f"{name} {detail}".strip() + f" ({time.monotonic() - self.start:.0f} s)"
+        if not self.terminal:
+            self.err.print(f"dragon: {text}", markup=False, highlight=False)
+        elif self.status is None:
             self.status = self.err.status(text)
             self.status.start()
         else:
@@ -118,7 +184,26 @@ class _Stages:
             self.status.stop()
 
 
+_HEADER_WORKLOAD = re.compile(r'^workload "[^"\\\n]*"$', re.M)
+
+
+def _as_given(text: str, workload: str, output: str | None) -> str:
+    """TEXT with its header naming the workload where a check of the script as saved finds it: as
+    the user gave it (relative to the folder of -o's file), the shipped example by its full path;
+    TVM's file name alone names a file that is not in the user's folder (DRG602)."""
+    import os
+
+    path = Path(workload)
+    name = str(path)  # printed: the path as given (the shipped example's is absolute)
+    if output and str(path) != str(EXAMPLE_WORKLOAD):  # a header path is relative to the script's folder
+        name = os.path.relpath(path.resolve(), Path(output).parent.resolve())
+    if '"' in name or "\\" in name or "\n" in name:
+        return text  # not writable as a header string: the script keeps TVM's name
+    return _HEADER_WORKLOAD.sub(lambda _m: f'workload "{name}"', text, count=1)
+
+
 def cmd_suggest(args, out, err) -> int:
+    from dragon_dsl.cli.check import environment_problem
     from dragon_dsl.cli.files import FileProblem
 
     try:
@@ -128,11 +213,17 @@ def cmd_suggest(args, out, err) -> int:
     except FileProblem as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
-    stages = _Stages(err, quiet=args.json)
+    stages = _Stages(err)
+    engine = None
     try:
+        from dragon_dsl.engine import Engine
+
+        stages("starting", "the measurement engine")
+        engine = Engine(args.target, device=args.device, workers=args.workers, cache=False, timeout_s=120.0)
         stages("loading", "the model")
         from dragon_model.api import recommend
 
+        budget = {"budget_s": args.budget} if args.budget else {}
         rec = recommend(
             args.workload,
             target=args.target,
@@ -140,18 +231,30 @@ def cmd_suggest(args, out, err) -> int:
             k=args.k,
             model_path=args.model,
             search_trials=args.search_trials,
+            level=args.level,
+            engine=engine,
             use_model=not args.no_model,
             seed=args.seed,
-            log=lambda m: None if args.json else err.print(m, markup=False),
+            log=lambda m: err.print(m, markup=False),
             stage=stages,
+            **budget,
         )
+    except Exception as exc:  # the engine could not start or reach its device: one line
+        problem = environment_problem(exc)
+        if problem is None:
+            raise
+        stages.stop()
+        err.print(f"error: {problem}", markup=False)
+        return 2
     finally:
         stages.stop()
-    shown = (
-        rec.explanation
-        if rec.explanation and not rec.explanation.startswith("# explanation unavailable")
-        else rec.script
-    )
+        if engine is not None:
+            engine.close()
+    exact = args.exact and rec.exact_script
+    explained = rec.explanation and not rec.explanation.startswith("# explanation unavailable")
+    shown = rec.exact_script if exact else rec.explanation if explained else rec.script
+    if shown:
+        shown = _as_given(shown, args.workload, args.output)
     if args.output and shown:
         write_text(args.output, shown)
     if args.json:
@@ -163,15 +266,25 @@ def cmd_suggest(args, out, err) -> int:
         return 1
     if not args.output:  # one script: the explained one when the explanation graph is there
         out.print(shown, markup=False, highlight=False, soft_wrap=True, end="" if shown.endswith("\n") else "\n")
+    for line in _figures(rec, args.level):
+        err.print("# " + line, markup=False)
+    return 0
+
+
+def _figures(rec, level: str) -> list:
+    """The lines after the script: where it came from, how many candidates, its latency and speedups."""
     figures = [
         f"source: {rec.source}" + (f" ({rec.note})" if rec.note else ""),
         f"candidates tried: {rec.candidates_tried}",
-        f"latency: {rec.latency_us:.3f} us" if rec.latency_us else "latency: not timed",
     ]
+    if rec.latency_us:
+        figures.append(f"latency: {rec.latency_us:.3f} us")
+    else:
+        figures.append(
+            f"latency: not timed (level {level}: " + ("built, not run)" if level == "build" else "not timed)")
+        )
     if rec.speedup_vs_baseline:
         figures.append(f"speedup vs {rec.baseline_kind}: {rec.speedup_vs_baseline:.2f}x ({rec.baseline:.3f} us)")
-    if rec.speedup_vs_given:
+    if rec.speedup_vs_given and rec.source != "given":
         figures.append(f"speedup vs the given script: {rec.speedup_vs_given:.2f}x ({rec.given_latency_us:.3f} us)")
-    for line in figures:
-        err.print("# " + line, markup=False)
-    return 0
+    return figures
