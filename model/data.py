@@ -438,34 +438,56 @@ def renamed_example(ex: dict, rng) -> dict | None:
     return dict(ex, prompt=renamed_words(ex["prompt"], mapping), completion=renamed_words(ex["completion"], mapping))
 
 
-def canonical_mapping(prompt: str) -> dict:
+def canonical_mapping(prompt: str, scope=True) -> dict:
     """The canonical names of a rendered prompt's blocks (the root aside) and allocated buffers, in
     the order the prompt lists them: `q0`, `q1`, ... (skipping any that is already a word of the
     prompt). A model trained on canonical names (`train --canonical-names`) reads the program, not
     names a user or an operator library chose: the same program under other names gets the same
-    prompt (`Generator` renames the workload before decoding and its answer back after)."""
+    prompt (`Generator` renames the workload before decoding and its answer back after).
+    SCOPE "all" names the parameter buffers too (after the blocks and allocated buffers): then no
+    name the workload's author chose is left in the prompt (iteration variables are positional)."""
     head = prompt.split(SCRIPT)[0]
     names = [n for n in re.findall(r"^block (\S+) iters", head, flags=re.M) if n != "root"]
     names += [n for n in re.findall(r"^buffer (\S+) \S+ alloc$", head, flags=re.M) if n not in names and n != "root"]
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", prompt))
+    if scope == "all":
+        names += [n for n in re.findall(r"^buffer (\S+) \S+ param$", head, flags=re.M) if n not in names]
+        words = set()  # every name is replaced: none can collide with what it replaces
+    else:
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", prompt))
     fresh = (f"q{i}" for i in itertools.count() if f"q{i}" not in words)
     return {n: next(fresh) for n in names}
 
 
-def canonical_workload(text: str, target, slower_body: str | None = None) -> tuple:
+def canonical_workload(text: str, target, slower_body: str | None = None, scope=True) -> tuple:
     """(workload TEXT, SLOWER_BODY, mapping) under the canonical names of their prompt
     (`canonical_mapping`): what a model trained on canonical names reads (`Generator`, RL's prompts).
     The names as written, and no mapping, where the renamed program would not load (a block named
-    like a word of TVMScript itself)."""
-    from dragon_dsl.tvm.workload import load_workload
+    like a word of TVMScript itself). With SCOPE "all" every name the author chose is replaced
+    (`names.canonical`: buffers, blocks, loop and iteration variables, each role numbered on its
+    own, from TVM's printing of the program) and the mapping holds the blocks alone, the only
+    names a script uses; the slower script is renamed inside its string literals alone."""
+    from dragon_dsl.tvm.workload import load_workload, workload_text
 
-    mapping = canonical_mapping(prompt_text(text, target, slower_body))
-    renamed = renamed_words(text, mapping)
+    if scope == "all":
+        from dragon_model.names import canonical
+
+        renamed_text, mapping = canonical(workload_text(load_workload(text)))
+        slower = _renamed_strings(slower_body, mapping) if slower_body else slower_body
+    else:
+        mapping = canonical_mapping(prompt_text(text, target, slower_body), scope)
+        renamed_text = renamed_words(text, mapping)
+        slower = renamed_words(slower_body, mapping) if slower_body else slower_body
     try:
-        load_workload(renamed)
+        load_workload(renamed_text)
     except Exception:
         return text, slower_body, {}
-    return renamed, (renamed_words(slower_body, mapping) if slower_body else slower_body), mapping
+    return renamed_text, slower, mapping
+
+
+def _renamed_strings(script: str, mapping: dict) -> str:
+    """SCRIPT with MAPPING's names replaced inside its string literals alone (`get_sblock("C")`),
+    where a script names blocks; its own result names (`b0`, `l1`) are never touched."""
+    return re.sub(r'"([^"\\]*)"', lambda m: '"' + renamed_words(m.group(1), mapping) + '"', script)
 
 
 def canonical_example(ex: dict) -> dict:
@@ -475,13 +497,26 @@ def canonical_example(ex: dict) -> dict:
     return dict(ex, prompt=renamed_words(ex["prompt"], mapping), completion=renamed_words(ex["completion"], mapping))
 
 
+def canonical_row_example(row: dict) -> dict:
+    """The (prompt, completion) pair of ROW (`example`) with every name its workload's author chose
+    replaced (`canonical_workload(..., scope="all")`): the prompt rendered from the renamed workload,
+    the block names of the completion and of the script an improvement starts from renamed with it."""
+    ex = example(row)
+    target = row_target(row)
+    text, _, mapping = canonical_workload(row["workload_text"], target, scope="all")
+    slower = None
+    if IMPROVE in ex["prompt"]:
+        slower = _renamed_strings(ex["prompt"].split(IMPROVE, 1)[1].rsplit(SCRIPT, 1)[0], mapping)
+    return dict(ex, prompt=prompt_text(text, target, slower), completion=_renamed_strings(ex["completion"], mapping))
+
+
 def with_renamed_copies(rows: Iterable[dict], seed: int = 2026, tasks: Iterable[str] = ("construction",)) -> list[dict]:
     """ROWS, each row of one of TASKS followed by a copy whose blocks and allocated buffers are renamed
     at random (`renamed_example`; rows whose workload names none get no copy). SEED decides the names:
     training one epoch at a time with another seed each shows the model new names every epoch. The
     shipped-size llvm model chose its schedule by a block's name: for a held-out RMSNorm it tiled the output block
     where its reduction was called `sumsq`, and wrote the layer norms' `rfactor` where that block
-    was renamed `mean` (`benchmarks/probe_block_names.py`). A copy keeps the row's other fields
+    was renamed `mean`. A copy keeps the row's other fields
     (its latencies: `examples` leaves out a slow row's copy with it)."""
     import random
 
