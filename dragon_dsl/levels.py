@@ -38,6 +38,9 @@ MEASURE_LEVELS = LEVELS[LEVELS.index("build") :]
 SLOW_FACTOR = 10.0
 
 
+NO_INSTRUCTIONS = "no instructions: the script schedules nothing (the workload runs as written)"
+
+
 def is_slow(latency_us: float | None, baseline_us: float | None) -> bool:
     """Whether a verified kernel's latency is more than SLOW_FACTOR times the baseline's (False when
     either is unknown)."""
@@ -143,6 +146,9 @@ def check_text_at_level(
     if dg.has_errors(diags) or level == "syntax":
         return report
     program, more = check(script)
+    if not dg.has_errors(more) and not program.instructions:
+        # an empty file (or one with only a header) passes every level, silently, without this
+        more = [*more, dg.make("DRG108", target_span(script, program), NO_INSTRUCTIONS)]
     report.diagnostics += more
     report.level_reached = "types"
     if dg.has_errors(more) or level == "types":

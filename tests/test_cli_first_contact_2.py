@@ -254,3 +254,38 @@ def test_a_wrong_family_spec_says_what_it_takes(spec, message, capsys):
     assert dragon(["workload", spec]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+# --- 9. smaller things -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("level", ["types", "replay"])
+def test_an_empty_script_is_a_warning_not_silence(tmp_path, level, capsys):
+    empty = tmp_path / "empty.dragon"
+    empty.write_text("")
+    rc = check_cli.main([str(empty), "--level", level])
+    out = capsys.readouterr().out
+    assert f"{empty}:1:1: warning DRG108: no instructions: the script schedules nothing" in out
+    assert rc == (0 if level == "types" else 1)  # at replay: no workload either
+    assert check_cli.main([str(empty), "--strict"]) == 1
+
+
+@pytest.mark.parametrize(
+    "text", ["import numpy\n", "This is a README. See the docs.\n", '{"a": 1}\n', "@I.ir_module\nclass M:\n    pass\n"]
+)
+def test_a_file_that_is_not_dragon_gets_as_many_errors_from_every_command(tmp_path, text, capsys):
+    bad = tmp_path / "bad.dragon"
+    bad.write_text(text)
+    counts = []
+    assert check_cli.main([str(bad)]) == 1
+    counts.append(capsys.readouterr().out.count(" error DRG"))
+    for command in ("export", "show", "explain"):
+        assert dragon([command, str(bad)]) == 1
+        counts.append(capsys.readouterr().err.count(" error DRG"))
+    assert len(set(counts)) == 1 and counts[0] >= 1, counts
+
+
+def test_a_gpu_limit_broken_in_many_places_is_said_once():
+    from dragon_dsl.tvm.errors import tvm_message
+
+    lanes = "Number of lanes (32) times number of bytes (128) for dtype T.float32x32 is greater than the maximum (16)"
+    text = f"GPU constraint(s) violated:\n    {lanes}\n    {lanes}\n    Used threads (2048) > 1024\n    {lanes}\n  In function main"
+    assert tvm_message(RuntimeError(text)) == f"GPU constraint(s) violated: {lanes} Used threads (2048) > 1024"

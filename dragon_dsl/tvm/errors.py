@@ -31,7 +31,10 @@ def tvm_message(exc: BaseException, limit: int = 600, *, primitive: bool = True)
             message = message.split(" : ", 1)[1]
     elif text.startswith("GPU constraint"):
         # "GPU constraint(s) violated:\n    Used threads per block (2048) is greater than ...\n  In function ..."
-        message = " ".join(ln.strip() for ln in text.split("In function", 1)[0].splitlines() if ln.strip())
+        # TVM lists a limit once for every place that breaks it (a vector width, once per store):
+        # each limit said once, in the order TVM found them
+        head, *limits = [ln.strip() for ln in text.split("In function", 1)[0].splitlines() if ln.strip()]
+        message = " ".join([head, *dict.fromkeys(limits)])
     else:
         lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith(_TRACEBACK)]
         message = lines[-1] if lines else ""
