@@ -10,6 +10,7 @@ default, UTF-8 bytes or UTF-32 code points when the client offers them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -164,8 +165,24 @@ def location(uri: str, span: Span, lines, encoding) -> lsp.Location:
 
 
 def markup(text: str, markdown: bool = True):
-    """Markdown when the client renders it, else the same text as plain text."""
-    return lsp.MarkupContent(lsp.MarkupKind.Markdown if markdown else lsp.MarkupKind.PlainText, text)
+    """Markdown when the client renders it, else the text as it reads without Markdown (no code
+    fences, backticks or emphasis marks: a plain-text client shows them as typed)."""
+    if markdown:
+        return lsp.MarkupContent(lsp.MarkupKind.Markdown, text)
+    return lsp.MarkupContent(lsp.MarkupKind.PlainText, plain_text(text))
+
+
+_FENCE = re.compile(r"^```[\w-]*[ \t]*$\n?", re.M)
+_EMPHASIS = re.compile(r"\*\*(.+?)\*\*|`([^`\n]*)`")
+_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")
+
+
+def plain_text(markdown: str) -> str:
+    """MARKDOWN as plain text: fenced code keeps its lines, inline code and bold lose their marks,
+    a link keeps its words."""
+    text = _FENCE.sub("", markdown)
+    text = _LINK.sub(r"\1", text)
+    return _EMPHASIS.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
 
 
 def hover(h, lines, encoding, markdown: bool = True) -> lsp.Hover | None:

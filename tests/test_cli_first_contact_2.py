@@ -289,3 +289,27 @@ def test_a_gpu_limit_broken_in_many_places_is_said_once():
     lanes = "Number of lanes (32) times number of bytes (128) for dtype T.float32x32 is greater than the maximum (16)"
     text = f"GPU constraint(s) violated:\n    {lanes}\n    {lanes}\n    Used threads (2048) > 1024\n    {lanes}\n  In function main"
     assert tvm_message(RuntimeError(text)) == f"GPU constraint(s) violated: {lanes} Used threads (2048) > 1024"
+
+
+def test_explain_names_a_plain_target_once(script, capsys):
+    pytest.importorskip("tvm")
+    text = script.read_text()
+    script.write_text(text.replace(next(ln for ln in text.splitlines() if ln.startswith("target ")), 'target "llvm"'))
+    assert dragon(["explain", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert 'fact("target llvm' in out and "(llvm)" not in out
+
+
+def test_hover_for_a_client_without_markdown_is_plain_text():
+    from dragon_dsl.language.table import BY_NAME
+    from dragon_lsp.convert import hover
+    from dragon_lsp.features.data import HoverInfo
+    from dragon_lsp.features.hover import instruction_markdown
+
+    info = HoverInfo(instruction_markdown(BY_NAME["split"]), None)
+    plain = hover(info, ["x"], "utf-16", markdown=False).contents
+    assert plain.kind == "plaintext"
+    assert "```" not in plain.value and "`" not in plain.value and "**" not in plain.value
+    assert plain.value.startswith("split(loop: loop, factors: list[factor]")
+    rich = hover(info, ["x"], "utf-16", markdown=True).contents
+    assert rich.kind == "markdown" and rich.value.startswith("```dragon\nsplit(")

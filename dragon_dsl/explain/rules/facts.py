@@ -54,7 +54,10 @@ def workload_facts(x: Explainer):
 def target_fact(x: Explainer):
     t = x.tgt
     data = {"kind": t.kind}
-    text = f"target {t.text} ({t.kind})"
+    # a tag names its kind ("nvidia/nvidia-h100 (cuda)"); a kind, or a JSON object whose options
+    # follow as facts, is named by its kind alone (not "llvm (llvm)")
+    named = t.text and t.text != t.kind and not t.text.lstrip().startswith("{")
+    text = f"target {t.text} ({t.kind})" if named else f"target {t.kind}"
     if t.gpu:
         for key, value, words in (
             ("max_threads", t.max_threads_per_block, "threads per block"),
