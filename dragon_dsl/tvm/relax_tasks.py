@@ -197,7 +197,14 @@ def _importer_class(base):
             return base._convert_pytorch_tensor_to_tvm(tensor_value)
 
         def create_convert_map(self):
-            return {key: self._dtype_kept(fn) for key, fn in super().create_convert_map().items()}
+            converters = {key: self._dtype_kept(fn) for key, fn in super().create_convert_map().items()}
+            converters.setdefault("any.default", self._any)  # T5's fp16 overflow guard; the frontend has none
+            return converters
+
+        def _any(self, node):
+            x = self.env[node.args[0]]
+            flat = self.block_builder.emit(relax.op.max(relax.op.astype(x, "int32")))
+            return self.block_builder.emit(relax.op.greater(flat, relax.const(0, "int32")))
 
         def _dtype_kept(self, fn):
             def convert(node, *rest):
@@ -218,8 +225,11 @@ class _HalfPrecisionBuilder:
     back to their dtype as it emits it; everything else goes to the builder unchanged."""
 
     HALF = ("float16", "bfloat16")
-    #: norms TVM 0.27 computes only in float16 or float32 (layer_norm's kernel, group_norm's typing)
-    FLOAT32_NORMS = ("relax.nn.layer_norm", "relax.nn.group_norm")
+    #: operators TVM 0.27 computes only in float16 or float32 (layer_norm's kernel, group_norm's typing,
+    #: power's "only applies to float")
+    FLOAT32_ONLY = ("relax.nn.layer_norm", "relax.nn.group_norm", "relax.power")
+    #: what the frontend writes torch.clamp with tensor bounds as
+    CLAMPS = ("relax.maximum", "relax.minimum")
 
     def __init__(self, builder):
         self._builder = builder
@@ -230,10 +240,13 @@ class _HalfPrecisionBuilder:
     def emit(self, expr, name_hint: str = ""):
         from tvm import relax
 
-        if isinstance(expr, relax.Call) and getattr(expr.op, "name", "") in self.FLOAT32_NORMS:
+        op = getattr(expr, "op", None) if isinstance(expr, relax.Call) else None
+        if getattr(op, "name", "") in self.FLOAT32_ONLY:
             upcast = self._upcast_bf16(expr)
             if upcast is not None:
                 return upcast
+        if getattr(op, "name", "") in self.CLAMPS:
+            expr = self._bound_like_input(expr)
         var = self._builder.emit(expr, name_hint)
         attrs = getattr(expr, "attrs", None) if isinstance(expr, relax.Call) else None
         if attrs is not None and str(getattr(attrs, "out_dtype", "")) == "float32" and expr.args:
@@ -242,20 +255,37 @@ class _HalfPrecisionBuilder:
                 return self._builder.emit(relax.op.astype(var, str(ty.dtype)))
         return var
 
-    def _upcast_bf16(self, call):
-        """A bf16 norm computed in float32, as mixed-precision compilers do, and cast back; None when
-        no input is bf16."""
+    def _bound_like_input(self, call):
+        """clamp's bound in its input's dtype: a tensor bound (T5's fp16 guard, a float32 scalar tensor)
+        does not change the dtype of what PyTorch clamps, but the frontend passes it as it is."""
         from tvm import relax
 
-        def dtype(arg):
-            ty = getattr(arg, "ty", None)
-            return str(ty.dtype) if isinstance(ty, relax.TensorType) else ""
+        x, bound = call.args
+        want, have = _dtype_of(x), _dtype_of(bound)
+        if want and have and want != have:
+            return relax.Call(call.op, [x, self._builder.emit(relax.op.astype(bound, want))], call.attrs)
+        return call
 
-        if not any(dtype(a) == "bfloat16" for a in call.args):
+    def _upcast_bf16(self, call):
+        """A bf16 operator computed in float32, as mixed-precision compilers do, and cast back; None
+        when no input is bf16."""
+        from tvm import relax
+
+        if not any(_dtype_of(a) == "bfloat16" for a in call.args):
             return None
-        args = [self._builder.emit(relax.op.astype(a, "float32")) if dtype(a) == "bfloat16" else a for a in call.args]
+        args = [
+            self._builder.emit(relax.op.astype(a, "float32")) if _dtype_of(a) == "bfloat16" else a for a in call.args
+        ]
         result = self._builder.emit(relax.Call(call.op, args, call.attrs))
         return self._builder.emit(relax.op.astype(result, "bfloat16"))
+
+
+def _dtype_of(expr) -> str:
+    """The dtype of a Relax tensor expression, "" for anything else."""
+    from tvm import relax
+
+    ty = getattr(expr, "ty", None)
+    return str(ty.dtype) if isinstance(ty, relax.TensorType) else ""
 
 
 def _torch_dtype_name(value) -> str | None:

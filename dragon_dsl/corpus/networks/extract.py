@@ -69,7 +69,7 @@ def _extract_variant(network, variant, tasks: dict) -> dict:
     except Exception as exc:  # a variant the exporter or TVM refuses is a finding, not a crash
         entry["error"] = _one_line(exc)
         entry["stage"] = stage
-        entry["trace"] = traceback.format_exc(limit=-4)
+        entry["trace"] = traceback.format_exc(limit=-8)
     else:
         entry["tasks"], entry["skipped"] = len(found), skipped
         for task in found:
