@@ -44,6 +44,10 @@ class PretrainConfig:
     #: dlight (GPU targets) and every design space of the target
     spaces: tuple = ()
     families: tuple = field(default_factory=lambda: tuple(sorted(ALL_FAMILIES)))
+    #: a merged tasks.jsonl of real networks (`python -m dragon_dsl.corpus.networks`): its tasks
+    #: of SPLIT are the workloads instead of the generator's
+    tasks: str = ""
+    split: str = "train"
 
     def to_json(self) -> dict:
         d = json.loads(json.dumps(asdict(self)))  # tuples as the lists a re-read config.json holds
@@ -51,8 +55,53 @@ class PretrainConfig:
         return d
 
 
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task of a real network (a line of tasks.jsonl) as the sampler's workload: its name joins the
+    fused function's name and the task's structural hash, so it is unique and says what it is."""
+
+    task_id: str
+    fused: str
+    text: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.fused[:80]}-{self.task_id}"
+
+    @property
+    def family(self) -> str:
+        return self.fused
+
+    @property
+    def params(self) -> tuple:
+        return (("task", self.task_id),)
+
+    def build(self):
+        from dragon_dsl.tvm.workload import load_workload
+
+        return load_workload(self.text)
+
+
+def task_specs(path, split: str) -> list:
+    """The tasks of SPLIT in a merged tasks.jsonl, cheapest to sample first (fewest FLOPs, then id): a
+    run stopped early has covered the most tasks. A file without splits is refused: sampling held-out
+    networks' tasks for training would leak them."""
+    from dragon_dsl.corpus.networks.driver import read_tasks
+
+    if split not in ("train", "validation", "test"):
+        raise ValueError(f"--split {split!r}: one of train, validation, test")
+    tasks = read_tasks(path)
+    if tasks and "split" not in tasks[0]:
+        raise ValueError(f"{path}: its tasks have no split; merge them with --splits data/tasks/splits.json")
+    chosen = [t for t in tasks if t.get("split") == split]
+    chosen.sort(key=lambda t: (float(t["flops"]), t["id"]))
+    return [TaskSpec(str(t["id"]), t["name"], t["text"]) for t in chosen]
+
+
 def workload_specs(cfg: PretrainConfig) -> list:
     """The workloads of a configuration, in a fixed order; held-out real operators never appear."""
+    if cfg.tasks:
+        return task_specs(cfg.tasks, cfg.split)[: cfg.count]
     held = {WorkloadSpec(f, p) for f, p in HELD_OUT_OPERATORS}
     families = [f for f in cfg.families if f not in cfg.exclude_families]
     return [s for s in generate(cfg.count + len(held), seed=cfg.seed, families=families) if s not in held][: cfg.count]
@@ -281,6 +330,12 @@ def add_arguments(ap) -> None:
         help="comma-separated: dlight and/or design spaces (llvm, cuda, "
         "cuda-tensorcore); default: dlight on GPUs and every design space of the target",
     )
+    ap.add_argument(
+        "--tasks",
+        default="",
+        help="a merged tasks.jsonl of real networks: sample its tasks of --split instead of generated workloads",
+    )
+    ap.add_argument("--split", default="train", help="with --tasks: train, validation or test (default train)")
     ap.add_argument("--shard", default="0/1", help="i/n: this process takes the workloads of shard i of n")
     ap.add_argument("--limit", type=int, default=None, help="stop after this many workloads")
     ap.add_argument("--summary", action="store_true", help="print the run's counts and exit")
@@ -303,6 +358,8 @@ def run_command(args) -> int:
             per_space=args.per_space,
             exclude_families=tuple(sorted(f for f in args.exclude_families.split(",") if f)),
             spaces=tuple(sorted(x for x in args.spaces.split(",") if x)),
+            tasks=str(Path(args.tasks).resolve()) if args.tasks else "",
+            split=args.split,
         )
         run = PretrainRun(args.out, cfg)
         run.open()
