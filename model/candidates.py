@@ -6,6 +6,7 @@ model's choices inside MetaSchedule's tensor-core design space (`tensor_core_can
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -224,6 +225,8 @@ def candidates(
     seed: int = 0,
     max_seconds: float = GENERATION_SECONDS,
     retries: int | None = None,
+    progress=None,
+    deadline: float | None = None,
 ) -> list:
     """k generations (the first greedy, the others sampled), as (script text with header, Generation);
     duplicates dropped. Each script is replayed from its own text (`replay_problem`, as dragon-check
@@ -236,7 +239,10 @@ def candidates(
     none passes, the first rejected one with a reduction stage its kernel's threads race on has that
     stage moved to a kernel of its own (`complete.separate_racing_stages`). The
     rejected ones fill the list only when too few pass, those rejected for their speed alone (they
-    run correctly) before the others."""
+    run correctly) before the others. PROGRESS(kept, k) is called after each generation. DEADLINE (a
+    `time.monotonic()` instant, the user's budget) gives each generation at most the time left, at
+    whose end it stops at the statement it is on, and starts none after it (the first always runs):
+    what was written by then is the answer's candidates."""
     from dragon_model.data import body_of_text
     from dragon_model.decoder_grammar import GPU_KINDS
     from dragon_model.generate import header
@@ -257,11 +263,18 @@ def candidates(
     tc = tensor_core_template(workload, target) if gpu and k > 1 and TENSOR_CORE_CANDIDATE else None
     i = 0
     while len(pool.out) < k and i < k + extra:
+        if deadline is not None:  # the user's budget: the time left, and no generation after it
+            left = deadline - time.monotonic()
+            if left <= 0 and i > 0:
+                break
+            gen.max_seconds = max(1.0, min(float(max_seconds), left))
         g = tensor_core_candidate(gen, workload, target, slower, tc, seed=seed + i) if i == 1 and tc else None
         if g is None:
             g = gen.generate(workload, target, slower, temperature=0.0 if i == 0 else temperature, seed=seed + i)
         i += 1
         pool.add(g)
+        if progress is not None:
+            progress(len(pool.out), k)
     if slower is not None and not pool.out and extra:
         # every rewrite of the given script was rejected (each launched kernels from host loops or
         # kept one thread busy): a script written from scratch, as for the construction task,

@@ -5,6 +5,7 @@ schedule at all when nothing beats the program as written."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,9 +149,10 @@ def recommend(
     program on CPUs) is timed first: every candidate's device run is then stopped once it has run
     long enough to be SLOW_FACTOR times slower (`cut_seconds`), and a verified candidate that slow is
     `slow`, not an answer. `stage(name, detail)` reports progress: loading, generating, measuring
-    (i of n, as each result comes). BUDGET_S bounds the model's writing time: each of the k
-    generations gets its share (at most MAX_SECONDS) and, when it runs out, ends at the statement it
-    is on; what was written is measured as any candidate is, and the best verified one is the answer."""
+    (i of n, as each candidate is written and as each result comes). BUDGET_S bounds the model's
+    writing time: a generation running when it is spent ends at the statement it is on and no other
+    starts (`candidates`' deadline); what was written is measured as any candidate is, and the best
+    verified one is the answer."""
     from dragon_dsl.engine import Engine
 
     wl_text = workload_text(workload)
@@ -172,7 +174,7 @@ def recommend(
             req,
             script,
             use_model,
-            dict(k=k, model_path=model_path, seed=seed, max_seconds=_share(max_seconds, budget_s, k)),
+            dict(k=k, model_path=model_path, seed=seed, max_seconds=max_seconds, budget_s=budget_s),
         )
         best, note = _choose(req, tried, given, use_model, search_trials, k)
         return _recommendation(req, kind, tried, best, note, given)
@@ -180,11 +182,6 @@ def recommend(
         engine.run_timeout_s = run_timeout_s
         if own:
             engine.close()
-
-
-def _share(max_seconds: float, budget_s: float | None, k: int) -> float:
-    """Seconds one of K generations may take: MAX_SECONDS, or its share of BUDGET_S when less."""
-    return max_seconds if budget_s is None else min(max_seconds, max(1.0, budget_s / max(1, k)))
 
 
 def _time_baseline(req: _Request, kind: str) -> float | None:
@@ -204,9 +201,18 @@ def _measure_candidates(req: _Request, script: str | None, use_model: bool, gene
     script cut back to what passes (`repair`) is measured too."""
     tried, cands = [], []
     if use_model:
-        req.stage("generating", f"{generation['k']} candidate(s), at most {generation['max_seconds']:.0f} s each")
+        k, budget_s = generation["k"], generation.pop("budget_s")
+        req.stage("generating", f"0/{k} candidate(s)" + (f", {budget_s:.0f} s budget" if budget_s else ""))
+        if budget_s:
+            generation["deadline"] = time.monotonic() + budget_s
         try:
-            cands = candidates(req.workload, req.target, script, **generation)
+            cands = candidates(
+                req.workload,
+                req.target,
+                script,
+                progress=lambda i, n: req.stage("generating", f"{i}/{n} candidate(s)"),
+                **generation,
+            )
         except FileNotFoundError as exc:
             req.log(f"model: {exc}")
     texts = [("model", t, g) for t, g in cands]
