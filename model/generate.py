@@ -26,12 +26,16 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from dragon_model.data import CALL
 from dragon_model.decoder_grammar import statement_grammar, statement_phases
+
+# module globals, so that benchmarks/bench_kv_cache.py can swap `_growing` to time transformers' own cache
+from dragon_model.kv_cache import crop as _crop
+from dragon_model.kv_cache import growing as _growing
+from dragon_model.prompts import plain_prompt
 from dragon_model.render import target_kind
 from dragon_model.replay_state import replay_prefix
 
@@ -231,7 +235,6 @@ class Generator:
     def _generate(self, workload, target, slower_body, temperature, seed, template=None) -> Generation:
         from dragon_dsl.tvm.workload import load_workload
         from dragon_model.data import prompt_text
-        from dragon_model.train import _plain
 
         torch = self.torch
         t0 = time.time()
@@ -241,7 +244,7 @@ class Generator:
         mod = load_workload(text)
         kind = target_kind(target)
         gen = torch.Generator().manual_seed(seed)
-        prompt = _plain(self.tokenizer, prompt_text(text, target, slower_body))
+        prompt = plain_prompt(self.tokenizer, prompt_text(text, target, slower_body))
         ids = self.tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"].to(self.device)
         out = Generation(body="")
         if ids.shape[1] >= self.max_positions - 16:
@@ -267,14 +270,14 @@ class Generator:
             if self.max_seconds and time.time() - t0 > self.max_seconds:
                 out.stop = "time"
                 break
-            phases = self._phases(env, frozenset(banned))
+            phases = self.grammars(env, frozenset(banned))
             temp = temperature if failures == 0 else max(temperature, 1.0)
             tokens, step_logits, step_cache, ended, ok = self._write(phases, logits, cache, kept_len, temp, gen, out)
             if ended:
                 out.stop = "eos"
                 break
             stmt = self.tokenizer.decode(tokens, skip_special_tokens=False)
-            new_env, why = self._judge(out.body, stmt, asked, mod, kind) if ok else (None, "statement too long")
+            new_env, why = self.judge(out.body, stmt, asked, mod, kind) if ok else (None, "statement too long")
             if new_env is None:
                 out.rejected += 1
                 if len(out.rejections) < 8:
@@ -340,7 +343,7 @@ class Generator:
         the logits and cache after them, whether the model ended the script instead (only where
         MAY_END), whether the statement was finished within the limits)."""
         torch = self.torch
-        matcher, in_head = self._matcher(phases.head), True
+        matcher, in_head = self.matcher(phases.head), True
         tokens, step_logits, step_cache, ended = [], logits, cache, False
         ok = True
         while True:
@@ -362,7 +365,7 @@ class Generator:
                 if matcher.is_terminated():
                     head = self.tokenizer.decode(tokens + fed, skip_special_tokens=False) if in_head else None
                     if head in phases.heads:  # the statement's head is written: its rest
-                        matcher, in_head = self._matcher(phases.rest(head)), False
+                        matcher, in_head = self.matcher(phases.rest(head)), False
                         continue
                     break
                 forced = self._forced(matcher)
@@ -380,7 +383,7 @@ class Generator:
         out.tokens += len(tokens)
         return tokens, step_logits, step_cache, ended, ok
 
-    def _judge(self, body: str, stmt: str, asked: Counter, mod, kind: str):
+    def judge(self, body: str, stmt: str, asked: Counter, mod, kind: str):
         """(state after it, None) when a finished statement may follow `body`; (None, why) when it
         is refused: a query asked more often in a row than the training scripts ever do (its answer
         cannot have changed: a derailing model repeats get_loops(b0) until the statement limit), or
@@ -389,58 +392,6 @@ class Generator:
         if query is not None and asked[query] >= self.query_repeats:
             return None, "repeats a query whose answer has not changed"
         return replay_prefix(body + stmt, mod, kind, last_is_new=True)
-
-    # ---- can the decoder write a given script? ----------------------------------------------------
-    def reachable(self, workload, target: Any, body: str, slower_body: str | None = None) -> Reach:
-        """Whether decoding could write `body` for this workload, statement by statement, under
-        the same grammar, limits and replay as `generate` (no model needed): a training label the
-        decoder cannot reach is one the model can never answer, however well it learned it."""
-        from dragon_dsl.tvm.workload import load_workload
-        from dragon_model.data import prompt_text
-        from dragon_model.train import _plain
-
-        text = (
-            workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
-        )
-        mod = load_workload(text)
-        kind = target_kind(target)
-        prompt = _plain(self.tokenizer, prompt_text(text, target, slower_body))
-        kept_len = len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
-        stmts = list(statements_of(body))
-        if kept_len >= self.max_positions - 16:
-            return Reach(False, 0, len(stmts), None, "context: the prompt fills the model's positions")
-        env, why = replay_prefix("", mod, kind)
-        if env is None:
-            raise ValueError(f"the workload cannot be scheduled: {why}")
-        asked: Counter = Counter()
-        done = ""
-        for i, stmt in enumerate(stmts):
-            refuse = lambda why: Reach(False, i, len(stmts), stmt.strip(), why)  # noqa: E731
-            if i >= self.max_statements:
-                return refuse(f"max_statements: the decoder stops after {self.max_statements} statements")
-            ids = self.tokenizer(stmt, add_special_tokens=False)["input_ids"]
-            if len(ids) > self.max_statement_tokens:
-                return refuse(f"statement too long: {len(ids)} tokens, the decoder allows {self.max_statement_tokens}")
-            if kept_len + len(ids) >= self.max_positions - 2:
-                return refuse(f"max_tokens: the script passes the model's {self.max_positions} positions")
-            phases = self._phases(env, frozenset())
-            matcher, in_head = self._matcher(phases.head), True
-            accepted = ""
-            for tok in ids:
-                if not matcher.accept_token(tok):
-                    return refuse(f"grammar: refused after {accepted!r}")
-                accepted += self.tokenizer.decode([tok], skip_special_tokens=False)
-                if in_head and matcher.is_terminated() and accepted in phases.heads:
-                    matcher, in_head = self._matcher(phases.rest(accepted)), False
-            if not matcher.is_terminated():
-                return refuse("grammar: the statement is incomplete")
-            env, why = self._judge(done, stmt, asked, mod, kind)
-            if env is None:
-                return refuse(why)
-            _remember(asked, stmt)
-            done += stmt
-            kept_len += len(ids)
-        return Reach(True, len(stmts), len(stmts))
 
     def _forward(self, ids, cache):
         """Logits of the last position and the KV cache (transformers 5 calls it `cache`; older
@@ -459,14 +410,14 @@ class Generator:
         probs = torch.softmax(logits / temperature, dim=-1).cpu()
         return int(torch.multinomial(probs, 1, generator=gen).item())
 
-    def _phases(self, env, banned: frozenset):
+    def grammars(self, env, banned: frozenset):
         """The next statement's grammars: its head, then its rest (`statement_phases`), or, with
-        `phases` off, the whole statement's at once (the decoder before version 18, for comparison)."""
+        `phases` off, the whole statement's at once (one grammar a statement, for comparison)."""
         if self.phases:
             return statement_phases(env, banned, self.allowed, self.literals)
         return WholeStatement(statement_grammar(env, banned, self.allowed, self.literals))
 
-    def _matcher(self, grammar: str):
+    def matcher(self, grammar: str):
         return self.xgr.GrammarMatcher(self._compile(grammar), terminate_without_stop_token=True)
 
     def _forced(self, matcher) -> list:
@@ -525,17 +476,6 @@ class WholeStatement:
     heads: tuple = ()
 
 
-@dataclass
-class Reach:
-    """Whether the decoder can write a script: how many statements it takes, and the first it refuses."""
-
-    ok: bool
-    statements: int  # statements accepted before the refusal (all of them when ok)
-    total: int
-    refused: str | None = None  # the first refused statement
-    why: str | None = None
-
-
 def _query(stmt: str) -> str | None:
     """The call text of a statement that only asks (a pure instruction without a decision: get_loops,
     get_sblock, get_producers...), or None for one that samples or changes the schedule."""
@@ -546,69 +486,6 @@ def _query(stmt: str) -> str | None:
     if inst is None or not inst.pure or inst.decision or inst.section:
         return None
     return stmt[called.start(1) :].strip()
-
-
-def _growing(cache):
-    """CACHE with its growing layers appending in place: transformers' DynamicLayer concatenates the
-    whole cache with each token's keys and values (a copy per token and layer: 52% of a 69-statement
-    CUDA answer's 147 s on a 2-core CPU went to that `torch.cat`). The layers then keep a buffer of
-    spare capacity and hand out views of its filled part, the same values the concatenation made;
-    `crop` (a rejected statement) still slices them. Caches of other kinds are left as they are."""
-    try:
-        from transformers.cache_utils import DynamicLayer
-    except ImportError:  # transformers without cache layers
-        return cache
-    for layer in getattr(cache, "layers", None) or []:
-        if type(layer) is DynamicLayer:
-            layer.__class__ = _appending_layer()
-    return cache
-
-
-@lru_cache(maxsize=1)
-def _appending_layer():
-    from transformers.cache_utils import DynamicLayer
-
-    class AppendingLayer(DynamicLayer):
-        """DynamicLayer whose keys and values are views of buffers that double when full."""
-
-        def update(self, key_states, value_states, *args, **kwargs):
-            if not self.is_initialized or self.keys.numel() == 0:
-                return super().update(key_states, value_states, *args, **kwargs)
-            self.keys = _append(self, "_key_buffer", self.keys, key_states)
-            self.values = _append(self, "_value_buffer", self.values, value_states)
-            return self.keys, self.values
-
-    return AppendingLayer
-
-
-def _append(layer, name: str, filled, new):
-    """FILLED (a view of LAYER's buffer NAME, or any tensor) followed by NEW along the sequence, as a
-    view of the buffer; a new buffer of twice the length when it is full or FILLED is not its view."""
-    n, t = filled.shape[-2], new.shape[-2]
-    buffer = getattr(layer, name, None)
-    if (
-        buffer is None
-        or buffer.shape[-2] < n + t
-        or filled.data_ptr() != buffer.data_ptr()
-        or filled.shape[:-2] != buffer.shape[:-2]
-    ):
-        shape = list(filled.shape)
-        shape[-2] = max(2 * (n + t), 64)
-        buffer = filled.new_empty(shape)
-        buffer[..., :n, :] = filled
-        setattr(layer, name, buffer)
-    buffer[..., n : n + t, :] = new
-    return buffer[..., : n + t, :]
-
-
-def _crop(cache, length: int) -> None:
-    """Drop the cached keys and values after `length` tokens (a rejected statement)."""
-    if hasattr(cache, "crop"):
-        extra = int(cache.get_seq_length()) - length
-        if extra > 0:
-            cache.crop(-extra)  # a negative count removes that many tokens (old and new transformers)
-        return
-    raise TypeError(f"cannot roll back a {type(cache).__name__}")
 
 
 def header(workload, target) -> str:

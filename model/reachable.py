@@ -4,7 +4,7 @@ Constrained decoding only offers what its grammar, its limits and TVM's replay a
 (`generate.Generator`). A training label outside that language is an answer the model can
 never give, however well it learned it: it is forced off the label at the first refused
 statement and the rest of its script derails. This walks each row's script statement by
-statement through the same checks (`Generator.reachable`; no model needed) and reports, per
+statement through the same checks (`reachable`; no model needed) and reports, per
 family, how many labels are reachable and the first statement refused in the others.
 
     python -m dragon_model.reachable ROWS --target cuda [--per-family 4] [--model DIR] [--json]
@@ -27,7 +27,73 @@ import json
 import random
 import sys
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Reach:
+    """Whether the decoder can write a script: how many statements it takes, and the first it refuses."""
+
+    ok: bool
+    statements: int  # statements accepted before the refusal (all of them when ok)
+    total: int
+    refused: str | None = None  # the first refused statement
+    why: str | None = None
+
+
+def reachable(gen, workload, target: Any, body: str, slower_body: str | None = None) -> Reach:
+    """Whether decoding with generator GEN could write `body` for this workload, statement by statement, under
+    the same grammar, limits and replay as `generate` (no model needed): a training label the
+    decoder cannot reach is one the model can never answer, however well it learned it."""
+    from dragon_dsl.tvm.workload import load_workload
+    from dragon_model.data import prompt_text
+    from dragon_model.generate import _remember, statements_of
+    from dragon_model.prompts import plain_prompt
+    from dragon_model.render import target_kind
+    from dragon_model.replay_state import replay_prefix
+
+    text = workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
+    mod = load_workload(text)
+    kind = target_kind(target)
+    prompt = plain_prompt(gen.tokenizer, prompt_text(text, target, slower_body))
+    kept_len = len(gen.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    stmts = list(statements_of(body))
+    if kept_len >= gen.max_positions - 16:
+        return Reach(False, 0, len(stmts), None, "context: the prompt fills the model's positions")
+    env, why = replay_prefix("", mod, kind)
+    if env is None:
+        raise ValueError(f"the workload cannot be scheduled: {why}")
+    asked: Counter = Counter()
+    done = ""
+    for i, stmt in enumerate(stmts):
+        refuse = lambda why: Reach(False, i, len(stmts), stmt.strip(), why)  # noqa: E731
+        if i >= gen.max_statements:
+            return refuse(f"max_statements: the decoder stops after {gen.max_statements} statements")
+        ids = gen.tokenizer(stmt, add_special_tokens=False)["input_ids"]
+        if len(ids) > gen.max_statement_tokens:
+            return refuse(f"statement too long: {len(ids)} tokens, the decoder allows {gen.max_statement_tokens}")
+        if kept_len + len(ids) >= gen.max_positions - 2:
+            return refuse(f"max_tokens: the script passes the model's {gen.max_positions} positions")
+        phases = gen.grammars(env, frozenset())
+        matcher, in_head = gen.matcher(phases.head), True
+        accepted = ""
+        for tok in ids:
+            if not matcher.accept_token(tok):
+                return refuse(f"grammar: refused after {accepted!r}")
+            accepted += gen.tokenizer.decode([tok], skip_special_tokens=False)
+            if in_head and matcher.is_terminated() and accepted in phases.heads:
+                matcher, in_head = gen.matcher(phases.rest(accepted)), False
+        if not matcher.is_terminated():
+            return refuse("grammar: the statement is incomplete")
+        env, why = gen.judge(done, stmt, asked, mod, kind)
+        if env is None:
+            return refuse(why)
+        _remember(asked, stmt)
+        done += stmt
+        kept_len += len(ids)
+    return Reach(True, len(stmts), len(stmts))
 
 
 def pick(rows: list, per_family: int, seed: int = 0) -> list:
@@ -66,7 +132,7 @@ def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dic
             body = ex["completion"][: -len(EOS)] if ex["completion"].endswith(EOS) else ex["completion"]
         slower = body_of_text(r["prompt_script"]) if r.get("task") == "improvement" and r.get("prompt_script") else None
         try:
-            reach = gen.reachable(r["workload_text"], _target(r) or target, body, slower)
+            reach = reachable(gen, r["workload_text"], _target(r) or target, body, slower)
             verdict = {
                 "ok": reach.ok,
                 "statements": reach.statements,

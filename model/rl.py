@@ -147,7 +147,8 @@ def train_rl(
     from dragon_dsl.engine import Engine
     from dragon_model.data import load_rows, script_body
     from dragon_model.generate import load_model
-    from dragon_model.train import _plain, save
+    from dragon_model.prompts import plain_prompt
+    from dragon_model.train import save
 
     t0 = time.time()
     info_path = Path(model_path) / "dragon_model.json"
@@ -170,7 +171,7 @@ def train_rl(
         )
         max_completion_length = longest + 64
     for p in prompts:
-        p["prompt"] = _plain(tokenizer, p["prompt"])
+        p["prompt"] = plain_prompt(tokenizer, p["prompt"])
     spec = {"kind": "llvm", "num-cores": 1} if target == "llvm" else target
     engine = Engine(spec, cache=False, timeout_s=60.0)
     reward = EngineReward(engine, level=level)

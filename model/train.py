@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from dragon_model.prompts import plain_prompt
 from dragon_model.tokenizer import IMPROVE, SCRIPT, WORKLOAD, build_tokenizer
 
 #: model sizes for the random-init transformer: (hidden, layers, heads, intermediate)
@@ -100,7 +101,9 @@ def encode_examples(tokenizer, exs: list, max_length: int, batch: int = 512) -> 
     out = []
     for start in range(0, len(exs), batch):
         part = exs[start : start + batch]
-        prompts = tokenizer([_plain(tokenizer, ex["prompt"]) for ex in part], add_special_tokens=False)["input_ids"]
+        prompts = tokenizer([plain_prompt(tokenizer, ex["prompt"]) for ex in part], add_special_tokens=False)[
+            "input_ids"
+        ]
         ends = [ex["completion"].endswith(eos) for ex in part]
         texts = [ex["completion"][: -len(eos)] if end else ex["completion"] for ex, end in zip(part, ends)]
         completions = tokenizer(texts, add_special_tokens=False)["input_ids"]
@@ -115,15 +118,6 @@ def encode_examples(tokenizer, exs: list, max_length: int, batch: int = 512) -> 
                 }
             )
     return out
-
-
-def _plain(tokenizer, prompt: str) -> str:
-    """A base model's tokenizer has its own BOS: ours is replaced by it."""
-    from dragon_model.tokenizer import BOS
-
-    if prompt.startswith(BOS) and tokenizer.bos_token and tokenizer.bos_token != BOS:
-        return tokenizer.bos_token + prompt[len(BOS) :]
-    return prompt
 
 
 class Collator:
@@ -324,8 +318,8 @@ def guarded_trainer(max_share: float = 0.1, grace: int = 20):
     """transformers' Trainer whose steps with a loss or a gradient that is not finite change no
     weight: the gradients are dropped before the optimizer's step (which then skips every
     parameter) and the step is counted (`skipped_steps`). A run in which more than GRACE steps
-    and more than MAX_SHARE of its steps were skipped stops with TrainingDiverged. Seen on the
-    H200: bf16 pretraining at lr 1e-3 on 24k rows went NaN within its first epoch, and every later
+    and more than MAX_SHARE of its steps were skipped stops with TrainingDiverged. bf16
+    pretraining at lr 1e-3 on 24k rows went NaN within its first epoch, and every later
     step then trained NaN weights."""
     import torch
     from transformers import Trainer

@@ -1,4 +1,4 @@
-"""The decoder's appending KV cache layers (`generate._growing`) hold what transformers' concatenating
+"""The decoder's appending KV cache layers (`kv_cache.growing`) hold what transformers' concatenating
 ones hold, through growth past their buffers and the crops of rejected statements."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ STEPS = [20] + [1] * 60 + [-7] + [1] * 40 + [3, -50, 1, 1]
 
 
 def test_appending_layers_hold_what_concatenating_ones_hold():
-    from dragon_model.generate import _growing
+    from dragon_model.kv_cache import growing as _growing
 
     class Holder:  # a cache as the model returns it: a list of layers
         def __init__(self):
@@ -38,7 +38,7 @@ def test_appending_layers_hold_what_concatenating_ones_hold():
 
 
 def test_other_caches_are_left_as_they_are():
-    from dragon_model.generate import _growing
+    from dragon_model.kv_cache import growing as _growing
 
     class Other:
         layers = [object()]

@@ -61,6 +61,7 @@ def test_dlights_gemm_loses_its_queries_and_the_decoder_can_write_it():
 
     from dragon_dsl.engine import resolve_target
     from dragon_model.api import dlight_script, generator
+    from dragon_model.reachable import reachable
 
     text = GEMM.read_text(encoding="utf-8")
     body = body_of_text(dlight_script(text, resolve_target("cuda").spec, GEMM.name))
@@ -68,5 +69,5 @@ def test_dlights_gemm_loses_its_queries_and_the_decoder_can_write_it():
     assert (len(body.splitlines()), len(plain.splitlines())) == (69, 58)
     assert "b67 = get_producers(b35)\ncompute_inline(b67)\n" in plain  # A's reindex block, named at once
     assert tvm_ffi.structural_equal(scheduled(plain, text), scheduled(body, text))
-    reach = generator(None, "cuda").reachable(text, "cuda", plain)
+    reach = reachable(generator(None, "cuda"), text, "cuda", plain)
     assert reach.ok, reach
