@@ -244,7 +244,7 @@ def candidates(
     whose end it stops at the statement it is on, and starts none after it (the first always runs):
     what was written by then is the answer's candidates."""
     from dragon_model.data import body_of_text
-    from dragon_model.decoder_grammar import GPU_KINDS
+    from dragon_model.decoder_terms import GPU_KINDS
     from dragon_model.generate import header
     from dragon_model.render import target_kind
 

@@ -25,7 +25,8 @@ from dragon_dsl.language.table import INST
 from dragon_dsl.language.table.trace_json import trace_row
 from dragon_dsl.tvm import inspect
 from dragon_dsl.tvm.blocks import block_names
-from dragon_model.decoder_grammar import MAX_VECTOR, Env
+from dragon_model.decoder_settings import MAX_VECTOR
+from dragon_model.decoder_terms import Env
 
 #: warnings of `dragon-check` that the decoder treats as errors: what they flag replays and builds,
 #: but no training script does it and it only ever made an answer slower (DRG106: a cache inlined
@@ -49,7 +50,9 @@ def replay_prefix(body: str, workload, target_kind: str, *, last_is_new: bool = 
     if not result.ok:
         bad = [d for d in result.diagnostics if d.severity is Severity.ERROR]
         return None, (f"{bad[0].code}: {bad[0].message}" if bad else "replay failed")
-    if body.rstrip().rsplit("\n", 1)[-1].startswith("parallel(") and inspect.nested_parallel(result.schedule):
+    if body.rstrip().rsplit("\n", 1)[-1].startswith(INST.parallel.name + "(") and inspect.nested_parallel(
+        result.schedule
+    ):
         # TVM accepts the instruction, but the CPU build fails: "Nested parallel loop is not
         # supported by threadpool"; reject it here, where the statement can still be resampled
         return (

@@ -625,7 +625,7 @@ def test_tensorize_takes_a_live_block_and_an_intrinsic_the_corpus_annotates_bloc
 def test_tile_factors_are_every_divisor_in_increasing_order(n, root):
     """A tile's factors are offered from `_divisors`: every divisor once, in increasing order (a
     square's root too)."""
-    from dragon_model.decoder_grammar import _divisors
+    from dragon_model.decoder_terms import divisors as _divisors
 
     assert list(_divisors(n)) == [d for d in range(1, n + 1) if n % d == 0]
     square = list(_divisors(root * root))
