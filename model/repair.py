@@ -41,6 +41,7 @@ def repair(engine, workload_text: str, body: str, level: str = "verify", result=
     at the prefix that ends with the last `bind`, and when even that fails, the body stays as it
     was (failing)."""
     from dragon_dsl import to_trace_json
+    from dragon_dsl.language.table import INST
     from dragon_model.data import CALL
 
     def measure(text):
@@ -54,7 +55,7 @@ def repair(engine, workload_text: str, body: str, level: str = "verify", result=
     lines = statement_lines(body)
     floor = 0
     if engine.target.is_gpu:
-        binds = [i for i, line in enumerate(lines) if (m := CALL.search(line)) and m.group(1) == "bind"]
+        binds = [i for i, line in enumerate(lines) if (m := CALL.search(line)) and m.group(1) == INST.bind.name]
         if not binds:
             return out
         floor = binds[-1] + 1

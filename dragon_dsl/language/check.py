@@ -14,9 +14,17 @@ from typing import Any
 
 from dragon_dsl.language import diagnostics as dg
 from dragon_dsl.language._gc import paused_gc
+from dragon_dsl.language.check_args import ArgumentTyping
 from dragon_dsl.language.check_explain import ExplanationChecks
-from dragon_dsl.language.check_words import _ARTICLE, _CONSTANTS, _Bad, _closest, _describe, _did_you_mean, in_domain
-from dragon_dsl.language.codec import index_map as imap
+from dragon_dsl.language.check_words import (
+    _ARTICLE,
+    _CONSTANTS,
+    _Bad,
+    _closest,
+    _describe,
+    _did_you_mean,
+    in_domain,  # noqa: F401  (importers use dragon_dsl.language.check)
+)
 from dragon_dsl.language.diagnostics import Diagnostic, Related, Span
 from dragon_dsl.language.hints import NameIndex
 from dragon_dsl.language.limits import MAX_NESTING
@@ -25,21 +33,19 @@ from dragon_dsl.language.syntax import ast
 from dragon_dsl.language.table import (
     BY_NAME,
     DIRECTIVES,
-    DOMAINS,
     EXPLAIN_KINDS,
-    REF_KINDS,
+    INST,
     RESERVED,
     SECTIONS,
-    STORAGE_SCOPES,
     Instruction,
     Param,
     in_group,
 )
 from dragon_dsl.language.target_names import closest_target, target_problem
-from dragon_dsl.language.values import Buffer, Ref
+from dragon_dsl.language.values import Ref
 
 
-class Checker(ExplanationChecks):
+class Checker(ArgumentTyping, ExplanationChecks):
     def __init__(self, extents: dict[str, int] | None = None):
         self.diags: list[Diagnostic] = []
         self.program = Program()
@@ -78,171 +84,6 @@ class Checker(ExplanationChecks):
                 [Related(self.def_span[e.id], f"'{e.id}' is defined here")],
             )
         return Ref(e.id, kind)
-
-    def literal(self, e, what: str):
-        """A plain literal: None, bool, int, float, str, list or dict of literals."""
-        if isinstance(e, ast.Name) and e.id in _CONSTANTS:
-            return _CONSTANTS[e.id]
-        if isinstance(e, (ast.Int, ast.Float, ast.Str)):
-            return e.value
-        if isinstance(e, ast.Neg) and isinstance(e.operand, (ast.Int, ast.Float)):
-            return -e.operand.value
-        if isinstance(e, ast.Neg) and isinstance(e.operand, ast.Name) and e.operand.id == "inf":
-            return -math.inf
-        if isinstance(e, ast.ListExpr):
-            return [self.literal(x, what) for x in e.items]
-        if isinstance(e, ast.DictExpr):
-            return self.dict_literal(e, what)
-        if isinstance(e, (ast.BinOp, ast.Neg)):
-            raise _Bad("DRG208", e.span, f"{what}: arithmetic is only allowed inside an index map (lambda)")
-        raise _Bad("DRG102", e.span, f"{what} expects a literal, but got {_describe(e)}")
-
-    def dict_literal(self, e: ast.DictExpr, what: str) -> dict:
-        out = {}
-        for k, v in e.items:
-            if k.value in out:
-                raise _Bad("DRG205", k.span, f'{what}: key "{k.value}" is given twice')
-            if isinstance(v, ast.Name) and v.id not in _CONSTANTS:
-                raise _Bad(
-                    "DRG102",
-                    v.span,
-                    f"{what}: a dict value cannot be a variable ('{v.id}'); TVM stores dicts as plain data",
-                )
-            out[k.value] = self.literal(v, what)
-        return out
-
-    def int_(self, e, what: str) -> int:
-        v = self.literal(e, what)
-        if type(v) is not int:
-            raise _Bad("DRG102", e.span, f"{what} expects an integer, but got {_describe(e)}")
-        return v
-
-    # -- typing one argument ----------------------------------------------------------
-
-    def typed(self, param: Param, e, entry: Instruction):
-        what = f"{entry.name}: '{param.name}'"
-        t = param.type
-        if t in REF_KINDS:
-            return self.ref(e, REF_KINDS[t], what)
-        if t == "loop|list[block]":
-            if isinstance(e, ast.ListExpr):
-                return [self.ref(x, ("block",), what) for x in e.items]
-            return self.ref(e, ("loop",), what)
-        if t == "list[block]":
-            if not isinstance(e, ast.ListExpr):
-                raise _Bad("DRG102", e.span, f"{what} expects a list of blocks, but got {_describe(e)}")
-            return [self.ref(x, ("block",), what) for x in e.items]
-        if t == "list[factor]":
-            if not isinstance(e, ast.ListExpr):
-                raise _Bad("DRG102", e.span, f"{what} expects a list of factors, but got {_describe(e)}")
-            out = [self.factor(x, what) for x in e.items]
-            if not out:
-                raise _Bad("DRG207", e.span, f"{what} needs at least one factor")
-            if sum(1 for x in out if x is None) > 1:
-                raise _Bad("DRG207", e.span, f"{what}: at most one factor can be None (inferred)")
-            return out
-        if t in ("list[int]", "list[float]"):
-            if not isinstance(e, ast.ListExpr):
-                raise _Bad("DRG102", e.span, f"{what} expects a list, but got {_describe(e)}")
-            # Probabilities are floats, but MetaSchedule's database writes 1.0 as 1: an
-            # integer stays an integer so the round trip is exact; TVM reads both.
-            allowed = (int,) if t == "list[int]" else (int, float)
-            out = []
-            for x in e.items:
-                v = self.literal(x, what)
-                if type(v) not in allowed:
-                    word = "integers" if t == "list[int]" else "numbers"
-                    raise _Bad("DRG102", x.span, f"{what} expects a list of {word}, but got {_describe(x)}")
-                out.append(v)
-            return out
-        if t == "int":
-            return self.int_(e, what)
-        if t == "float":
-            v = self.literal(e, what)
-            if type(v) is not float:
-                raise _Bad("DRG102", e.span, f"{what} expects a float, but got {_describe(e)}")
-            return v
-        if t == "bool":
-            v = self.literal(e, what)
-            # A bool parameter is written the way TVM writes it for this kind: True
-            # becomes 1 where TVM writes 1/0; a 0/1 literal stays an integer, so the
-            # MetaSchedule database form (Split's 1/0) survives a round trip.
-            if type(v) is bool:
-                return v if param.bool_json == "bool" else int(v)
-            if type(v) is int and v in (0, 1):
-                return v
-            raise _Bad("DRG102", e.span, f"{what} expects True or False, but got {_describe(e)}")
-        if t in ("str", "scope", "thread", "dtype", "buffer_kind"):
-            if not isinstance(e, ast.Str):
-                raise _Bad("DRG102", e.span, f"{what} expects a string, but got {_describe(e)}")
-            self.domain(t, e, what)
-            return e.value
-        if t == "buffer":
-            if (
-                isinstance(e, ast.Call)
-                and e.func.id in ("read", "write")
-                and len(e.args) == 1
-                and e.args[0].name is None
-            ):
-                idx = self.int_(e.args[0].value, what)
-                if idx < 0:
-                    raise _Bad("DRG207", e.args[0].span, f"{what}: a buffer index cannot be negative")
-                return Buffer(e.func.id, idx)
-            raise _Bad("DRG102", e.span, f"{what} expects read(i) or write(i), but got {_describe(e)}")
-        if t in ("index_map", "index_map?"):
-            if t.endswith("?") and isinstance(e, ast.Name) and e.id == "None":
-                return None
-            if not isinstance(e, ast.Lambda):
-                raise _Bad("DRG102", e.span, f"{what} expects an index map (a lambda), but got {_describe(e)}")
-            m, diags = imap.from_lambda(e, self.is_value)
-            if diags:
-                raise _Bad(diags[0].code, diags[0].span, f"{what}: {diags[0].message}")
-            for name in m.free_vars():
-                self.used.add(name)
-            return m
-        if t == "any":
-            return self.any_value(e, what)
-        raise AssertionError(f"unknown type {t!r} in the instruction table")  # pragma: no cover
-
-    def is_value(self, name: str) -> bool:
-        return self.kinds.get(name) == "value"
-
-    def factor(self, e, what):
-        if isinstance(e, ast.Name) and e.id == "None":
-            return None
-        if isinstance(e, ast.Name):
-            return self.ref(e, ("value",), what)
-        if isinstance(e, (ast.BinOp, ast.Neg)) and not (isinstance(e, ast.Neg) and isinstance(e.operand, ast.Int)):
-            raise _Bad(
-                "DRG208",
-                e.span,
-                f"{what}: a factor must be a sampled value, an integer or None; "
-                "TVM cannot write a composite factor into a trace",
-            )
-        v = self.int_(e, what)
-        if v < 1:
-            raise _Bad("DRG207", e.span, f"{what}: a factor must be positive, got {v}")
-        return v
-
-    def any_value(self, e, what):
-        if isinstance(e, ast.Name) and e.id not in _CONSTANTS:
-            return self.ref(e, ("value",), what)
-        if isinstance(e, ast.ListExpr):
-            return [self.any_value(x, what) for x in e.items]
-        return self.literal(e, what)
-
-    def domain(self, t, e: ast.Str, what):
-        v = e.value
-        if t == "scope":
-            if in_domain(t, v):
-                return
-            hint = _closest(v, STORAGE_SCOPES)
-            raise _Bad("DRG207", e.span, f"{what}: '{v}' is not a storage scope{_did_you_mean(hint)}", suggestion=hint)
-        allowed = DOMAINS.get(t)
-        if not in_domain(t, v):
-            hint = _closest(v, allowed)
-            word = {"thread": "a thread axis", "dtype": "a data type", "buffer_kind": '"read" or "write"'}[t]
-            raise _Bad("DRG207", e.span, f"{what}: '{v}' is not {word}{_did_you_mean(hint)}", suggestion=hint)
 
     # -- binding a call to its parameters ---------------------------------------------
 
@@ -357,7 +198,7 @@ class Checker(ExplanationChecks):
             if (
                 extent is not None
                 and shape == "tile"
-                and entry.name == "sample_perfect_tile"
+                and entry.name == INST.sample_perfect_tile.name
                 and math.prod(d) != extent
             ):
                 self.report(
@@ -558,7 +399,7 @@ class Checker(ExplanationChecks):
                 block = inst.args.get("block")
                 if in_group(inst.entry, "write_cache") and isinstance(block, Ref):
                     written[(block.name, inst.args.get("write_buffer_index"))] = inst
-            elif inst.entry.name == "set_scope":
+            elif inst.entry.name == INST.set_scope.name:
                 self.check_cache_scope(inst, made, written)
             elif in_group(inst.entry, "inline"):
                 block = inst.args.get("block")
@@ -583,7 +424,7 @@ class Checker(ExplanationChecks):
         """DRG107: set_scope on the buffer of a cache the script made: the copy of a cache_read (the
         block it made writes it) or the buffer a cache_write redirected its writer to (the writer's
         same write buffer). The cache then lives in a scope it was not made for: a GEMM answer that
-        set its `local` accumulator to `shared` ran 20x slower than dlight on the H200. None of the
+        set its `local` accumulator to `shared` ran 20x slower than dlight. None of the
         137k CUDA and llvm training scripts does it."""
         block, index = inst.args.get("block"), inst.args.get("buffer_index")
         if not isinstance(block, Ref):
@@ -598,7 +439,7 @@ class Checker(ExplanationChecks):
         self.report(
             "DRG107",
             inst.stmt.call.span,
-            f'set_scope({block.name}, {index}, "{new}") moves the "{scope}" copy that a {cache.entry.name} '
+            f'{inst.entry.name}({block.name}, {index}, "{new}") moves the "{scope}" copy that a {cache.entry.name} '
             f'made to "{new}"; give the {cache.entry.name} that scope, or leave the copy where it is',
             [Related(cache.span, f'the "{scope}" copy is made here')],
         )
