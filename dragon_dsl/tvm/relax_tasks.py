@@ -17,7 +17,7 @@ task's code, only FoldConstant's results.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass
@@ -58,22 +58,39 @@ def fused_tasks(exported_program, *, decompose: bool = True):
     return list(tasks.values()), dict(skipped)
 
 
+#: tasks already parsed in this process, by the structural hash of the function as fusion made it:
+#: parsing is most of a task's cost, and the variants of a network share many functions
+_PARSED: dict = {}
+_PARSED_MAX = 50_000
+
+
 def task_of(name: str, func, count: int = 1) -> FusedTask:
     """A fused PrimFunc as a workload: renamed `main`, its fusion attributes dropped, printed, parsed
     back with `load_workload` (so the text is what every other tool reads) and hashed."""
+    from dragon_dsl.tvm.workload import structural_hash
+
+    made = _as_main(func)
+    key = structural_hash(made)
+    if key not in _PARSED:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = _parsed_task(made)
+    return replace(_PARSED[key], name=name, count=count)
+
+
+def _parsed_task(made) -> FusedTask:
     from dragon_dsl.tvm.workload import estimate_flops, load_workload, structural_hash
 
-    mod = load_workload(_as_main(func).script())
+    mod = load_workload(made.script())
     main = mod["main"]
     dtypes = [str(info.dtype) for info in _argument_buffers(main)]
     return FusedTask(
-        name=name,
+        name="",
         text=mod.script(),
         hash=structural_hash(mod),
         flops=estimate_flops(mod),
         dtype=dtypes[-1] if dtypes else "",
         dtypes=sorted(set(dtypes)),
-        count=count,
     )
 
 
