@@ -6,6 +6,7 @@ model's choices inside MetaSchedule's tensor-core design space (`tensor_core_can
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,15 +14,40 @@ from typing import Any
 
 from dragon_model.checks import compile_problem, header_target, launch_problem, replay_problem, workload_text
 
+#: the shipped models, a folder per target kind: in a checkout and its editable install
+#: (`pip install -e '.[model]'`); a wheel leaves their 34 MB out (pyproject.toml)
 WEIGHTS = Path(__file__).resolve().parent / "weights"
+#: a folder of models the user names, a folder per target kind (`llvm/`, `cuda/`): looked in first
+MODEL_DIR_ENV = "DRAGON_MODEL_DIR"
+
+
+def weights_dirs() -> list[Path]:
+    """Where the models of the target kinds are looked for, in order: $DRAGON_MODEL_DIR, then WEIGHTS."""
+    named = os.environ.get(MODEL_DIR_ENV)
+    return [Path(named), WEIGHTS] if named else [WEIGHTS]
 
 
 def default_model_path(target: Any = "llvm") -> Path | None:
-    """The shipped model of a target kind (model/weights/<kind>), when it is there."""
+    """The model of a target kind (`<folder>/<kind>` of `weights_dirs`), when there is one."""
     from dragon_model.render import target_kind
 
-    path = WEIGHTS / target_kind(target)
-    return path if (path / "config.json").exists() else None
+    for folder in weights_dirs():
+        path = folder / target_kind(target)
+        if (path / "config.json").exists():
+            return path
+    return None
+
+
+def no_model_message(target: Any) -> str:
+    """What to do when no model of TARGET's kind is installed."""
+    from dragon_model.render import target_kind
+
+    kind = target_kind(target)
+    where = " or ".join(str(d / kind) for d in weights_dirs())
+    return (
+        f"no model for target {target!r} (none in {where}): pass --model DIR, set {MODEL_DIR_ENV} to a folder "
+        f"holding {kind}/ (a checkout's model/weights), or install from a checkout: pip install -e '.[model]'"
+    )
 
 
 _GENERATORS: dict = {}
@@ -32,7 +58,7 @@ def generator(model_path=None, target: Any = "llvm"):
 
     path = Path(model_path) if model_path else default_model_path(target)
     if path is None:
-        raise FileNotFoundError(f"no model for target {target!r}: pass model_path (none shipped in {WEIGHTS})")
+        raise FileNotFoundError(no_model_message(target))
     key = str(path.resolve())
     if key not in _GENERATORS:
         _GENERATORS[key] = Generator.from_path(path)
