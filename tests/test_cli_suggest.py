@@ -207,3 +207,13 @@ def test_the_install_hint_works_from_this_checkout(monkeypatch, tmp_path):
     assert entry.install_hint("tvm").startswith(f"pip install -e '{root}[tvm]'")
     monkeypatch.setattr(entry, "checkout_root", lambda: None)
     assert entry.install_hint("tvm") == "pip install 'little-dragon[tvm]'"
+
+
+def test_json_names_the_workload_as_the_printed_script_does(answer, capsys, tmp_path, monkeypatch):
+    import json
+
+    (tmp_path / "mm.tvmscript").write_text(WORKLOAD.read_text())
+    monkeypatch.chdir(tmp_path)
+    assert dragon(["suggest", "mm.tvmscript", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert 'workload "mm.tvmscript"' in data["script"] and 'workload "mm.tvmscript"' in data["exact_script"]

@@ -259,6 +259,9 @@ def cmd_suggest(args, out, err) -> int:
         write_text(args.output, shown)
     if args.json:
         data = rec.to_json()
+        for key in ("script", "exact_script", "explanation"):  # their headers as the printed script's
+            if data.get(key):
+                data[key] = _as_given(data[key], args.workload, args.output)
         out.print(json.dumps(data, indent=2, default=str), markup=False, highlight=False, soft_wrap=True)
         return 0 if rec.verified else 1
     if not rec.verified:
