@@ -313,3 +313,13 @@ def test_hover_for_a_client_without_markdown_is_plain_text():
     assert plain.value.startswith("split(loop: loop, factors: list[factor]")
     rich = hover(info, ["x"], "utf-16", markdown=True).contents
     assert rich.kind == "markdown" and rich.value.startswith("```dragon\nsplit(")
+
+
+@pytest.mark.parametrize(
+    "names",
+    [("search",), ("measure",), ("eval",), ("corpus", "build"), ("corpus", "verify"), ("suggest",), ("improve",)],
+    ids=" ".join,
+)
+def test_every_command_that_measures_takes_device(names):
+    assert "--device" in _options(_command(*names))
+    assert "--device" in _options(check_cli.build_parser())

@@ -163,7 +163,13 @@ def cmd_build(args, out: Console, err: Console) -> int:
 
         try:
             manifest = build_corpus(
-                args.runs, args.out, cfg, workers=args.workers, workloads_dir=args.workloads, progress=progress
+                args.runs,
+                args.out,
+                cfg,
+                workers=args.workers,
+                workloads_dir=args.workloads,
+                progress=progress,
+                device=args.device,
             )
         except (RunConfigError, ValueError) as exc:
             err.print(f"error: {exc}", markup=False)
@@ -198,7 +204,9 @@ def cmd_verify(args, out: Console, err: Console) -> int:
                 )
 
         try:
-            report = verify_corpus(args.corpus, workers=args.workers, timeout_s=args.timeout, progress=progress)
+            report = verify_corpus(
+                args.corpus, workers=args.workers, timeout_s=args.timeout, progress=progress, device=args.device
+            )
         except RunConfigError as exc:
             err.print(f"error: {exc}", markup=False)
             return 2
@@ -233,6 +241,17 @@ def _positive(text: str) -> int:
 
 def _workers(p) -> None:
     add_workers(p, type=_positive)
+
+
+def _device(p) -> None:
+    from dragon_dsl.cli.check import parse_device_flag
+
+    p.add_argument(
+        "--device",
+        default="local",
+        type=parse_device_flag,
+        help="where examples are verified and timed: local (default) or rpc://HOST:PORT/KEY",
+    )
 
 
 def add_parsers(sub) -> None:
@@ -292,6 +311,7 @@ def add_parsers(sub) -> None:
     )
     b.add_argument("--workloads", help="the workloads folder, when it moved since the search")
     _workers(b)
+    _device(b)
     b.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task (default 60)")
     b.add_argument(
         "--chunk",
@@ -304,6 +324,7 @@ def add_parsers(sub) -> None:
     v.add_argument("corpus", help="corpus folder (from `dragon corpus build`)")
     add_json(v, "the report")
     _workers(v)
+    _device(v)
     v.add_argument("--timeout", type=float, default=60.0, help="seconds per build/run task (default 60)")
     v.set_defaults(func=cmd_verify)
     d = csub.add_parser("card", help="write DATA_CARD.md for a corpus")

@@ -205,7 +205,14 @@ def load_runs(run_dirs, workloads_override=None) -> tuple:
 
 
 def build_corpus(
-    run_dirs, out_dir, cfg: BuildConfig = BuildConfig(), engine=None, workers=None, workloads_dir=None, progress=None
+    run_dirs,
+    out_dir,
+    cfg: BuildConfig = BuildConfig(),
+    engine=None,
+    workers=None,
+    workloads_dir=None,
+    progress=None,
+    device: str = "local",
 ) -> dict:
     """Build, verify and write the corpus; returns its manifest. `progress(event, **info)`."""
     import datasets
@@ -258,7 +265,7 @@ def build_corpus(
     if own:
         from dragon_dsl.engine import Engine
 
-        engine = Engine(target, workers=workers, timeout_s=cfg.timeout_s, cache=False)
+        engine = Engine(target, device=device, workers=workers, timeout_s=cfg.timeout_s, cache=False)
     try:
         for start in range(0, len(pending), cfg.chunk):
             chunk = pending[start : start + cfg.chunk]

@@ -58,8 +58,11 @@ def _static_problems(row: dict, manifest: dict) -> list:
     return problems
 
 
-def verify_corpus(corpus_dir, engine=None, workers=None, timeout_s: float = 60.0, progress=None) -> dict:
-    """Re-verify every example; the share passing is the corpus's figure of merit (goal 1.0)."""
+def verify_corpus(
+    corpus_dir, engine=None, workers=None, timeout_s: float = 60.0, progress=None, device: str = "local"
+) -> dict:
+    """Re-verify every example (on DEVICE: local, or rpc://HOST:PORT/KEY); the share passing is the
+    corpus's figure of merit (goal 1.0)."""
     from dragon_dsl import to_trace_json
     from dragon_dsl.tvm.workload import WorkloadError, load_workload, structural_hash
 
@@ -76,7 +79,7 @@ def verify_corpus(corpus_dir, engine=None, workers=None, timeout_s: float = 60.0
     if own:
         from dragon_dsl.engine import Engine
 
-        engine = Engine(manifest["target"], workers=workers, timeout_s=timeout_s, cache=False)
+        engine = Engine(manifest["target"], device=device, workers=workers, timeout_s=timeout_s, cache=False)
     if progress:
         progress("start", total=len(rows))
     try:
