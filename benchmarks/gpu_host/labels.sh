@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Labels for the training tasks of real networks, in one device command on a GPU host without
+# network access (TVM from `pack-tvm .devcache`, lark and tornado as wheels in .whl):
+#
+#   . .devcache/unpack.sh; bash benchmarks/gpu_host/labels.sh SAMPLE_SECONDS TOTAL_SECONDS TASKS.jsonl
+#
+# 1. sample: `dragon corpus pretrain --tasks TASKS --split train` on every core (one shard a core)
+#    for SAMPLE_SECONDS: dlight's script and MetaSchedule's `cuda` and `cuda-tensorcore` design
+#    spaces, 16 samples each, every kept script passing the codec round trip and the compile check;
+# 2. batch: every sampled script not measured before, and dlight's (`dragon_model.records --batch`;
+#    workloads up to 1e10 FLOPs and 64 MB of parameters: the verifier's CPU reference keeps them all);
+# 3. measure: `dragon measure` verifies each candidate against the unscheduled program and times it,
+#    until TOTAL_SECONDS is nearly spent (rows are written as they come);
+# 4. report: the labels' speed over dlight (`dragon_model.label_report`) into $OUT/labels-summary.json.
+#
+# State (records and results) comes back as $OUT/labels-state.tgz; carried into the next call (as
+# ./labels-state.tgz, or .labels/labels-state.tgz) the run resumes: finished tasks are not sampled
+# again and measured candidates are not measured again.
+set -uo pipefail
+sample_s=${1:?seconds of sampling}
+total_s=${2:?seconds in all}
+tasks=${3:?tasks.jsonl}
+end=$(( SECONDS + total_s - 25 ))   # 25 s for the report and the archive
+W=/tmp/labels
+mkdir -p $W "${OUT:=/tmp/labels-out}"
+export PYTHONUNBUFFERED=1 PYTHONPATH=${PYTHONPATH:-/opt/dragon-site}
+if [ -d .whl ] && [ ! -d /tmp/site ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+fi
+[ -d /tmp/site ] && export PYTHONPATH=/tmp/site:$PYTHONPATH
+mkdir -p /tmp/pk
+ln -sfn "$PWD/model" /tmp/pk/dragon_model
+ln -sfn "$PWD/lsp" /tmp/pk/dragon_lsp
+ln -sfn "$PWD/grammar" /tmp/pk/dragon_grammar
+export PYTHONPATH=$PWD:/tmp/pk:$PYTHONPATH
+for state in labels-state.tgz .labels/labels-state.tgz; do
+  [ -f $state ] && [ ! -d $W/pre-net ] && { tar -C $W -xzf $state; echo "resuming from $state"; }
+done
+python3 -c 'from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics as r; r()' || exit 1
+
+n=$(nproc)
+for i in $(seq 0 $((n - 1))); do
+  timeout "$sample_s" python3 -m dragon_dsl.corpus.pretrain --out $W/pre-net --target cuda --per-space 16 \
+    --tasks "$tasks" --split train --shard $i/$n > $W/sample-$i.log 2>&1 &
+done
+wait
+python3 -m dragon_dsl.corpus.pretrain --out $W/pre-net --summary | tee $OUT/sample-summary.json
+
+touch $W/results.jsonl
+rm -rf $W/batch
+python3 -m dragon_model.records $W/pre-net --batch $W/batch/batch.jsonl --max-flops 1e10 --max-bytes 6.4e7 \
+  --measured $W/results.jsonl
+echo "batch: $(wc -l < $W/batch/batch.jsonl) candidates"
+left=$(( end - SECONDS ))
+if [ $left -gt 60 ]; then
+  timeout $left python3 -m dragon_dsl.cli.main measure $W/batch/batch.jsonl --target cuda --out $W/results.jsonl \
+    --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --chunk ${LABEL_CHUNK:-400} --profile \
+    --seconds $(( left > 180 ? left - 120 : left / 3 )) 2>&1 | tail -25 | tee $OUT/measure.log
+fi
+python3 -m dragon_model.label_report $W/pre-net --measured $W/results.jsonl --json $OUT/labels-summary.json
+tar -C $W -czf $OUT/labels-state.tgz pre-net/config.json pre-net/records results.jsonl
+ls -la $OUT
