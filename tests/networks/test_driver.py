@@ -49,3 +49,19 @@ def test_a_stray_temporary_of_a_killed_writer_is_removed(tmp_path, extracted_nam
     stray.write_text("{", encoding="utf-8")
     driver.run(tmp_path, ["toy-llama"], log=lambda line: None)
     assert not stray.exists() and extracted_names == ["toy-llama"]
+
+
+def test_the_summary_counts_distinct_tasks_and_names_failed_variants(tmp_path):
+    for name, ids, error in [("a", ["1", "2"], None), ("b", ["2", "3"], "TypeError: x")]:
+        path = driver.record_path(tmp_path, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {
+            "network": name,
+            "seconds": 2.0,
+            "tasks": [{"id": i} for i in ids],
+            "variants": [{"variant": "v1", "error": None}, {"variant": "v2", "error": error}],
+        }
+        path.write_text(json.dumps(record), encoding="utf-8")
+    lines = driver.summary_table(tmp_path).splitlines()
+    assert "failed" not in lines[0] and lines[1].endswith("failed: v2")
+    assert lines[-1] == "2 networks, 3 distinct tasks, 4 s"

@@ -17,6 +17,7 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="list the zoo's networks and variants, then stop")
     parser.add_argument("--in-process", action="store_true", help="extract in this process, not one per network")
     parser.add_argument("--no-merge", action="store_true", help="do not write tasks.jsonl afterwards")
+    parser.add_argument("--summary", action="store_true", help="one line per finished network under --out, then stop")
     parser.add_argument("--retry-failed", action="store_true", help="extract again networks with a failed variant")
     parser.add_argument("--splits", metavar="MANIFEST", help="give each merged task its split from this manifest")
     parser.add_argument("--make-splits", metavar="PATH", help="write the zoo's split manifest to PATH, then stop")
@@ -41,6 +42,10 @@ def main(argv=None) -> int:
         parser.error("--out is required (or --list, or --make-splits)")
     from dragon_dsl.corpus.networks import driver
     from dragon_dsl.corpus.networks.splits import read_manifest
+
+    if args.summary:
+        print(driver.summary_table(args.out))
+        return 0
 
     try:
         split_of = read_manifest(args.splits) if args.splits else None

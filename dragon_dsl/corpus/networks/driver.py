@@ -142,12 +142,16 @@ def read_tasks(path) -> list:
 
 
 def summary_table(out) -> str:
-    """One line per finished network: seconds, variants that failed, distinct tasks."""
-    rows = []
-    for record in read_records(out):
+    """One line per finished network (seconds, distinct tasks, failed variants), then the totals."""
+    rows, ids, seconds = [], set(), 0.0
+    records = read_records(out)
+    for record in records:
         failed = [v["variant"] for v in record["variants"] if v["error"]]
+        ids |= {t["id"] for t in record["tasks"]}
+        seconds += record["seconds"]
         rows.append(
             f"{record['network']:<22} {record['seconds']:>8.1f} s  {len(record['tasks']):>4} tasks"
             + (f"  failed: {', '.join(failed)}" if failed else "")
         )
+    rows.append(f"{len(records)} networks, {len(ids)} distinct tasks, {seconds:.0f} s")
     return "\n".join(rows)
