@@ -323,3 +323,44 @@ def test_hover_for_a_client_without_markdown_is_plain_text():
 def test_every_command_that_measures_takes_device(names):
     assert "--device" in _options(_command(*names))
     assert "--device" in _options(check_cli.build_parser())
+
+
+SOFTMAX_ANSWER = """workload "softmax.tvmscript"
+target "llvm"
+
+b0 = get_sblock("T_softmax_maxelem")
+b1 = get_sblock("T_softmax_exp")
+annotate(b1, "meta_schedule.tiling_structure", "SSRSRS")
+l2, l3 = get_loops(b0)
+v4, v5, v6, v7 = sample_perfect_tile(l2, n=4, max_innermost_factor=64, decision=[128, 1, 2, 1])
+l8, l9, l10, l11 = split(l2, [v4, v5, v6, v7])
+v12, v13, v14, v15 = sample_perfect_tile(l3, n=4, max_innermost_factor=64, decision=[2, 4, 128, 1])
+l16, l17, l18, l19 = split(l3, [v12, v13, v14, v15])
+v20, v21 = sample_perfect_tile(l8, n=2, max_innermost_factor=64, decision=[64, 2])
+l22, l23 = split(l8, [v20, v21])
+v24, v25 = sample_perfect_tile(l9, n=2, max_innermost_factor=64, decision=[1, 1])
+l26, l27 = split(l9, [v24, v25])
+l28, l29 = split(l22, [None, 64])
+parallel(l29)
+l30, l31, l32, l33, l34, l35, l36, l37, l38, l39, l40 = get_loops(b0)
+b41 = get_consumers(b0)
+l42, l43 = split(l31, [None, 64])
+annotate(b41, "pragma_auto_unroll_max_step", 64)
+annotate(b41, "pragma_unroll_explicit", 1)
+l44, l45, l46, l47, l48, l49, l50, l51, l52, l53, l54, l55 = get_loops(b0)
+v56, v57, v58, v59 = sample_perfect_tile(l55, n=4, max_innermost_factor=64, decision=[1, 1, 1, 1])
+l60, l61, l62, l63 = split(l55, [v56, v57, v58, v59])
+l64 = fuse(l60)
+"""
+
+
+def test_the_explanation_tiles_each_axis_as_the_script_does(tmp_path, capsys):
+    """The model's answer for a row softmax (issue 57's transcript) samples v_i0 and v_k once each,
+    then splits tile loops again: the explanation's tiling is the first sample's, as the script's."""
+    pytest.importorskip("tvm")
+    assert dragon(["workload", "softmax(256,1024)", "-o", str(tmp_path / "softmax.tvmscript")]) == 0
+    (tmp_path / "s.dragon").write_text(SOFTMAX_ANSWER)
+    capsys.readouterr()
+    assert dragon(["explain", str(tmp_path / "s.dragon")]) == 0
+    out = capsys.readouterr().out
+    assert "block T_softmax_maxelem is tiled v_i0 as [128, 1, 2, 1], v_k as [2, 4, 128, 1];" in out

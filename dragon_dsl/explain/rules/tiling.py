@@ -31,8 +31,10 @@ def tiling(x: Explainer):
             if blk is None or not isinstance(decision, list):
                 continue
             by_block.setdefault(blk, []).append(i)
-            tiles.setdefault(blk, {})[axis] = list(decision)
-            kinds.setdefault(blk, {})[axis] = state.axis_kinds[0] if state and state.axis_kinds else "spatial"
+            # an axis is tiled by its first sample; a later one splits one of its tile loops again
+            # (an outer tile spread over cores, a unit loop) and must not stand for the axis's tiling
+            tiles.setdefault(blk, {}).setdefault(axis, list(decision))
+            kinds.setdefault(blk, {}).setdefault(axis, state.axis_kinds[0] if state and state.axis_kinds else "spatial")
             for o in inst.outputs:
                 sampled[o] = i
         elif entry is INST.split:
