@@ -51,6 +51,8 @@ class PretrainConfig:
 
     def to_json(self) -> dict:
         d = json.loads(json.dumps(asdict(self)))  # tuples as the lists a re-read config.json holds
+        if self.tasks:  # the file's name, not its place: a run resumes on another machine
+            d["tasks"] = Path(self.tasks).name
         d["format"] = FORMAT
         return d
 
@@ -358,7 +360,7 @@ def run_command(args) -> int:
             per_space=args.per_space,
             exclude_families=tuple(sorted(f for f in args.exclude_families.split(",") if f)),
             spaces=tuple(sorted(x for x in args.spaces.split(",") if x)),
-            tasks=str(Path(args.tasks).resolve()) if args.tasks else "",
+            tasks=args.tasks,
             split=args.split,
         )
         run = PretrainRun(args.out, cfg)
