@@ -146,9 +146,10 @@ def check_text_at_level(
     if dg.has_errors(diags) or level == "syntax":
         return report
     program, more = check(script)
-    if not dg.has_errors(more) and not program.instructions:
-        # an empty file (or one with only a header) passes every level, silently, without this
-        more = [*more, dg.make("DRG108", target_span(script, program), NO_INSTRUCTIONS)]
+    if not dg.has_errors(more) and not script.statements:
+        # an empty file (or one of comments) would pass every level, silently; a header without
+        # instructions is a script too: the workload as written (`dragon suggest`'s "no schedule")
+        more = [*more, dg.make("DRG108", Span(1, 1, 1, 1), NO_INSTRUCTIONS)]
     report.diagnostics += more
     report.level_reached = "types"
     if dg.has_errors(more) or level == "types":

@@ -266,6 +266,11 @@ def test_an_empty_script_is_a_warning_not_silence(tmp_path, level, capsys):
     assert f"{empty}:1:1: warning DRG108: no instructions: the script schedules nothing" in out
     assert rc == (0 if level == "types" else 1)  # at replay: no workload either
     assert check_cli.main([str(empty), "--strict"]) == 1
+    capsys.readouterr()
+    # a header without instructions is the workload as written (`dragon suggest`'s "no schedule"): no warning
+    empty.write_text('target "llvm"\n')
+    assert check_cli.main([str(empty), "--strict"]) == 0
+    assert "DRG108" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -87,7 +87,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "DRG105": (Severity.ERROR, "reserved name"),
     "DRG106": (Severity.WARNING, "a cache the script made is inlined again"),
     "DRG107": (Severity.WARNING, "a cache the script made is moved to another storage scope"),
-    "DRG108": (Severity.WARNING, "no instructions"),  # dragon_dsl/levels.py: an empty script passes otherwise
+    "DRG108": (Severity.WARNING, "no instructions"),  # dragon_dsl/levels.py: an empty file passes otherwise
     # 2xx: instructions and arguments
     "DRG201": (Severity.ERROR, "unknown instruction"),
     "DRG202": (Severity.ERROR, "missing argument"),
