@@ -24,7 +24,6 @@ lock in engine/devices.py), so the shards overlap building, searching and refere
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
@@ -32,14 +31,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dragon_dsl.eval import methods as m
 from dragon_dsl.eval.discover import discover
 from dragon_dsl.eval.metrics import roofline_bound_us, summarize
-from dragon_dsl.language.files import write_json
+from dragon_dsl.eval.results import (  # noqa: F401  (merge_shards, write_results: importers use the harness)
+    SCHEMA,
+    merge_shards,
+    methods_info,
+    shard_count,
+    write_results,
+)
 
 METHODS = ("unscheduled", "dlight", "vendor", "metaschedule", "ms-random", "model")
-SCHEMA = 1
 
 
 @dataclass
@@ -79,7 +84,21 @@ def parse_methods(text: str) -> tuple:
 
 def versions() -> dict:
     out = {"python": platform.python_version(), "platform": platform.platform()}
-    for mod in ("tvm", "tvm_ffi", "numpy", "torch", "matplotlib", "xgboost"):
+    from importlib.metadata import PackageNotFoundError, version
+
+    from dragon_dsl.tvm.tuning import tvm_version
+
+    # the evaluation layer imports no TVM (`lint-imports`): TVM's release through the bridge, its
+    # FFI's from the installed package's metadata
+    try:
+        out["tvm"] = tvm_version()
+    except ImportError:
+        out["tvm"] = None
+    try:
+        out["tvm_ffi"] = version("apache-tvm-ffi")
+    except PackageNotFoundError:
+        out["tvm_ffi"] = None
+    for mod in ("numpy", "torch", "matplotlib", "xgboost"):
         try:
             out[mod] = getattr(__import__(mod), "__version__", "?")
         except ImportError:
@@ -152,8 +171,6 @@ def run(
     """Evaluate; `progress(label, total)` starts a phase and `advance()` moves it (a rich bar in the CLI)."""
     from dragon_dsl.engine import Engine, ResultsCache
     from dragon_dsl.eval.peaks import peaks_for
-    from dragon_dsl.eval.workload_info import analyse
-    from dragon_dsl.tvm.workload import load_workload
 
     entries, problems, out_dir = _inputs(settings)
     cache_path = Path(settings.cache) if settings.cache else out_dir / "cache" / "results.sqlite"
@@ -185,108 +202,16 @@ def run(
             model_path=settings.model_path,
             generation_version=settings.generation_version,
         )
-        workloads = []
-        for e in entries:
-            mod = load_workload(str(e.path))
-            info = analyse(mod)
-            workloads.append(
-                {
-                    "name": e.name,
-                    "path": str(e.path),
-                    "family": e.family,
-                    "params": e.params,
-                    **info.to_json(),
-                    "scripts": [p.name for p in e.scripts],
-                    "hash": ctx.whash(e.path),
-                    "roofline_us": roofline_bound_us(
-                        info.flops, info.bytes, peaks.flops_for(info.dtype), peaks.bytes_per_s
-                    ),
-                }
-            )
+        workloads = _workload_rows(entries, ctx, peaks)
         progress("references", len(entries))
         engine.prepare([str(e.path) for e in entries], seeds=settings.seeds)
         startup_s = time.perf_counter() - t_start
-        rows: list = []
         wanted = ("unscheduled",) + tuple(x for x in settings.methods if x != "unscheduled")
-        phases = []
-        expected: dict = {}  # phase -> (entry -> expected seconds or None), for the phases that take long
-        for name in wanted:
-            if name == "metaschedule":
-                for b in settings.budgets:
-                    phases.append((f"metaschedule-{b}", lambda e, b=b: m.metaschedule(ctx, e, b)))
-                    expected[f"metaschedule-{b}"] = lambda e, b=b: m.expected_tune_s(ctx, e, b)
-            elif name == "ms-random":
-                phases.append(("ms-random", lambda e: m.metaschedule(ctx, e, 1, strategy="replay-trace")))
-                expected["ms-random"] = lambda e: m.expected_tune_s(ctx, e, 1, "replay-trace")
-            elif name in ("unscheduled", "dlight"):
-                phases.append((name, lambda e, kind=name: m.baseline(ctx, e, kind)))
-            elif name == "vendor":
-                phases.append(("vendor", lambda e: m.vendor(ctx, e)))
-            elif name == "model":
-                phases.append(("model-first", lambda e: m.model(ctx, e, 1)))
-                expected["model-first"] = lambda e: m.expected_generation_s(ctx, e, 1)
-                if settings.k > 1:  # best of 1 is the first answer: measured once, one row
-                    phases.append((f"model-best-of-{settings.k}", lambda e: m.model(ctx, e, settings.k)))
-                    expected[f"model-best-of-{settings.k}"] = lambda e: m.expected_generation_s(ctx, e, settings.k)
-        deferred: list = []
-        improving = [e for e in entries if e.scripts]
-        done: set = set()  # (method, workload) of the measurements finished or deferred
-        interrupted = None
-        try:
-            for label, fn in phases:
-                progress(label, len(entries))
-                # all of a phase's builds at once (the rows take their results): baselines, first answers
-                prefetch = PREFETCH.get(label)
-                if prefetch is not None and _time_left(settings, t_start) > SERIAL_MEASURE_S * len(entries):
-                    prefetch(ctx, entries, label)
-                for e in entries:
-                    if _past_deadline(settings, t_start, expected.get(label), e):
-                        deferred.append({"method": label, "workload": e.name})
-                    else:
-                        t0 = time.perf_counter()
-                        rows.append(fn(e))
-                        log(_line(t_start, t0, rows[-1]))
-                    done.add((label, e.name))
-                    advance()
-            if improving:
-                progress("improvement", len(improving))
-                # the model's answers (one per size), their writing part of each workload's time
-                sizes = tuple(dict.fromkeys((1, settings.k))) if "model" in wanted else ()
-                expected_s = lambda e: m.expected_improvement_s(ctx, e, sizes)  # noqa: E731
-                for e in improving:
-                    if _past_deadline(settings, t_start, expected_s, e):
-                        deferred.append({"method": "improvement", "workload": e.name})
-                        done.add(("improvement", e.name))
-                        advance()
-                        continue
-                    t0 = time.perf_counter()
-                    row, text, existing_us = m.existing(ctx, e)
-                    improved = [row]
-                    log(_line(t_start, t0, row))
-                    for n in sizes:
-                        t0 = time.perf_counter()
-                        improved.append(m.model(ctx, e, n, "improvement", text, existing_us))
-                        log(_line(t_start, t0, improved[-1]))
-                    rows.extend(improved)  # a workload's improvement rows all, or none of them
-                    done.add(("improvement", e.name))
-                    advance()
-        except (KeyboardInterrupt, SystemExit) as exc:
-            # the measurement under way is lost (its results cache keeps what it finished); the
-            # rest waits for the next run over OUT_DIR, as with --stop-after
-            interrupted = "keyboard interrupt" if isinstance(exc, KeyboardInterrupt) else f"exit {exc.code}"
-            log(f"[{time.perf_counter() - t_start:7.1f} s] interrupted ({interrupted}): writing what was measured")
-            deferred += [
-                {"method": label, "workload": e.name}
-                for label, _ in phases
-                for e in entries
-                if (label, e.name) not in done
-            ]
-            deferred += [
-                {"method": "improvement", "workload": e.name} for e in improving if ("improvement", e.name) not in done
-            ]
+        measured = _Measured(settings, ctx, entries, t_start, progress, advance, log)
+        measured.measure(*_phases(settings, ctx, wanted), wanted)
         cache_after = engine.cache.count()
         startup_s += ctx.import_s
-        methods_info = _methods_info(rows)
+        per_method = methods_info(measured.rows)
     finally:
         engine.close()
     results = {
@@ -304,16 +229,160 @@ def run(
         "wall_s": time.perf_counter() - t_start,
         "cache": {"path": str(cache_path), "rows_before": cache_before, "rows_after": cache_after},
         "problems": problems,
-        "methods": methods_info,
+        "methods": per_method,
         "workloads": workloads,
-        "measurements": rows,
-        "deferred": deferred,
-        "shards": _shards(out_dir) if settings.shard is None else None,
+        "measurements": measured.rows,
+        "deferred": measured.deferred,
+        "shards": shard_count(out_dir) if settings.shard is None else None,
     }
-    if interrupted:
-        results["interrupted"] = interrupted
+    if measured.interrupted:
+        results["interrupted"] = measured.interrupted
     results["metrics"] = summarize(results)
     return results
+
+
+def _workload_rows(entries: list, ctx, peaks) -> list:
+    """One row a workload: where it comes from, what it computes (`workload_info.analyse`), its
+    scripts to improve, its hash and its roofline bound on this device."""
+    from dragon_dsl.eval.workload_info import analyse
+    from dragon_dsl.tvm.workload import load_workload
+
+    workloads = []
+    for e in entries:
+        mod = load_workload(str(e.path))
+        info = analyse(mod)
+        workloads.append(
+            {
+                "name": e.name,
+                "path": str(e.path),
+                "family": e.family,
+                "params": e.params,
+                **info.to_json(),
+                "scripts": [p.name for p in e.scripts],
+                "hash": ctx.whash(e.path),
+                "roofline_us": roofline_bound_us(
+                    info.flops, info.bytes, peaks.flops_for(info.dtype), peaks.bytes_per_s
+                ),
+            }
+        )
+    return workloads
+
+
+def _phases(settings: Settings, ctx, wanted: tuple) -> tuple:
+    """The construction phases of the WANTED methods, as ([(label, entry -> row)], {label: entry ->
+    expected seconds or None}) for the phases that take long."""
+    phases = []
+    expected: dict = {}  # phase -> (entry -> expected seconds or None), for the phases that take long
+    for name in wanted:
+        if name == "metaschedule":
+            for b in settings.budgets:
+                phases.append((f"metaschedule-{b}", lambda e, b=b: m.metaschedule(ctx, e, b)))
+                expected[f"metaschedule-{b}"] = lambda e, b=b: m.expected_tune_s(ctx, e, b)
+        elif name == "ms-random":
+            phases.append(("ms-random", lambda e: m.metaschedule(ctx, e, 1, strategy="replay-trace")))
+            expected["ms-random"] = lambda e: m.expected_tune_s(ctx, e, 1, "replay-trace")
+        elif name in ("unscheduled", "dlight"):
+            phases.append((name, lambda e, kind=name: m.baseline(ctx, e, kind)))
+        elif name == "vendor":
+            phases.append(("vendor", lambda e: m.vendor(ctx, e)))
+        elif name == "model":
+            phases.append(("model-first", lambda e: m.model(ctx, e, 1)))
+            expected["model-first"] = lambda e: m.expected_generation_s(ctx, e, 1)
+            if settings.k > 1:  # best of 1 is the first answer: measured once, one row
+                phases.append((f"model-best-of-{settings.k}", lambda e: m.model(ctx, e, settings.k)))
+                expected[f"model-best-of-{settings.k}"] = lambda e: m.expected_generation_s(ctx, e, settings.k)
+    return phases, expected
+
+
+@dataclass
+class _Measured:
+    """The measurements of one run: its rows, those deferred to a later run over the same OUT_DIR
+    (past the deadline, or interrupted), and why it was interrupted, if it was."""
+
+    settings: Settings
+    ctx: Any
+    entries: list
+    t_start: float
+    progress: Callable
+    advance: Callable
+    log: Callable
+    rows: list = field(default_factory=list)
+    deferred: list = field(default_factory=list)
+    done: set = field(default_factory=set)  # (method, workload) of the measurements finished or deferred
+    interrupted: str | None = None
+
+    def measure(self, phases: list, expected: dict, wanted: tuple) -> None:
+        """Every phase over every workload, then the improvement task; an interruption defers the rest."""
+        improving = [e for e in self.entries if e.scripts]
+        try:
+            for label, fn in phases:
+                self.phase(label, fn, expected.get(label))
+            if improving:
+                self.improvements(improving, wanted)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # the measurement under way is lost (its results cache keeps what it finished); the
+            # rest waits for the next run over OUT_DIR, as with --stop-after
+            interrupted = "keyboard interrupt" if isinstance(exc, KeyboardInterrupt) else f"exit {exc.code}"
+            self.interrupted = interrupted
+            self.log(
+                f"[{time.perf_counter() - self.t_start:7.1f} s] interrupted ({interrupted}): writing what was measured"
+            )
+            self.deferred += [
+                {"method": label, "workload": e.name}
+                for label, _ in phases
+                for e in self.entries
+                if (label, e.name) not in self.done
+            ]
+            self.deferred += [
+                {"method": "improvement", "workload": e.name}
+                for e in improving
+                if ("improvement", e.name) not in self.done
+            ]
+
+    def phase(self, label: str, fn: Callable, expected) -> None:
+        """One construction phase over every workload: FN(entry) -> its row, deferred where it is
+        EXPECTED to end past the deadline."""
+        settings, entries = self.settings, self.entries
+        self.progress(label, len(entries))
+        # all of a phase's builds at once (the rows take their results): baselines, first answers
+        prefetch = PREFETCH.get(label)
+        if prefetch is not None and _time_left(settings, self.t_start) > SERIAL_MEASURE_S * len(entries):
+            prefetch(self.ctx, entries, label)
+        for e in entries:
+            if _past_deadline(settings, self.t_start, expected, e):
+                self.deferred.append({"method": label, "workload": e.name})
+            else:
+                t0 = time.perf_counter()
+                self.rows.append(fn(e))
+                self.log(_line(self.t_start, t0, self.rows[-1]))
+            self.done.add((label, e.name))
+            self.advance()
+
+    def improvements(self, improving: list, wanted: tuple) -> None:
+        """The improvement task of the workloads with scripts: the existing script measured, then
+        the model's answers (one per size), a workload's rows all or none of them."""
+        ctx, settings = self.ctx, self.settings
+        self.progress("improvement", len(improving))
+        # the model's answers (one per size), their writing part of each workload's time
+        sizes = tuple(dict.fromkeys((1, settings.k))) if "model" in wanted else ()
+        expected_s = lambda e: m.expected_improvement_s(ctx, e, sizes)  # noqa: E731
+        for e in improving:
+            if _past_deadline(settings, self.t_start, expected_s, e):
+                self.deferred.append({"method": "improvement", "workload": e.name})
+                self.done.add(("improvement", e.name))
+                self.advance()
+                continue
+            t0 = time.perf_counter()
+            row, text, existing_us = m.existing(ctx, e)
+            improved = [row]
+            self.log(_line(self.t_start, t0, row))
+            for n in sizes:
+                t0 = time.perf_counter()
+                improved.append(m.model(ctx, e, n, "improvement", text, existing_us))
+                self.log(_line(self.t_start, t0, improved[-1]))
+            self.rows.extend(improved)  # a workload's improvement rows all, or none of them
+            self.done.add(("improvement", e.name))
+            self.advance()
 
 
 def _line(t_start: float, t0: float, row: dict) -> str:
@@ -331,96 +400,10 @@ def _line(t_start: float, t0: float, row: dict) -> str:
     )
 
 
-SHARD_FILE = r"results-shard-(\d+)-of-(\d+)\.json"
-
-
-def merge_shards(out_dir, command: tuple = ()) -> dict:
-    """The results dict of every shard file in OUT_DIR (`results-shard-I-of-N.json`), merged without
-    measuring anything: for a report while measurements are still deferred, or when the machine that
-    measured is gone. `deferred` and `missing_shards` say what the figures do not yet include; the
-    metrics are computed again over the merged rows. Raises EvalInputError for no shard files, shard
-    files of different shard counts, or a file that is not a results file."""
-    from dragon_dsl.eval.discover import EvalInputError
-
-    out_dir = Path(out_dir)
-    found = _shard_files(out_dir)
-    if not found:
-        raise EvalInputError(f"{out_dir}: no shard results (results-shard-I-of-N.json) to merge")
-    if len(found) > 1:
-        raise EvalInputError(
-            f"{out_dir}: shard results of {' and '.join(str(n) for n in sorted(found))} shards: "
-            "remove the stale ones, then merge again"
-        )
-    ((n, files),) = found.items()
-    parts = []
-    for _i, path in sorted(files.items()):
-        try:
-            part = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise EvalInputError(f"{path}: not a results file: {exc}") from None
-        if not isinstance(part, dict) or part.get("schema") != SCHEMA or not isinstance(part.get("measurements"), list):
-            raise EvalInputError(f"{path}: not a results file of schema {SCHEMA}")
-        parts.append(part)
-    rows = [row for part in parts for row in part["measurements"]]
-    first = parts[0]
-    results = {
-        **first,
-        "command": _without_shard_options(first["command"]),
-        "merge_command": list(command),
-        "merged_from": [files[i].name for i in sorted(files)],
-        "missing_shards": [i for i in range(n) if i not in files],
-        "settings": {**first["settings"], "shard": None, "stop_after_s": None},
-        "startup_s": max(part["startup_s"] for part in parts),
-        "wall_s": max(part["wall_s"] for part in parts),
-        "cache": {
-            "path": first["cache"]["path"],
-            "rows_before": min(part["cache"]["rows_before"] for part in parts),
-            "rows_after": max(part["cache"]["rows_after"] for part in parts),
-        },
-        "problems": sorted({p for part in parts for p in part["problems"]}),
-        "methods": _methods_info(rows),
-        "workloads": sorted((w for part in parts for w in part["workloads"]), key=lambda w: w["name"]),
-        "measurements": rows,
-        "deferred": [d for part in parts for d in part["deferred"]],
-        "shards": n,
-    }
-    results["metrics"] = summarize(results)
-    return results
-
-
-def _without_shard_options(command: list) -> list:
-    """A shard's command as the one run without --shard and --stop-after (the report's command)."""
-    out, skip = [], False
-    for word in command:
-        if skip:
-            skip = False
-        elif word in ("--shard", "--stop-after"):
-            skip = True
-        else:
-            out.append(word)
-    return out
-
-
-def _shard_files(out_dir: Path) -> dict:
-    """{shard count n: {shard i: path}} of the `results-shard-i-of-n.json` files in OUT_DIR."""
-    import re
-
-    found: dict = {}
-    for path in out_dir.glob("results-shard-*-of-*.json"):
-        if mt := re.fullmatch(SHARD_FILE, path.name):
-            found.setdefault(int(mt.group(2)), {})[int(mt.group(1))] = path
-    return found
-
-
-def _shards(out_dir: Path) -> int | None:
-    """How many shard processes measured into OUT_DIR (from their results files), None for none."""
-    return max(_shard_files(out_dir), default=None)
-
-
 DEADLINE_MARGIN = 1.25  # an expected duration is stretched by this before it is compared with the time left
 
 
-#: seconds one workload's measurement took alone (dlight or a first answer on the H200 host: build,
+#: seconds one workload's measurement took alone (dlight or a first answer on a GPU host: build,
 #: verify, time), an upper bound on its share of a batch: a phase's batch starts only when this many
 #: per workload are left
 SERIAL_MEASURE_S = 3.0
@@ -506,18 +489,3 @@ def generate(
         "problems": problems,
         "host": m.host(),
     }
-
-
-def _methods_info(rows: list) -> dict:
-    """Per method: measured on how many tasks, and why it was not where it was not."""
-    info: dict = {}
-    for r in rows:
-        entry = info.setdefault(r["method"], {"measured": 0, "not_available": 0, "not_applicable": 0, "reasons": []})
-        entry[r["status"]] += 1
-        if r["status"] != "measured" and r["reason"] and r["reason"] not in entry["reasons"]:
-            entry["reasons"].append(r["reason"])
-    return info
-
-
-def write_results(results: dict, out_dir, name: str = "results.json") -> Path:
-    return write_json(Path(out_dir) / name, results, default=str)

@@ -42,6 +42,22 @@ def markdown(results: dict) -> str:
     met = results["metrics"]
     methods = list(met["methods"])
     info = results["methods"]
+    lines = _setup(results)
+    lines += _methods_table(info)
+    lines += _speedups(met, methods)
+    lines += _against_search(met, methods)
+    lines += _correctness(results, met, methods)
+    lines += _taxonomy(met, methods)
+    lines += _roofline(met, methods)
+    lines += _per_family(met, methods)
+    lines += _per_workload(results, info)
+    lines += ["", "## Plots", ""] + [f"![{p[:-4]}]({p})" for p in PLOTS] + [""]
+    lines += _still_to_measure(results)
+    return "\n".join(lines)
+
+
+def _setup(results: dict) -> list:
+    """The title, the command, versions, settings, peaks and the inputs left out."""
     lines = [
         "# Little Dragon evaluation",
         "",
@@ -81,8 +97,12 @@ def markdown(results: dict) -> str:
     ]
     if results["problems"]:
         lines += ["Inputs left out:", ""] + [f"- {p}" for p in results["problems"]] + [""]
+    return lines
 
-    lines += [
+
+def _methods_table(info: dict) -> list:
+    """Per method: measured on how many tasks, and why not on the others."""
+    lines = [
         "## Methods",
         "",
         "| method | measured | not available | not applicable | why not |",
@@ -94,8 +114,12 @@ def markdown(results: dict) -> str:
             f"{'; '.join(e['reasons'])[:200]} |"
         )
     lines.append("")
+    return lines
 
-    lines += [
+
+def _speedups(met: dict, methods: list) -> list:
+    """Speed-ups over each baseline: shares at thresholds, geometric mean, median."""
+    lines = [
         "## Speed-ups",
         "",
         "Speed-up = baseline latency / method latency (fastest verified candidate). Shares count every task "
@@ -133,10 +157,13 @@ def markdown(results: dict) -> str:
         lines.append("")
     if "dlight" not in met["baselines"]:
         lines += ["Over **dlight**: not applicable on this target (dlight schedules GPU targets only).", ""]
+    return lines
 
-    lines += _against_search(met, methods)
 
-    lines += [
+def _correctness(results: dict, met: dict, methods: list) -> list:
+    """First-answer correctness and time to a verified kernel per method and task, where the
+    times come from, and the improvement over the existing scripts."""
+    lines = [
         "## Correctness and time to a verified kernel",
         "",
         "First-answer correctness: share of tasks whose first candidate was verified and not `slow` (more than "
@@ -156,6 +183,15 @@ def markdown(results: dict) -> str:
                 f"| {name} | {task} | {t['n']} | {t['solved']} | {_pct(t['first_answer_correct'])} | "
                 f"{t.get('first_answer_slow', 0)} | {_f(tt['median'])} | {_f(tt['p90'])} | {pk or '–'} |"
             )
+    lines += _time_notes(results)
+    lines += _improvement(met, methods)
+    lines.append("")
+    return lines
+
+
+def _time_notes(results: dict) -> list:
+    """What the times include: shards sharing the machine, the model's generation host and start-up."""
+    lines = []
     if results.get("shards"):
         lines += [
             "",
@@ -178,29 +214,37 @@ def markdown(results: dict) -> str:
                 f"answer) is start-up and not in these times: {max(loads):.1f} s at most, "
                 f"in {len(loads)} process{'es' if len(loads) > 1 else ''}."
             )
+    return lines
+
+
+def _improvement(met: dict, methods: list) -> list:
+    """The speed-up over the existing script, per method that improved one."""
     imp = [
         (n, met["methods"][n]["tasks"]["improvement"])
         for n in methods
         if "improvement" in met["methods"][n]["tasks"]
         and "speedup_over_existing" in met["methods"][n]["tasks"]["improvement"]
     ]
-    if imp:
-        lines += [
-            "",
-            "Improvement over the existing script:",
-            "",
-            "| method | tasks | solved | >= 1.0x | geomean |",
-            "|---|---|---|---|---|",
-        ]
-        for n, t in imp:
-            sp = t["speedup_over_existing"]
-            lines.append(
-                f"| {n} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | "
-                f"{_f(sp['geomean'])} |"
-            )
-    lines.append("")
+    if not imp:
+        return []
+    lines = [
+        "",
+        "Improvement over the existing script:",
+        "",
+        "| method | tasks | solved | >= 1.0x | geomean |",
+        "|---|---|---|---|---|",
+    ]
+    for n, t in imp:
+        sp = t["speedup_over_existing"]
+        lines.append(
+            f"| {n} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | {_f(sp['geomean'])} |"
+        )
+    return lines
 
-    lines += [
+
+def _taxonomy(met: dict, methods: list) -> list:
+    """Failed candidates per method by the stage that failed them."""
+    lines = [
         "## Failure taxonomy",
         "",
         "Failed candidates by stage (parse and type: the script; replay, build, launch, numeric, timeout: the engine).",
@@ -212,8 +256,12 @@ def markdown(results: dict) -> str:
         tx = met["methods"][name]["taxonomy"]
         lines.append(f"| {name} | " + " | ".join(str(tx[c]) for c in cats) + " |")
     lines.append("")
+    return lines
 
-    lines += [
+
+def _roofline(met: dict, methods: list) -> list:
+    """The median fraction of the roofline bound each method reaches."""
+    lines = [
         "## Roofline",
         "",
         "Fraction of the roofline bound reached (bound = max(FLOPs / peak, compulsory bytes / "
@@ -226,8 +274,12 @@ def markdown(results: dict) -> str:
         rf = met["methods"][name]["roofline_fraction"]
         lines.append(f"| {name} | {_pct(rf['median'])} | {len(rf['per_task'])} |")
     lines.append("")
+    return lines
 
-    lines += ["## Per family", ""]
+
+def _per_family(met: dict, methods: list) -> list:
+    """Geometric-mean speed-ups over the last baseline, per workload family."""
+    lines = ["## Per family", ""]
     base = met["baselines"][-1] if met["baselines"] else None
     if base:
         fams = sorted({f for n in methods for f in met["methods"][n].get("families", {}).get(base, {})})
@@ -245,8 +297,12 @@ def markdown(results: dict) -> str:
                 cells.append("–" if not c else f"{_f(c['geomean'])} ({c['solved']}/{c['tasks']})")
             lines.append(f"| {fam} | " + " | ".join(cells) + " |")
     lines.append("")
+    return lines
 
-    lines += [
+
+def _per_workload(results: dict, info: dict) -> list:
+    """Per workload: its size, roofline bound and each method's fastest verified latency."""
+    lines = [
         "## Per workload",
         "",
         "Latency in us of the fastest verified candidate (– none; n/a not applicable or not available).",
@@ -271,20 +327,25 @@ def markdown(results: dict) -> str:
             f"| {w['name']} | {w['family']} | {w['flops'] / 1e9:.3g} | {w['bytes'] / 1e6:.3g} | "
             f"{w['roofline_us']:.3g} | " + " | ".join(lat.get((w["name"], c), "") for c in cols) + " |"
         )
-    lines += ["", "## Plots", ""] + [f"![{p[:-4]}]({p})" for p in PLOTS] + [""]
-    if results.get("deferred"):
-        lines += [
-            "## Still to measure",
-            "",
-            "Deferred by `--stop-after` (not in any figure above):",
-            "",
-            "| method | workloads |",
-            "|---|---|",
-        ]
-        for method, names in _deferred_by_method(results).items():
-            lines.append(f"| {method} | {len(names)}: {', '.join(sorted(names))} |")
-        lines.append("")
-    return "\n".join(lines)
+    return lines
+
+
+def _still_to_measure(results: dict) -> list:
+    """The measurements `--stop-after` deferred, per method."""
+    if not results.get("deferred"):
+        return []
+    lines = [
+        "## Still to measure",
+        "",
+        "Deferred by `--stop-after` (not in any figure above):",
+        "",
+        "| method | workloads |",
+        "|---|---|",
+    ]
+    for method, names in _deferred_by_method(results).items():
+        lines.append(f"| {method} | {len(names)}: {', '.join(sorted(names))} |")
+    lines.append("")
+    return lines
 
 
 def _against_search(met: dict, methods: list) -> list:
