@@ -100,7 +100,7 @@ class Generator:
         cpu_threads: int | None = None,
         jump_forward: bool = True,
         phases: bool = True,
-        canonical_names: bool = False,
+        canonical_names: bool | str = False,
     ):
         import torch
         import xgrammar as xgr
@@ -147,8 +147,9 @@ class Generator:
         self.cpu_threads = cpu_threads
         self.jump_forward = jump_forward  # forced tokens read in one forward pass (`_forced`)
         self.phases = phases  # a statement's grammar in two phases (`_phases`)
-        # a model trained on canonical names (`data.canonical_mapping`) reads every workload under
-        # them; its answer is renamed back to the workload's own names
+        # a model trained on canonical names (`data.canonical_mapping`: True for blocks and allocated
+        # buffers, "all" for every name the workload's author chose) reads every workload under them;
+        # its answer is renamed back to the workload's own names
         self.canonical_names = canonical_names
         import inspect
 
@@ -172,7 +173,7 @@ class Generator:
         if "literals" not in kw:
             kw["literals"] = info.get("literals")
         if "canonical_names" not in kw:
-            kw["canonical_names"] = bool(info.get("canonical_names"))
+            kw["canonical_names"] = info.get("canonical_names") or False
         if "max_statements" not in kw and info.get("longest_script"):
             # tensor-core CUDA schedules run to ~155 statements: the limit follows the training scripts
             kw["max_statements"] = max(DEFAULT_MAX_STATEMENTS, int(1.25 * info["longest_script"]) + 1)
@@ -230,7 +231,7 @@ class Generator:
         text = (
             workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")
         )
-        return canonical_workload(text, target, slower_body)
+        return canonical_workload(text, target, slower_body, scope=self.canonical_names)
 
     def _generate(self, workload, target, slower_body, temperature, seed, template=None) -> Generation:
         from dragon_dsl.tvm.workload import load_workload
