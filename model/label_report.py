@@ -62,8 +62,7 @@ def main(argv=None) -> int:
     import argparse
     import sys
 
-    from dragon_dsl.corpus.pretrain import read_records
-    from dragon_model.records import read_measured
+    from dragon_model.records import merged_records, read_measured
 
     ap = argparse.ArgumentParser(prog="python -m dragon_model.label_report", description=__doc__.split("\n\n")[0])
     ap.add_argument("pretrain", nargs="+", help="pretraining run folders (with records/)")
@@ -74,7 +73,7 @@ def main(argv=None) -> int:
         if not Path(path).exists():
             print(f"error: {path}: no such file or folder", file=sys.stderr)
             return 2
-    records = [r for folder in args.pretrain for r in read_records(folder)]
+    records = merged_records(args.pretrain)
     rows = label_speeds(records, read_measured(args.measured))
     figures = summary(rows)
     print(json.dumps(figures, indent=1))

@@ -25,7 +25,8 @@ def test_language_core_imports_neither_tvm_nor_torch():
 
 
 def test_no_eval_exec_or_as_python_in_sources():
-    pattern = re.compile(r"\b(eval|exec)\(|as_python\(")
+    # Python's builtins, not methods of the same name (torch's `module.eval()` is inference mode)
+    pattern = re.compile(r"(?<![.\w])(eval|exec)\(|as_python\(")
     offenders = []
     for path in list((ROOT / "dragon_dsl").rglob("*.py")) + list((ROOT / "grammar").rglob("*.py")):
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
