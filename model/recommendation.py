@@ -277,6 +277,8 @@ def _choose(req: _Request, tried: list, given, use_model: bool, search_trials: i
     if best is None:
         note = _search_instead(req, tried, note, search_trials, k)
         best = _best([c for c in tried if c["source"] in ("search", "dlight")], given)
+    elif best["source"] == "dlight" and any(c["source"] == "model" for c in tried):
+        note = "dlight's schedule was faster than every model candidate"
     if best is None and given is not None and given.ok:
         # improve: nothing written beats the script given, which is then the answer, not a failure
         n = sum(c["status"] == "ok" for c in tried)
@@ -285,8 +287,6 @@ def _choose(req: _Request, tried: list, given, use_model: bool, search_trials: i
         note = f"your script is already the fastest of {n + 1} verified candidate(s)" + (
             f" ({given.latency_us:.3f} us; the fastest other: {fastest:.3f} us)" if fastest and given.latency_us else ""
         )
-    elif best["source"] == "dlight" and any(c["source"] == "model" for c in tried):
-        note = "dlight's schedule was faster than every model candidate"
     if (
         plain_us
         and (best is None or best["latency_us"] > plain_us * TIMING_NOISE)

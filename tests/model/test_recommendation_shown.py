@@ -60,3 +60,10 @@ def test_improve_answers_with_the_given_script_when_nothing_beats_it(monkeypatch
         note
         == "your script is already the fastest of 3 verified candidate(s) (100.000 us; the fastest other: 120.000 us)"
     )
+
+
+def test_nothing_verified_and_nothing_given_is_no_answer_not_a_crash(monkeypatch):
+    monkeypatch.setattr(recommendation, "search", lambda *a, **k: [])
+    tried = [{"source": "model", "script": "a", "status": "build_error", "latency_us": None}]
+    best, note = recommendation._choose(_request(), tried, None, True, 2, 2)
+    assert best is None and note.startswith("no model candidate verified; fell back to a MetaSchedule search")
