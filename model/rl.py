@@ -141,14 +141,12 @@ def train_rl(
     log=print,
 ) -> dict:
     import datasets
-    import torch
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from dragon_dsl.engine import Engine
     from dragon_model.data import load_rows, script_body
     from dragon_model.generate import load_model
     from dragon_model.prompts import plain_prompt
-    from dragon_model.train import save
 
     t0 = time.time()
     info_path = Path(model_path) / "dragon_model.json"
@@ -175,25 +173,7 @@ def train_rl(
     spec = {"kind": "llvm", "num-cores": 1} if target == "llvm" else target
     engine = Engine(spec, cache=False, timeout_s=60.0)
     reward = EngineReward(engine, level=level)
-    args = GRPOConfig(
-        output_dir=str(Path(out) / "checkpoints"),
-        max_steps=steps,
-        learning_rate=lr,
-        beta=beta,
-        num_generations=generations,
-        per_device_train_batch_size=generations,
-        gradient_accumulation_steps=1,
-        max_completion_length=max_completion_length,
-        temperature=1.0,
-        logging_steps=1,
-        save_strategy="no",
-        report_to=[],
-        seed=seed,
-        use_cpu=not torch.cuda.is_available(),
-        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
-        disable_tqdm=True,
-        generation_kwargs={"eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id},
-    )
+    args = _grpo_config(out, tokenizer, steps, generations, max_completion_length, lr, beta, seed)
     try:
         trainer = GRPOTrainer(
             model=model,
@@ -217,13 +197,49 @@ def train_rl(
         "verified_fraction": sum(r >= 0.8 for r in hist) / len(hist) if hist else None,
         "rl_seconds": round(time.time() - t0, 1),
     }
+    _save(trainer.model, tokenizer, out, info, target=target, corpus=corpus, figures=figures)
+    log(f"rl: saved to {out}: " + json.dumps(figures))
+    return figures
+
+
+def _grpo_config(out, tokenizer, steps, generations, max_completion_length, lr, beta, seed):
+    """TRL's GRPO arguments: GENERATIONS completions a workload, one batch of them a step."""
+    import torch
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(Path(out) / "checkpoints"),
+        max_steps=steps,
+        learning_rate=lr,
+        beta=beta,
+        num_generations=generations,
+        per_device_train_batch_size=generations,
+        gradient_accumulation_steps=1,
+        max_completion_length=max_completion_length,
+        temperature=1.0,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        seed=seed,
+        use_cpu=not torch.cuda.is_available(),
+        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
+        disable_tqdm=True,
+        generation_kwargs={"eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id},
+    )
+
+
+def _save(model, tokenizer, out, info: dict, *, target, corpus, figures: dict) -> None:
+    """The RL model saved with the facts of the model it started from (INFO, its dragon_model.json)
+    and, beside the RL figures, its SFT figures."""
+    from dragon_model.train import save
+
     # what the model was trained on and how it reads prompts (instructions, literals, longest script,
     # canonical names) stays true after RL: Generator reads it from the RL model's folder too
     facts = {
         k: v for k, v in info.items() if k not in ("target", "base", "lora", "corpus", "corpus_manifest", "stages")
     }
     save(
-        trainer.model,
+        model,
         tokenizer,
         out,
         target=target,
@@ -238,8 +254,6 @@ def train_rl(
         new = json.loads((Path(out) / "dragon_model.json").read_text(encoding="utf-8"))
         new.setdefault("stages", {}).setdefault("sft", info["stages"]["sft"])
         (Path(out) / "dragon_model.json").write_text(json.dumps(new, indent=2, default=str) + "\n", encoding="utf-8")
-    log(f"rl: saved to {out}: " + json.dumps(figures))
-    return figures
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

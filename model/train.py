@@ -27,6 +27,8 @@ from pathlib import Path
 
 from dragon_model.prompts import plain_prompt
 from dragon_model.tokenizer import IMPROVE, SCRIPT, WORKLOAD, build_tokenizer
+from dragon_model.train_args import add_arguments
+from dragon_model.trainer import TrainingDiverged, _has_field, _time_limit_callback, guarded_trainer
 
 #: model sizes for the random-init transformer: (hidden, layers, heads, intermediate)
 SIZES = {
@@ -169,89 +171,37 @@ def train_sft(
     each row of RENAMED_TASKS is trained on a second time with its blocks renamed, the names drawn
     from RENAMED_SEED (`data.with_renamed_copies`)."""
     import torch
-    from transformers import TrainingArguments
-
-    from dragon_model.data import (
-        canonical_example,
-        examples,
-        grammar_facts,
-        load_rows,
-        merged_facts,
-        with_renamed_copies,
-    )
 
     t0 = time.time()
-    rows = load_rows(corpus, splits=["train"], target_kind=target)
-    valid_rows = load_rows(corpus, splits=["valid"], target_kind=target)
-    if limit:
-        rows, valid_rows = rows[:limit], valid_rows[: max(1, limit // 4)]
-    if not rows:
-        raise ValueError(f"{corpus}: no training rows for target {target}")
-    if base:
-        model, tokenizer = load_base(base, lora)
-    else:
-        tokenizer = build_tokenizer(compact=compact)
-        model = make_model(tokenizer, size, max_positions=max(max_length, 512), seed=seed)
-    # what the decoding grammar needs of these rows, before the clock of --max-seconds decides how
-    # long to train (checking every script takes a minute for 13k rows)
-    extra = grammar_facts(rows)
-    if base and (Path(base) / INFO_FILE).exists():  # a fine-tune keeps its base's grammar too
-        extra = merged_facts(json.loads((Path(base) / INFO_FILE).read_text(encoding="utf-8")), extra)
-    train_examples = examples(with_renamed_copies(rows, renamed_seed, renamed_tasks) if renamed_copies else rows)
-    valid_examples = examples(valid_rows)
-    if canonical_names:  # every row under its prompt's canonical names (data.canonical_mapping)
-        train_examples = [canonical_example(e) for e in train_examples]
-        valid_examples = [canonical_example(e) for e in valid_examples]
-        extra["canonical_names"] = True
-    train_set = encode_examples(tokenizer, train_examples, max_length)
-    valid_set = encode_examples(tokenizer, valid_examples, max_length)
+    model, tokenizer, extra, train_set, valid_set = _training_sets(
+        corpus,
+        target=target,
+        size=size,
+        base=base,
+        lora=lora,
+        max_length=max_length,
+        seed=seed,
+        limit=limit,
+        compact=compact,
+        renamed=(renamed_seed, renamed_tasks) if renamed_copies else None,
+        canonical_names=canonical_names,
+    )
     n_params = sum(p.numel() for p in model.parameters())
     log(
         f"sft: {len(train_set)} training and {len(valid_set)} validation examples, "
         f"{n_params / 1e6:.2f}M parameters, target {target}, ready to train after {time.time() - t0:.1f} s"
     )
-    lengths = {}
-    if _has_field(TrainingArguments, "train_sampling_strategy"):
-        # batches of similar lengths: CUDA scripts run from a few hundred to 5k tokens, and a random
-        # batch pads each of them to its longest
-        lengths = dict(train_sampling_strategy="group_by_length")
-    elif _has_field(TrainingArguments, "group_by_length"):
-        lengths = dict(group_by_length=True)
-    args = TrainingArguments(
-        output_dir=str(Path(out) / "checkpoints"),
-        num_train_epochs=epochs,
+    args = _training_arguments(
+        out,
+        base=base,
+        epochs=epochs,
         max_steps=max_steps,
-        per_device_train_batch_size=batch_size,
-        per_device_eval_batch_size=batch_size,
-        gradient_accumulation_steps=grad_accum,
-        learning_rate=lr if not base else min(lr, 2e-4),
-        # under --max-seconds the epochs are a ceiling the clock rarely lets training reach: the
-        # step-based cosine would barely decay, so the rate follows the clock instead (TimeLimit)
-        lr_scheduler_type="constant_with_warmup" if max_seconds > 0 else "cosine",
-        warmup_steps=max(1, int(0.05 * max(1, max_steps if max_steps > 0 else 20))),
-        weight_decay=0.01,
-        logging_steps=10,
-        report_to=[],
-        # --keep-best: validation loss after every epoch, and the best epoch's weights are the result
-        **(
-            dict(
-                eval_strategy="epoch",
-                save_strategy="epoch",
-                save_total_limit=1,
-                load_best_model_at_end=True,
-                metric_for_best_model="eval_loss",
-                greater_is_better=False,
-            )
-            if keep_best and valid_set
-            else dict(eval_strategy="no", save_strategy="no")
-        ),
+        lr=lr,
+        batch_size=batch_size,
+        grad_accum=grad_accum,
         seed=seed,
-        dataloader_num_workers=0,
-        use_cpu=not torch.cuda.is_available(),
-        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
-        remove_unused_columns=False,
-        disable_tqdm=True,
-        **lengths,
+        max_seconds=max_seconds,
+        evaluate=bool(keep_best and valid_set),
     )
     limit = _time_limit_callback()(max_seconds, t0) if max_seconds > 0 else None
     trainer = guarded_trainer()(
@@ -265,27 +215,7 @@ def train_sft(
     result = trainer.train()
     if keep_best and getattr(trainer.model.config, "tie_word_embeddings", False):
         trainer.model.tie_weights()  # the best checkpoint is loaded without lm_head (it is the embedding)
-    figures = {
-        "train_loss": float(result.training_loss),
-        "steps": int(result.global_step),
-        "train_examples": len(train_set),
-        "parameters": n_params,
-        "epochs_done": round(float(trainer.state.epoch or 0.0), 2),
-    }
-    figures["skipped_steps"] = trainer.skipped_steps
-    if limit is not None:
-        figures["stopped_by_time_limit"] = limit.fired
-    curve = [
-        {"epoch": round(h["epoch"], 2), "valid_loss": round(h["eval_loss"], 4)}
-        for h in trainer.state.log_history
-        if "eval_loss" in h
-    ]
-    if curve:
-        figures["valid_curve"] = curve
-    if valid_set:
-        ev = trainer.evaluate(eval_dataset=valid_set)
-        figures["valid_loss"] = float(ev["eval_loss"])
-        figures["valid_perplexity"] = math.exp(min(50.0, ev["eval_loss"]))
+    figures = _figures(trainer, result, len(train_set), valid_set, n_params, limit)
     figures["train_seconds"] = round(time.time() - t0, 1)
     broken = [name for name, p in trainer.model.named_parameters() if not torch.isfinite(p).all()]
     if broken:  # a diverged run's weights would only be a later stage's NaN start
@@ -310,87 +240,146 @@ def train_sft(
     return figures
 
 
-class TrainingDiverged(RuntimeError):
-    """The weights after training are not finite, or too many steps were (nothing is saved)."""
+def _training_sets(
+    corpus,
+    *,
+    target: str,
+    size: str,
+    base: str | None,
+    lora: bool,
+    max_length: int,
+    seed: int,
+    limit: int,
+    compact: bool,
+    renamed: tuple | None,
+    canonical_names: bool,
+) -> tuple:
+    """(model, tokenizer, the decoding grammar's facts of the rows, training set, validation set):
+    the corpus' train and valid rows as encoded examples (RENAMED: (seed, tasks) of the renamed
+    copies, or None), and the model to train, new or loaded from BASE."""
+    from dragon_model.data import (
+        canonical_example,
+        examples,
+        grammar_facts,
+        load_rows,
+        merged_facts,
+        with_renamed_copies,
+    )
+
+    rows = load_rows(corpus, splits=["train"], target_kind=target)
+    valid_rows = load_rows(corpus, splits=["valid"], target_kind=target)
+    if limit:
+        rows, valid_rows = rows[:limit], valid_rows[: max(1, limit // 4)]
+    if not rows:
+        raise ValueError(f"{corpus}: no training rows for target {target}")
+    if base:
+        model, tokenizer = load_base(base, lora)
+    else:
+        tokenizer = build_tokenizer(compact=compact)
+        model = make_model(tokenizer, size, max_positions=max(max_length, 512), seed=seed)
+    # what the decoding grammar needs of these rows, before the clock of --max-seconds decides how
+    # long to train (checking every script takes a minute for 13k rows)
+    extra = grammar_facts(rows)
+    if base and (Path(base) / INFO_FILE).exists():  # a fine-tune keeps its base's grammar too
+        extra = merged_facts(json.loads((Path(base) / INFO_FILE).read_text(encoding="utf-8")), extra)
+    train_examples = examples(with_renamed_copies(rows, *renamed) if renamed else rows)
+    valid_examples = examples(valid_rows)
+    if canonical_names:  # every row under its prompt's canonical names (data.canonical_mapping)
+        train_examples = [canonical_example(e) for e in train_examples]
+        valid_examples = [canonical_example(e) for e in valid_examples]
+        extra["canonical_names"] = True
+    train_set = encode_examples(tokenizer, train_examples, max_length)
+    valid_set = encode_examples(tokenizer, valid_examples, max_length)
+    return model, tokenizer, extra, train_set, valid_set
 
 
-def guarded_trainer(max_share: float = 0.1, grace: int = 20):
-    """transformers' Trainer whose steps with a loss or a gradient that is not finite change no
-    weight: the gradients are dropped before the optimizer's step (which then skips every
-    parameter) and the step is counted (`skipped_steps`). A run in which more than GRACE steps
-    and more than MAX_SHARE of its steps were skipped stops with TrainingDiverged. bf16
-    pretraining at lr 1e-3 on 24k rows went NaN within its first epoch, and every later
-    step then trained NaN weights."""
+def _training_arguments(
+    out,
+    *,
+    base: str | None,
+    epochs: float,
+    max_steps: int,
+    lr: float,
+    batch_size: int,
+    grad_accum: int,
+    seed: int,
+    max_seconds: float,
+    evaluate: bool,
+):
+    """The Trainer's arguments; EVALUATE (--keep-best with a validation set): validation loss after
+    every epoch, the best epoch's weights kept."""
     import torch
-    from transformers import Trainer
+    from transformers import TrainingArguments
 
-    class GuardedTrainer(Trainer):
-        skipped_steps = 0
-        seen_steps = 0
+    lengths = {}
+    if _has_field(TrainingArguments, "train_sampling_strategy"):
+        # batches of similar lengths: CUDA scripts run from a few hundred to 5k tokens, and a random
+        # batch pads each of them to its longest
+        lengths = dict(train_sampling_strategy="group_by_length")
+    elif _has_field(TrainingArguments, "group_by_length"):
+        lengths = dict(group_by_length=True)
+    return TrainingArguments(
+        output_dir=str(Path(out) / "checkpoints"),
+        num_train_epochs=epochs,
+        max_steps=max_steps,
+        per_device_train_batch_size=batch_size,
+        per_device_eval_batch_size=batch_size,
+        gradient_accumulation_steps=grad_accum,
+        learning_rate=lr if not base else min(lr, 2e-4),
+        # under --max-seconds the epochs are a ceiling the clock rarely lets training reach: the
+        # step-based cosine would barely decay, so the rate follows the clock instead (TimeLimit)
+        lr_scheduler_type="constant_with_warmup" if max_seconds > 0 else "cosine",
+        warmup_steps=max(1, int(0.05 * max(1, max_steps if max_steps > 0 else 20))),
+        weight_decay=0.01,
+        logging_steps=10,
+        report_to=[],
+        # --keep-best: validation loss after every epoch, and the best epoch's weights are the result
+        **(
+            dict(
+                eval_strategy="epoch",
+                save_strategy="epoch",
+                save_total_limit=1,
+                load_best_model_at_end=True,
+                metric_for_best_model="eval_loss",
+                greater_is_better=False,
+            )
+            if evaluate
+            else dict(eval_strategy="no", save_strategy="no")
+        ),
+        seed=seed,
+        dataloader_num_workers=0,
+        use_cpu=not torch.cuda.is_available(),
+        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
+        remove_unused_columns=False,
+        disable_tqdm=True,
+        **lengths,
+    )
 
-        def training_step(self, model, inputs, *args, **kwargs):
-            loss = super().training_step(model, inputs, *args, **kwargs)
-            self.seen_steps += 1
-            grads = [p.grad for p in model.parameters() if p.grad is not None]
-            values = [loss.detach().float().reshape(-1)] + [n.float().reshape(1) for n in torch._foreach_norm(grads)]
-            if bool(torch.isfinite(torch.cat(values)).all()):  # one device sync a step
-                return loss
-            model.zero_grad(set_to_none=True)
-            self.skipped_steps += 1
-            if self.skipped_steps > grace and self.skipped_steps > max_share * self.seen_steps:
-                raise TrainingDiverged(
-                    f"training diverged: {self.skipped_steps} of {self.seen_steps} steps had a "
-                    f"loss or gradient that is not finite"
-                )
-            return loss.detach().new_zeros(())
 
-    return GuardedTrainer
-
-
-def _has_field(cls, name: str) -> bool:
-    import dataclasses
-
-    return any(f.name == name for f in dataclasses.fields(cls))
-
-
-def _time_limit_callback():
-    from transformers import TrainerCallback
-
-    class TimeLimit(TrainerCallback):
-        """Stops training once `seconds` have passed since `t0` (a device call has a hard limit):
-        the step that crosses the limit is evaluated and saved, so `--keep-best` still picks the
-        best of the epochs done and the partial one. Meanwhile the learning rate follows a cosine
-        over the training's own time (from its first step to the limit) down to FLOOR of the
-        scheduler's rate, which keeps the warm-up."""
-
-        FLOOR = 0.05
-
-        def __init__(self, seconds: float, t0: float):
-            self.seconds, self.t0 = seconds, t0
-            self.fired = False
-            self.start = None
-
-        def on_train_begin(self, args, state, control, **kwargs):
-            self.start = time.time()
-
-        def on_step_end(self, args, state, control, optimizer=None, **kwargs):
-            now = time.time()
-            if optimizer is not None and self.start is not None:
-                span = max(1e-6, self.t0 + self.seconds - self.start)
-                done = min(1.0, (now - self.start) / span)
-                factor = self.FLOOR + (1 - self.FLOOR) * 0.5 * (1 + math.cos(math.pi * done))
-                # the scheduler set this step's rate from its base (it does not compound)
-                for group in optimizer.param_groups:
-                    group["lr"] = group["lr"] * factor
-            if now - self.t0 >= self.seconds:
-                self.fired = True
-                control.should_training_stop = True
-                if args.eval_strategy != "no":
-                    control.should_evaluate = True
-                    control.should_save = True
-            return control
-
-    return TimeLimit
+def _figures(trainer, result, n_train: int, valid_set, n_params: int, limit) -> dict:
+    """The figures of a finished training: loss, steps, skipped steps, the validation curve and loss."""
+    figures = {
+        "train_loss": float(result.training_loss),
+        "steps": int(result.global_step),
+        "train_examples": n_train,
+        "parameters": n_params,
+        "epochs_done": round(float(trainer.state.epoch or 0.0), 2),
+    }
+    figures["skipped_steps"] = trainer.skipped_steps
+    if limit is not None:
+        figures["stopped_by_time_limit"] = limit.fired
+    curve = [
+        {"epoch": round(h["epoch"], 2), "valid_loss": round(h["eval_loss"], 4)}
+        for h in trainer.state.log_history
+        if "eval_loss" in h
+    ]
+    if curve:
+        figures["valid_curve"] = curve
+    if valid_set:
+        ev = trainer.evaluate(eval_dataset=valid_set)
+        figures["valid_loss"] = float(ev["eval_loss"])
+        figures["valid_perplexity"] = math.exp(min(50.0, ev["eval_loss"]))
+    return figures
 
 
 #: the largest weights file a save writes (a shipped model's files stay small enough for the repository)
@@ -440,90 +429,6 @@ def save(
     info_path.write_text(json.dumps(info, indent=2, default=str) + "\n", encoding="utf-8")
     if not lora:
         model.to(torch.float32)
-
-
-def _task_list(text: str) -> tuple:
-    """`--renamed-tasks`: comma-separated task names."""
-    from dragon_model.data import TASKS
-
-    tasks = tuple(t.strip() for t in text.split(",") if t.strip())
-    bad = [t for t in tasks if t not in TASKS]
-    if bad or not tasks:
-        raise argparse.ArgumentTypeError(f"{bad[0] if bad else text!r}: not a task ({', '.join(TASKS)})")
-    return tasks
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "corpus", help="corpus folder (JSON Lines, also xz-compressed / Parquet / saved dataset, with manifest.json)"
-    )
-    p.add_argument("-o", "--output", required=True, help="folder for the trained model")
-    p.add_argument("--target", default="llvm", help="target kind of the rows to train on (llvm, cuda)")
-    p.add_argument("--size", choices=sorted(SIZES), default="small", help="random-init model size")
-    p.add_argument("--base", help="a local HF causal LM to fine-tune instead")
-    p.add_argument("--lora", action="store_true", help="with --base: train LoRA adapters (peft)")
-    p.add_argument("--epochs", type=float, default=3.0, help="passes over the training rows (default 3)")
-    p.add_argument(
-        "--max-steps", type=int, default=-1, help="stop after this many optimizer steps (default: --epochs decides)"
-    )
-    p.add_argument("--lr", type=float, default=1e-3, help="learning rate (default 1e-3)")
-    p.add_argument("--batch-size", type=int, default=4, help="rows per device batch (default 4)")
-    p.add_argument("--grad-accum", type=int, default=1, help="batches per optimizer step (default 1)")
-    p.add_argument(
-        "--max-length", type=int, default=4096, help="tokens per row at most; longer rows are left out (default 4096)"
-    )
-    p.add_argument("--limit", type=int, default=0, help="use only the first N training rows (toy runs)")
-    p.add_argument(
-        "--save-dtype",
-        choices=("float32", "float16", "bfloat16"),
-        default="float32",
-        help="the saved weights' data type (default float32)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of initialisation and data order (default 0)")
-    p.add_argument(
-        "--max-seconds",
-        type=float,
-        default=0.0,
-        help="stop training after this many seconds (counted from the start, data loading included)",
-    )
-    p.add_argument(
-        "--tokenizer",
-        choices=("compact", "spelled"),
-        default="compact",
-        help="compact: names and frequent integers are one token each (1.56x fewer tokens on CUDA scripts); "
-        "spelled: digit by digit, as the first-generation weights",
-    )
-    p.add_argument(
-        "--keep-best",
-        action="store_true",
-        help="evaluate on the valid split after every epoch and keep the best epoch's weights",
-    )
-    p.add_argument(
-        "--renamed-copies",
-        action="store_true",
-        help="train on each row of --renamed-tasks twice, the second time with its blocks and allocated "
-        "buffers renamed at random, so that names stop being a cue for a schedule",
-    )
-    p.add_argument(
-        "--renamed-seed",
-        type=int,
-        default=2026,
-        help="with --renamed-copies: the seed the new names are drawn from (default 2026); train one epoch "
-        "at a time with another seed each for new names every epoch",
-    )
-    p.add_argument(
-        "--renamed-tasks",
-        type=_task_list,
-        default=("construction",),
-        help="with --renamed-copies: the tasks whose rows get a copy, comma-separated "
-        "(construction, improvement; default construction)",
-    )
-    p.add_argument(
-        "--canonical-names",
-        action="store_true",
-        help="train on every row under canonical block and buffer names (q0, q1, ... in the order the "
-        "prompt lists them); the model then reads every workload under them (dragon_model.json)",
-    )
 
 
 def run(args) -> int:
