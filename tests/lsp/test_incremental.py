@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from dragon_dsl.language import check, parse
+from dragon_dsl import check, parse
 from dragon_dsl.language.syntax.parser import logical_lines
 from dragon_lsp.analysis import Analysis, EarlierAnalysis
 from dragon_lsp.incremental import changed_region, recut
