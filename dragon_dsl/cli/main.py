@@ -69,6 +69,8 @@ def cmd_demo(args, out: Console, err: Console) -> int:
     print_diagnostics(err, diags, text, "example.dragon")
     errors = sum(d.severity is Severity.ERROR for d in diags)
     out.print(f"{errors} error(s), {len(diags) - errors} warning(s)")
+    if diags and all(d.code == "DRG104" for d in diags):  # the demo shows exactness: the trace as TVM wrote it
+        out.print("(kept: the script stands for the trace exactly, queries without effect included)", markup=False)
     if errors:
         return 1
     out.rule("3. encode: the script gives back the exact trace")
