@@ -1,4 +1,4 @@
-"""Index maps: a small typed expression IR, its lambda text and TVM's JSON graph.
+"""Index maps: a small typed expression IR (`index_ir`), its lambda text and TVM's JSON graph.
 
 TVM writes an IndexMap into a trace as an FFI JSON graph string. The graph
 carries a TVM version and, for maps built from block iteration variables,
@@ -19,124 +19,29 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Union
 
+from dragon_dsl.language.codec.index_ir import (  # noqa: F401  (re-exported: the IR's home was here)
+    BINARY,
+    COMPARE,
+    FLOAT_DTYPE,
+    FUNC_OPS,
+    FUNCS,
+    INDEX_DTYPE,
+    INFIX,
+    INFIX_OPS,
+    OP_FIELDS,
+    FloatImm,
+    IExpr,
+    IndexMap,
+    IndexMapError,
+    IntImm,
+    Op,
+    Var,
+)
 from dragon_dsl.language.syntax.lexical import float_text
 from dragon_dsl.language.table import TVM_VERSION
 
-INDEX_DTYPE = "int32"
-FLOAT_DTYPE = "float32"
-
-# ---- IR -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Var:
-    name: str
-    dtype: str = INDEX_DTYPE
-
-
-@dataclass(frozen=True)
-class IntImm:
-    value: int
-    dtype: str = INDEX_DTYPE
-
-
-@dataclass(frozen=True)
-class FloatImm:
-    value: float
-    dtype: str = FLOAT_DTYPE
-
-
-@dataclass(frozen=True)
-class Op:
-    """An operation node; `op` is TVM's node name without its `prim.` prefix."""
-
-    op: str
-    args: tuple
-    dtype: str
-
-
-IExpr = Union[Var, IntImm, FloatImm, Op]
-
-
-@dataclass(frozen=True)
-class IndexMap:
-    params: tuple  # tuple[Var, ...]
-    results: tuple  # tuple[IExpr, ...]
-
-    def free_vars(self) -> list[str]:
-        bound = {p.name for p in self.params}
-        seen: list[str] = []
-
-        def walk(e):
-            if isinstance(e, Var):
-                if e.name not in bound and e.name not in seen:
-                    seen.append(e.name)
-            elif isinstance(e, Op):
-                for a in e.args:
-                    walk(a)
-
-        for r in self.results:
-            walk(r)
-        return seen
-
-
-# Node fields in TVM's order (after span and ty). Binary ops use a, b.
-BINARY = (
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Mod",
-    "FloorDiv",
-    "FloorMod",
-    "Min",
-    "Max",
-    "EQ",
-    "NE",
-    "LT",
-    "LE",
-    "GT",
-    "GE",
-    "And",
-    "Or",
-)
-COMPARE = ("EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not")
-OP_FIELDS = {
-    **{b: ("a", "b") for b in BINARY},
-    "Not": ("a",),
-    "Select": ("condition", "true_value", "false_value"),
-    "Cast": ("value",),
-}
-
-# How ops read in lambda text: infix operators and function names.
-INFIX = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%"}
-INFIX_OPS = {v: k for k, v in INFIX.items()}
-FUNCS = {
-    "Div": "truncdiv",
-    "Mod": "truncmod",
-    "Min": "min",
-    "Max": "max",
-    "EQ": "eq",
-    "NE": "ne",
-    "LT": "lt",
-    "LE": "le",
-    "GT": "gt",
-    "GE": "ge",
-    "And": "logical_and",
-    "Or": "logical_or",
-    "Not": "logical_not",
-    "Select": "select",
-}
-FUNC_OPS = {v: k for k, v in FUNCS.items()}
 _PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
-
-
-class IndexMapError(ValueError):
-    """An index map graph or lambda that cannot be represented."""
-
 
 # ---- JSON graph -> IR ---------------------------------------------------------------
 
