@@ -205,8 +205,8 @@ def evaluate(
     import random
 
     from dragon_dsl.engine import Engine
-    from dragon_model.data import renamed_row
     from dragon_model.generate import Generator
+    from dragon_model.renaming import renamed_row
 
     items = [(t, r) for t, r in prompts_of(corpus, splits, target, limit) if t in tasks]
     if renamed_seed is not None:  # every workload's blocks and buffers under random names

@@ -147,7 +147,7 @@ class Generator:
         self.cpu_threads = cpu_threads
         self.jump_forward = jump_forward  # forced tokens read in one forward pass (`_forced`)
         self.phases = phases  # a statement's grammar in two phases (`_phases`)
-        # a model trained on canonical names (`data.canonical_mapping`: True for blocks and allocated
+        # a model trained on canonical names (`renaming.canonical_mapping`: True for blocks and allocated
         # buffers, "all" for every name the workload's author chose) reads every workload under them;
         # its answer is renamed back to the workload's own names
         self.canonical_names = canonical_names
@@ -214,7 +214,7 @@ class Generator:
         finally:
             torch.set_num_threads(before)
         if mapping:  # the answer in the workload's own names
-            from dragon_model.data import renamed_words
+            from dragon_model.renaming import renamed_words
 
             back = {new: old for old, new in mapping.items()}
             out.body = renamed_words(out.body, back)
@@ -225,8 +225,8 @@ class Generator:
 
     def _canonical(self, workload, target, slower_body):
         """The workload (text or path) and the script an improvement starts from under canonical
-        names, and the mapping (`data.canonical_workload`)."""
-        from dragon_model.data import canonical_workload
+        names, and the mapping (`renaming.canonical_workload`)."""
+        from dragon_model.renaming import canonical_workload
 
         text = (
             workload if isinstance(workload, str) and "\n" in workload else Path(workload).read_text(encoding="utf-8")

@@ -109,8 +109,9 @@ class EngineReward:
 def rl_prompts(rows, *, canonical_names: bool = False) -> list[dict]:
     """One prompt per workload of ROWS (the reward measures, it needs no reference script): its text
     and the workload the reward measures. CANONICAL_NAMES (a model trained so): the workload under
-    its prompt's canonical names (`data.canonical_mapping`), as `Generator` gives it to such a model."""
-    from dragon_model.data import canonical_workload, prompt_text, row_target
+    its prompt's canonical names (`renaming.canonical_mapping`), as `Generator` gives it to such a model."""
+    from dragon_model.data import prompt_text, row_target
+    from dragon_model.renaming import canonical_workload
 
     seen, prompts = set(), []
     for r in rows:

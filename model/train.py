@@ -169,7 +169,7 @@ def train_sft(
 ) -> dict:
     """Train and save; returns the training figures (also written to dragon_model.json). RENAMED_COPIES:
     each row of RENAMED_TASKS is trained on a second time with its blocks renamed, the names drawn
-    from RENAMED_SEED (`data.with_renamed_copies`)."""
+    from RENAMED_SEED (`renaming.with_renamed_copies`)."""
     import torch
 
     t0 = time.time()
@@ -252,19 +252,13 @@ def _training_sets(
     limit: int,
     compact: bool,
     renamed: tuple | None,
-    canonical_names: bool,
+    canonical_names: bool | str,
 ) -> tuple:
     """(model, tokenizer, the decoding grammar's facts of the rows, training set, validation set):
     the corpus' train and valid rows as encoded examples (RENAMED: (seed, tasks) of the renamed
     copies, or None), and the model to train, new or loaded from BASE."""
-    from dragon_model.data import (
-        canonical_example,
-        examples,
-        grammar_facts,
-        load_rows,
-        merged_facts,
-        with_renamed_copies,
-    )
+    from dragon_model.data import examples, grammar_facts, load_rows, merged_facts, slower_than_written
+    from dragon_model.renaming import canonical_example, canonical_row_example, with_renamed_copies
 
     rows = load_rows(corpus, splits=["train"], target_kind=target)
     valid_rows = load_rows(corpus, splits=["valid"], target_kind=target)
@@ -282,9 +276,14 @@ def _training_sets(
     extra = grammar_facts(rows)
     if base and (Path(base) / INFO_FILE).exists():  # a fine-tune keeps its base's grammar too
         extra = merged_facts(json.loads((Path(base) / INFO_FILE).read_text(encoding="utf-8")), extra)
-    train_examples = examples(with_renamed_copies(rows, *renamed) if renamed else rows)
-    valid_examples = examples(valid_rows)
-    if canonical_names:  # every row under its prompt's canonical names (data.canonical_mapping)
+    if canonical_names == "all":  # no name the author chose is left (renaming.canonical_row_example)
+        train_examples = [canonical_row_example(r) for r in rows if not slower_than_written(r)]
+        valid_examples = [canonical_row_example(r) for r in valid_rows if not slower_than_written(r)]
+        extra["canonical_names"] = "all"
+    else:
+        train_examples = examples(with_renamed_copies(rows, *renamed) if renamed else rows)
+        valid_examples = examples(valid_rows)
+    if canonical_names is True:  # blocks and allocated buffers (renaming.canonical_mapping)
         train_examples = [canonical_example(e) for e in train_examples]
         valid_examples = [canonical_example(e) for e in valid_examples]
         extra["canonical_names"] = True

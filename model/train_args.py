@@ -86,7 +86,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--canonical-names",
-        action="store_true",
+        nargs="?",
+        const=True,
+        default=False,
+        choices=["all"],
         help="train on every row under canonical block and buffer names (q0, q1, ... in the order the "
-        "prompt lists them); the model then reads every workload under them (dragon_model.json)",
+        "prompt lists them); with 'all', every name the workload's author chose (buffers, blocks, "
+        "variables, numbered by role); the model then reads every workload under them (dragon_model.json)",
     )

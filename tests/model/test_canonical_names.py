@@ -1,4 +1,4 @@
-"""Canonical names (`data.canonical_mapping`, `train --canonical-names`, `Generator(canonical_names=True)`):
+"""Canonical names (`renaming.canonical_mapping`, `train --canonical-names`, `Generator(canonical_names=True)`):
 a model trained on them reads every workload with its blocks and allocated buffers named `q0`, `q1`,
 ... in the order its prompt lists them, so the same program under other names is the same prompt,
 and its answer comes back in the workload's own names.
@@ -13,15 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from dragon_model.data import (
-    canonical_example,
-    canonical_mapping,
-    example,
-    load_rows,
-    prompt_text,
-    renamed_row,
-    renamed_words,
-)
+from dragon_model.data import example, load_rows, prompt_text
+from dragon_model.renaming import canonical_example, canonical_mapping, renamed_row, renamed_words
 
 ROOT = Path(__file__).resolve().parents[2]
 

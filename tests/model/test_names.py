@@ -1,5 +1,5 @@
 """Names a workload's author chose (`dragon_model.names`) and the canonical names of every name a
-prompt shows (`data.canonical_workload(..., scope="all")`): the same program under other names is
+prompt shows (`renaming.canonical_workload(..., scope="all")`): the same program under other names is
 the same prompt, so a model reading it gives the same answer up to names.
 
 Data: every TVMScript workload under tests/ (72 programs: generator families, real operators,
@@ -74,7 +74,8 @@ def test_renamed_is_the_same_program_with_no_name_left(path):
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["llvm", "cuda"])
 def test_every_name_canonical_gives_one_prompt_for_renamed_programs(target):
-    from dragon_model.data import canonical_workload, prompt_text
+    from dragon_model.data import prompt_text
+    from dragon_model.renaming import canonical_workload
 
     checked = 0
     for path in WORKLOADS[::2]:
@@ -103,7 +104,8 @@ def test_canonical_names_are_numbered_by_role():
 
 @pytest.mark.slow
 def test_a_rows_example_under_every_name_canonical():
-    from dragon_model.data import canonical_row_example, prompt_text
+    from dragon_model.data import prompt_text
+    from dragon_model.renaming import canonical_row_example
     from dragon_model.tokenizer import IMPROVE
 
     row = {

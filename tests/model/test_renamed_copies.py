@@ -1,4 +1,4 @@
-"""Renamed copies of training rows (`data.with_renamed_copies`, `train --renamed-copies`): the same
+"""Renamed copies of training rows (`renaming.with_renamed_copies`, `train --renamed-copies`): the same
 program and schedule under other names for its blocks and allocated buffers.
 
 Data: the llvm corpus' training rows (layer norms with `rfactor`, whose derived blocks are named
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dragon_model.data import example, load_rows, renamed_example, with_renamed_copies
+from dragon_model.data import example, load_rows
+from dragon_model.renaming import renamed_example, with_renamed_copies
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""A held-out row under random names (`data.renamed_row`, `evaluate --renamed-seed`): the same program
+"""A held-out row under random names (`renaming.renamed_row`, `evaluate --renamed-seed`): the same program
 and schedules, every block and allocated buffer renamed the same way in the workload and its scripts,
 names derived from them (`sumsq_rf`) with them, and no new name taken from the text's own words."""
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dragon_model.data import body_of_text, intermediate_names, load_rows, renamed_row
+from dragon_model.data import body_of_text, load_rows
+from dragon_model.renaming import intermediate_names, renamed_row
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "corpus" / "llvm"
 

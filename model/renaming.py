@@ -1,0 +1,179 @@
+"""Names in training rows, examples and prompts: renamed at random (to test and train a model on
+names it has never seen) and canonical (so that a model reads the program, not the names its
+author chose). The token-level renaming of a workload lives in `names.py`; this module applies
+names to rows, prompts and scripts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+
+from dragon_model.data import TASKS, example, prompt_text, row_target
+from dragon_model.tokenizer import IMPROVE, SCRIPT
+
+
+def random_names(names: Iterable[str], rng, avoid: Iterable[str] = ()) -> dict:
+    """A new name for each of NAMES, drawn from RNG: 1-3 lowercase letters and a digit, none of them
+    one of NAMES or AVOID or drawn before. Ending in a digit, a new name is never a word of the
+    rendered prompt (`block`, `iters`, `root`, ...)."""
+    import string
+
+    names = list(names)
+    taken, mapping = set(names) | set(avoid), {}
+    for old in names:
+        while True:
+            new = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 3))) + str(rng.randint(0, 9))
+            if new not in taken:
+                taken.add(new)
+                mapping[old] = new
+                break
+    return mapping
+
+
+def intermediate_names(text: str) -> list:
+    """The blocks (root aside) and allocated buffers of a TVMScript workload."""
+    names = [n for n in re.findall(r'T\.sblock\("([^"]+)"\)', text) if n != "root"]
+    names += [n for n in re.findall(r"^\s*(\w+) = T\.sblock_alloc_buffer", text, flags=re.M) if n not in names]
+    return names
+
+
+def renamed_words(text: str, mapping: dict) -> str:
+    """TEXT (a workload's TVMScript, or a script naming its blocks) with each word of MAPPING replaced
+    by its new name, also where a suffix follows it (a schedule's `sumsq_rf` becomes `k8_rf`, as
+    `renamed_example` renames)."""
+    if not mapping:
+        return text
+    pattern = re.compile(
+        r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True))) + r")(?![A-Za-z0-9])"
+    )
+    return pattern.sub(lambda m: mapping[m.group(1)], text)
+
+
+def renamed_row(row: dict, rng) -> dict:
+    """A corpus row whose workload's blocks and allocated buffers are renamed at random
+    (`random_names`), the same way in its workload, its script and the script an improvement starts
+    from: the same program and schedules under other names, to evaluate a model on names it has
+    never seen."""
+    texts = [row["workload_text"]] + [row[k] for k in ("script", "prompt_script") if row.get(k)]
+    words = {w for t in texts for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", t)}  # a loop's `i0` stays its own
+    mapping = random_names(intermediate_names(row["workload_text"]), rng, avoid=words)
+    out = dict(row, workload_text=renamed_words(row["workload_text"], mapping))
+    for key in ("script", "prompt_script"):
+        if row.get(key):
+            out[key] = renamed_words(row[key], mapping)
+    return out
+
+
+def renamed_example(ex: dict, rng) -> dict | None:
+    """EX (a prompt and completion, `example`) with every block of its workload but the root, and
+    every buffer it allocates, renamed at random, the same way in prompt and completion (None where
+    it names none). Names derived from one keep their suffix (`mean_rf` becomes `k8_rf`); a block
+    and the buffer it writes often share a name, and so share the new one. The program is the same:
+    only what the model could take as a cue for a schedule without reading the program changes."""
+    head = ex["prompt"].split(SCRIPT)[0]
+    names = [n for n in re.findall(r"^block (\S+) iters", head, flags=re.M) if n != "root"]
+    names += [n for n in re.findall(r"^buffer (\S+) \S+ alloc$", head, flags=re.M) if n not in names and n != "root"]
+    if not names:
+        return None
+    mapping = random_names(names, rng)
+    return dict(ex, prompt=renamed_words(ex["prompt"], mapping), completion=renamed_words(ex["completion"], mapping))
+
+
+def canonical_mapping(prompt: str, scope=True) -> dict:
+    """The canonical names of a rendered prompt's blocks (the root aside) and allocated buffers, in
+    the order the prompt lists them: `q0`, `q1`, ... (skipping any that is already a word of the
+    prompt). A model trained on canonical names (`train --canonical-names`) reads the program, not
+    names a user or an operator library chose: the same program under other names gets the same
+    prompt (`Generator` renames the workload before decoding and its answer back after).
+    SCOPE "all" names the parameter buffers too (after the blocks and allocated buffers): then no
+    name the workload's author chose is left in the prompt (iteration variables are positional)."""
+    head = prompt.split(SCRIPT)[0]
+    names = [n for n in re.findall(r"^block (\S+) iters", head, flags=re.M) if n != "root"]
+    names += [n for n in re.findall(r"^buffer (\S+) \S+ alloc$", head, flags=re.M) if n not in names and n != "root"]
+    if scope == "all":
+        names += [n for n in re.findall(r"^buffer (\S+) \S+ param$", head, flags=re.M) if n not in names]
+        words = set()  # every name is replaced: none can collide with what it replaces
+    else:
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", prompt))
+    fresh = (f"q{i}" for i in itertools.count() if f"q{i}" not in words)
+    return {n: next(fresh) for n in names}
+
+
+def canonical_workload(text: str, target, slower_body: str | None = None, scope=True) -> tuple:
+    """(workload TEXT, SLOWER_BODY, mapping) under the canonical names of their prompt
+    (`canonical_mapping`): what a model trained on canonical names reads (`Generator`, RL's prompts).
+    The names as written, and no mapping, where the renamed program would not load (a block named
+    like a word of TVMScript itself). With SCOPE "all" every name the author chose is replaced
+    (`names.canonical`: buffers, blocks, loop and iteration variables, each role numbered on its
+    own, from TVM's printing of the program) and the mapping holds the blocks alone, the only
+    names a script uses; the slower script is renamed inside its string literals alone."""
+    from dragon_dsl.tvm.workload import load_workload, workload_text
+
+    if scope == "all":
+        from dragon_model.names import canonical
+
+        renamed_text, mapping = canonical(workload_text(load_workload(text)))
+        slower = _renamed_strings(slower_body, mapping) if slower_body else slower_body
+    else:
+        mapping = canonical_mapping(prompt_text(text, target, slower_body), scope)
+        renamed_text = renamed_words(text, mapping)
+        slower = renamed_words(slower_body, mapping) if slower_body else slower_body
+    try:
+        load_workload(renamed_text)
+    except Exception:
+        return text, slower_body, {}
+    return renamed_text, slower, mapping
+
+
+def _renamed_strings(script: str, mapping: dict) -> str:
+    """SCRIPT with MAPPING's names replaced inside its string literals alone (`get_sblock("C")`),
+    where a script names blocks; its own result names (`b0`, `l1`) are never touched."""
+    return re.sub(r'"([^"\\]*)"', lambda m: '"' + renamed_words(m.group(1), mapping) + '"', script)
+
+
+def canonical_example(ex: dict) -> dict:
+    """EX (a prompt and completion, `example`) under the canonical names of its prompt
+    (`canonical_mapping`), the same way in prompt and completion."""
+    mapping = canonical_mapping(ex["prompt"])
+    return dict(ex, prompt=renamed_words(ex["prompt"], mapping), completion=renamed_words(ex["completion"], mapping))
+
+
+def canonical_row_example(row: dict) -> dict:
+    """The (prompt, completion) pair of ROW (`example`) with every name its workload's author chose
+    replaced (`canonical_workload(..., scope="all")`): the prompt rendered from the renamed workload,
+    the block names of the completion and of the script an improvement starts from renamed with it."""
+    ex = example(row)
+    target = row_target(row)
+    text, _, mapping = canonical_workload(row["workload_text"], target, scope="all")
+    slower = None
+    if IMPROVE in ex["prompt"]:
+        slower = _renamed_strings(ex["prompt"].split(IMPROVE, 1)[1].rsplit(SCRIPT, 1)[0], mapping)
+    return dict(ex, prompt=prompt_text(text, target, slower), completion=_renamed_strings(ex["completion"], mapping))
+
+
+def with_renamed_copies(rows: Iterable[dict], seed: int = 2026, tasks: Iterable[str] = ("construction",)) -> list[dict]:
+    """ROWS, each row of one of TASKS followed by a copy whose blocks and allocated buffers are renamed
+    at random (`renamed_example`; rows whose workload names none get no copy). SEED decides the names:
+    training one epoch at a time with another seed each shows the model new names every epoch. The
+    shipped-size llvm model chose its schedule by a block's name: for a held-out RMSNorm it tiled the output block
+    where its reduction was called `sumsq`, and wrote the layer norms' `rfactor` where that block
+    was renamed `mean`. A copy keeps the row's other fields
+    (its latencies: `examples` leaves out a slow row's copy with it)."""
+    import random
+
+    rng, tasks = random.Random(seed), set(tasks)
+    unknown = tasks - set(TASKS)
+    if unknown:
+        raise ValueError(f"renamed copies: unknown task {sorted(unknown)[0]!r} ({', '.join(TASKS)})")
+    out = []
+    for row in rows:
+        out.append(row)
+        if row.get("task", "construction") in tasks:
+            copy = renamed_example(example(row), rng)
+            if copy is not None:
+                out.append(
+                    dict(row, prompt=copy["prompt"], completion=copy["completion"], id=f"{row.get('id', '')}:renamed")
+                )
+    return out
