@@ -23,7 +23,7 @@ def _measured(pairs: dict) -> dict:
 
 
 def test_the_label_is_the_fastest_verified_and_dlight_the_baseline():
-    a, b, d = (HEADER + f"b0 = get_sblock(\"{n}\")\n" for n in "ABD")
+    a, b, d = (HEADER + f'b0 = get_sblock("{n}")\n' for n in "ABD")
     records = [_record("w1", [a, b], d), _record("w2", [a], d), _record("w3", [a], None), _record("w4", [a], d)]
     measured = _measured(
         {("w1", a): 10.0, ("w1", b): None, ("w1", d): 20.0, ("w2", a): 40.0, ("w2", d): 20.0, ("w3", a): 5.0}
@@ -45,7 +45,7 @@ def test_a_missing_file_is_an_error_naming_it(tmp_path, capsys):
 
 
 def test_the_command_reads_records_and_results(tmp_path, capsys):
-    a, d = (HEADER + f"b0 = get_sblock(\"{n}\")\n" for n in "AD")
+    a, d = (HEADER + f'b0 = get_sblock("{n}")\n' for n in "AD")
     (tmp_path / "pre" / "records").mkdir(parents=True)
     (tmp_path / "pre" / "records" / "w1.json").write_text(json.dumps(_record("w1", [a], d)), encoding="utf-8")
     results = tmp_path / "r.jsonl"
