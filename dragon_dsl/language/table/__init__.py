@@ -12,7 +12,8 @@ Trace JSON of one instruction (TVM `TraceNode::AsJSON`):
     [ /* 0: kind */ "Split", /* 1: inputs */ [...], /* 2: attrs */ [...], /* 3: outputs */ [...] ]
 and the decisions of the trace: [[instruction index, decision], ...].
 
-Modules: schema (the entry types), instructions (the entries, their families and groups),
+Modules: schema (the entry types), instructions (the entries, their families and groups; the
+entries written by group in instructions_query, _loops, _caches, _blocks, _layouts, _make),
 annotations (MetaSchedule's annotation keys), language (domains, explanation entries,
 directives, reserved names), trace_json (positions in trace JSON). Import from here.
 """
