@@ -12,7 +12,9 @@ from dragon_dsl.language.table import INST, annotation_keys, in_group
 _STRUCTURE_KEYS = annotation_keys("tiling", "structure")  # the tiling structure MultiLevelTiling chose
 
 
-def tiling(x: Explainer):
+def _tiled_blocks(x: Explainer):
+    """The instructions that tile each block (its samples, the splits by them, reorders, structure
+    annotations), each axis's first sampled tile factors and kind, and each block's structure."""
     by_block: dict[str, list[int]] = {}
     tiles: dict[str, dict[str, list[int]]] = {}
     kinds: dict[str, dict[str, str]] = {}
@@ -54,6 +56,11 @@ def tiling(x: Explainer):
             if blk and isinstance(inst.args.get("value"), str):
                 structure[blk] = inst.args["value"]
                 by_block.setdefault(blk, []).append(i)
+    return by_block, tiles, kinds, structure
+
+
+def tiling(x: Explainer):
+    by_block, tiles, kinds, structure = _tiled_blocks(x)
     for blk, indices in by_block.items():
         if blk not in tiles:
             continue
