@@ -56,16 +56,10 @@ def shim(checkout: Path) -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(checkout)])}
 
 
-async def measure(size: int, n: int, env=None, cwd=None) -> dict:
-    text = synthetic_script(size).split("\n", 1)[1]  # no workload: the figures are the language core's
-    lines = text.split("\n")
-    mid = len(lines) // 2
-    tile = next(i for i in range(mid, len(lines)) if "decision=[4, 8, 32]" in lines[i])
-    split_line = next(i for i in range(mid, len(lines)) if " = split(" in lines[i])
-    var_line = next(i for i in range(mid, len(lines)) if lines[i].startswith("reorder("))
-
+async def start(versions: dict, env=None, cwd=None) -> LanguageClient:
+    """A client on a fresh `python -m dragon_lsp`, initialized with the benchmark's debounce and no
+    check on save; each published diagnostics resolves `versions[its document version]`."""
     client = LanguageClient("bench", "1")
-    versions: dict[int, asyncio.Future] = {}
 
     @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def published(params: lsp.PublishDiagnosticsParams):
@@ -87,6 +81,19 @@ async def measure(size: int, n: int, env=None, cwd=None) -> dict:
         )
     )
     client.initialized(lsp.InitializedParams())
+    return client
+
+
+async def measure(size: int, n: int, env=None, cwd=None) -> dict:
+    text = synthetic_script(size).split("\n", 1)[1]  # no workload: the figures are the language core's
+    lines = text.split("\n")
+    mid = len(lines) // 2
+    tile = next(i for i in range(mid, len(lines)) if "decision=[4, 8, 32]" in lines[i])
+    split_line = next(i for i in range(mid, len(lines)) if " = split(" in lines[i])
+    var_line = next(i for i in range(mid, len(lines)) if lines[i].startswith("reorder("))
+
+    versions: dict[int, asyncio.Future] = {}
+    client = await start(versions, env, cwd)
     uri = (Path(tempfile.mkdtemp()) / "bench.dragon").as_uri()
     ident = lsp.TextDocumentIdentifier(uri)
     loop = asyncio.get_running_loop()
