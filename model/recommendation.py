@@ -167,6 +167,7 @@ def recommend(
             req.base_us = _time_baseline(req, kind)
         given = None
         if script is not None:
+            stage("measuring", "the given script")
             (given,) = req.measure([script])
             if not given.ok:
                 raise ValueError(f"the script to improve does not pass {level}: {given.status}: {given.message}")
@@ -210,7 +211,7 @@ def _measure_candidates(req: _Request, script: str | None, use_model: bool, gene
                 req.workload,
                 req.target,
                 script,
-                progress=lambda i, n: req.stage("generating", f"{i}/{n} candidate(s)"),
+                progress=_generation_progress(req, time.monotonic()),
                 **generation,
             )
         except FileNotFoundError as exc:
@@ -236,6 +237,17 @@ def _measure_candidates(req: _Request, script: str | None, use_model: bool, gene
         n_ok = sum(c["status"] == "ok" for c in tried if c["source"] == "model")
         req.log(f"model: {n_ok} of {sum(c['source'] == 'model' for c in tried)} candidate(s) verified")
     return tried
+
+
+def _generation_progress(req: _Request, start: float):
+    """`candidates`' progress as stages: i of n written, and while more are to come, the time they
+    may take at the pace so far."""
+
+    def progress(i: int, n: int) -> None:
+        left = (time.monotonic() - start) / i * (n - i) if 0 < i < n else 0
+        req.stage("generating", f"{i}/{n} candidate(s)" + (f", about {left:.0f} s to go" if left >= 1 else ""))
+
+    return progress
 
 
 def _add_repaired(req: _Request, tried: list, greedy, result) -> None:

@@ -67,3 +67,15 @@ def test_nothing_verified_and_nothing_given_is_no_answer_not_a_crash(monkeypatch
     tried = [{"source": "model", "script": "a", "status": "build_error", "latency_us": None}]
     best, note = recommendation._choose(_request(), tried, None, True, 2, 2)
     assert best is None and note.startswith("no model candidate verified; fell back to a MetaSchedule search")
+
+
+def test_generation_progress_tells_the_count_and_the_time_to_go(monkeypatch):
+    clock = [10.0]
+    monkeypatch.setattr(recommendation, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    said = []
+    progress = recommendation._generation_progress(_request(stage=lambda *a: said.append(a)), 10.0)
+    clock[0] = 40.0
+    progress(1, 4)
+    clock[0] = 100.0
+    progress(4, 4)
+    assert said == [("generating", "1/4 candidate(s), about 90 s to go"), ("generating", "4/4 candidate(s)")]
