@@ -370,21 +370,12 @@ def measure_batch(
     candidates = read_batch(batch)
     rows, torn = read_results(out)
     target_key = engine.target.key
-    for row in rows:
-        if row.get("target", target_key) != target_key or row.get("requested", level) != level:
-            raise BatchError(
-                f"{out} holds results for target {row.get('target')} at level {row.get('requested')!r}: "
-                f"measure into another results file, or run with that target and level"
-            )
+    _check_rows(rows, out, target_key, level)
     done = {str(row["id"]) for row in rows}
     summary = Summary(total=len(candidates), dropped_torn=torn)
     todo = [c for c in candidates if c.id not in done]
     summary.skipped = len(candidates) - len(todo)
-    # first id of each trace hash (rows already written count): what duplicate_of names
-    first_id: dict = {}
-    for row in rows:
-        if row.get("trace_hash") and not row.get("duplicate_of"):
-            first_id.setdefault((row.get("workload_hash"), row["trace_hash"]), str(row["id"]))
+    first_id = _first_ids(rows)
     if on_start is not None:
         on_start(len(candidates), len(todo))
     writer = ResultsWriter(out)
@@ -407,24 +398,7 @@ def measure_batch(
             if start and deadline is not None and time.perf_counter() >= deadline:
                 summary.left = len(todo) - start  # stopped between engine calls: nothing is cut
                 break
-            # a chunk's workloads are loaded (and a bad one reported) when the chunk comes: a batch
-            # of thousands of workloads starts measuring at once, and a rerun loads only what is left
-            part = []
-            for cand in todo[start : start + size]:
-                if not cand.problem:
-                    try:
-                        engine._workload(cand.workload)
-                    except Exception as exc:
-                        shown = (
-                            cand.workload
-                            if len(str(cand.workload)) < 200 and "\n" not in str(cand.workload)
-                            else "workload_text"
-                        )
-                        cand.problem = f"{batch}:{cand.line}: workload {shown}: {_first_line(exc)}"
-                if cand.problem:
-                    emit({"id": cand.id, "line": cand.line, "status": INVALID, "message": cand.problem})
-                else:
-                    part.append(cand)
+            part = _loaded(todo[start : start + size], engine, batch, emit)
             if not part:
                 continue
             tasks = [
@@ -442,19 +416,7 @@ def measure_batch(
                 for c in part
             ]
             wl_hash = {i: engine._workload(c.workload).hash for i, c in enumerate(part)}
-
-            def on_result(index, result, part=part, wl_hash=wl_hash):
-                cand = part[index]
-                row = {"id": cand.id, "line": cand.line, **result.to_json(), "workload_hash": wl_hash[index]}
-                mine = (wl_hash[index], result.trace_hash)
-                if result.duplicate_of:  # identical lowered source: built and measured once
-                    row["duplicate_of"] = first_id.get((wl_hash[index], result.duplicate_of), result.duplicate_of)
-                elif mine in first_id and first_id[mine] != cand.id:  # the same trace twice
-                    row["duplicate_of"] = first_id[mine]
-                else:
-                    first_id.setdefault(mine, cand.id)
-                emit({k: row.get(k) for k in ROW_KEYS if k in row})
-
+            on_result = _row_of_result(part, wl_hash, first_id, emit)
             written = summary.written
             try:
                 engine.run(tasks, on_result=on_result)
@@ -468,6 +430,69 @@ def measure_batch(
         summary.wall_s = time.perf_counter() - t0
         summary.profile = engine.profile()
     return summary
+
+
+def _check_rows(rows, out, target_key: str, level: str) -> None:
+    """Refuse to append to OUT when its rows were measured for another target or level."""
+    for row in rows:
+        if row.get("target", target_key) != target_key or row.get("requested", level) != level:
+            raise BatchError(
+                f"{out} holds results for target {row.get('target')} at level {row.get('requested')!r}: "
+                f"measure into another results file, or run with that target and level"
+            )
+
+
+def _first_ids(rows) -> dict:
+    """The first id of each (workload hash, trace hash) among rows already written: what a later
+    row's duplicate_of names."""
+    first_id: dict = {}
+    for row in rows:
+        if row.get("trace_hash") and not row.get("duplicate_of"):
+            first_id.setdefault((row.get("workload_hash"), row["trace_hash"]), str(row["id"]))
+    return first_id
+
+
+def _loaded(cands, engine, batch, emit) -> list:
+    """The candidates of one chunk whose workload loads; the others are emitted as invalid rows.
+
+    A chunk's workloads are loaded (and a bad one reported) when the chunk comes: a batch of
+    thousands of workloads starts measuring at once, and a rerun loads only what is left."""
+    part = []
+    for cand in cands:
+        if not cand.problem:
+            try:
+                engine._workload(cand.workload)
+            except Exception as exc:
+                shown = (
+                    cand.workload
+                    if len(str(cand.workload)) < 200 and "\n" not in str(cand.workload)
+                    else "workload_text"
+                )
+                cand.problem = f"{batch}:{cand.line}: workload {shown}: {_first_line(exc)}"
+        if cand.problem:
+            emit({"id": cand.id, "line": cand.line, "status": INVALID, "message": cand.problem})
+        else:
+            part.append(cand)
+    return part
+
+
+def _row_of_result(part, wl_hash: dict, first_id: dict, emit):
+    """The engine's on_result for one chunk: each result as a row naming the first candidate it
+    duplicates (the same lowered source, or the same trace), emitted."""
+
+    def on_result(index, result):
+        cand = part[index]
+        row = {"id": cand.id, "line": cand.line, **result.to_json(), "workload_hash": wl_hash[index]}
+        mine = (wl_hash[index], result.trace_hash)
+        if result.duplicate_of:  # identical lowered source: built and measured once
+            row["duplicate_of"] = first_id.get((wl_hash[index], result.duplicate_of), result.duplicate_of)
+        elif mine in first_id and first_id[mine] != cand.id:  # the same trace twice
+            row["duplicate_of"] = first_id[mine]
+        else:
+            first_id.setdefault(mine, cand.id)
+        emit({k: row.get(k) for k in ROW_KEYS if k in row})
+
+    return on_result
 
 
 def _first_line(exc: BaseException) -> str:
