@@ -215,7 +215,7 @@ def build_corpus(
     device: str = "local",
 ) -> dict:
     """Build, verify and write the corpus; returns its manifest. `progress(event, **info)`."""
-    import datasets
+    import datasets  # noqa: F401  (imported first, so a missing extra fails before anything is measured)
 
     run_dirs = [str(r) for r in run_dirs]
     target, tvm_version, items, duplicates = load_runs(run_dirs, workloads_dir)
@@ -229,21 +229,7 @@ def build_corpus(
 
     if len(items) > len(usable):
         drop("search failed", len(items) - len(usable))
-    plans = []
-    for rec, wdir, _run_dir in usable:
-        best, slower = choose(rec, cfg)
-        if best is None:
-            drop("no candidate passed the search")
-            continue
-        path = wdir / rec["workload_file"]
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise RunConfigError(
-                f"workload {rec['workload']}: cannot read {path}: {exc.strerror} "
-                f"(give the workloads folder with --workloads)"
-            ) from None
-        plans.append({"record": rec, "best": best, "slower": slower, "text": text, "path": str(path)})
+    plans = _plans(usable, cfg, drop)
 
     out = Path(out_dir)
     partial = Partial(
@@ -261,6 +247,8 @@ def build_corpus(
         progress(
             "start", total=len(plans), done=len(plans) - len(pending), rows=sum(len(d["rows"]) for d in done.values())
         )
+    from dragon_dsl.corpus.build_chunk import measure_chunk
+
     own = engine is None and bool(pending)
     if own:
         from dragon_dsl.engine import Engine
@@ -270,7 +258,7 @@ def build_corpus(
         for start in range(0, len(pending), cfg.chunk):
             chunk = pending[start : start + cfg.chunk]
             t_chunk = time.perf_counter()
-            measured = _measure_chunk(engine, chunk, target, cfg, test_families, explain)
+            measured = measure_chunk(engine, chunk, target, cfg, test_families, explain)
             share = (time.perf_counter() - t_chunk) / len(chunk)
             for plan in chunk:
                 name = plan["record"]["workload"]
@@ -281,27 +269,9 @@ def build_corpus(
     finally:
         if own:
             engine.close()
-    rows: list = []
-    for plan in plans:  # in plan order, whichever call measured them
-        part = done[plan["record"]["workload"]]
-        rows += part["rows"]
-        for reason, n in part["dropped"].items():
-            drop(reason, n)
+    rows = _rows(plans, done, drop)
 
-    import pyarrow.parquet as pq  # datasets' own to_parquet fixes the codec; zstd is ~3x smaller on scripts
-
-    datasets.disable_progress_bars()  # the CLI draws its own
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    counts = {}
-    for split in SPLITS:
-        part = [r for r in rows if r["split"] == split]
-        ds = (
-            datasets.Dataset.from_list(part, features=features())
-            if part
-            else datasets.Dataset.from_dict({k: [] for k in ROW_KEYS}, features=features())
-        )
-        pq.write_table(ds.data.table, str(out / "data" / f"{split}.parquet"), compression="zstd")
-        counts[split] = {task: sum(r["task"] == task for r in part) for task in TASKS}
+    counts = _write_splits(out, rows)
     runs = [json.loads((Path(d) / "run.json").read_text(encoding="utf-8")) for d in run_dirs]
     manifest = {
         "format": CORPUS_FORMAT,
@@ -331,6 +301,57 @@ def build_corpus(
     write_json(out / "manifest.json", manifest)
     partial.remove()
     return manifest
+
+
+def _plans(usable, cfg: BuildConfig, drop) -> list:
+    """What to measure of each searched workload: its best and slower candidates and its text."""
+    plans = []
+    for rec, wdir, _run_dir in usable:
+        best, slower = choose(rec, cfg)
+        if best is None:
+            drop("no candidate passed the search")
+            continue
+        path = wdir / rec["workload_file"]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise RunConfigError(
+                f"workload {rec['workload']}: cannot read {path}: {exc.strerror} "
+                f"(give the workloads folder with --workloads)"
+            ) from None
+        plans.append({"record": rec, "best": best, "slower": slower, "text": text, "path": str(path)})
+    return plans
+
+
+def _rows(plans, done: dict, drop) -> list:
+    """Every measured row in plan order, whichever engine call measured it; counts what was dropped."""
+    rows: list = []
+    for plan in plans:
+        part = done[plan["record"]["workload"]]
+        rows += part["rows"]
+        for reason, n in part["dropped"].items():
+            drop(reason, n)
+    return rows
+
+
+def _write_splits(out: Path, rows: list) -> dict:
+    """Write CORPUS/data/<split>.parquet; returns {split: {task: examples}}."""
+    import datasets
+    import pyarrow.parquet as pq  # datasets' own to_parquet fixes the codec; zstd is ~3x smaller on scripts
+
+    datasets.disable_progress_bars()  # the CLI draws its own
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for split in SPLITS:
+        part = [r for r in rows if r["split"] == split]
+        ds = (
+            datasets.Dataset.from_list(part, features=features())
+            if part
+            else datasets.Dataset.from_dict({k: [] for k in ROW_KEYS}, features=features())
+        )
+        pq.write_table(ds.data.table, str(out / "data" / f"{split}.parquet"), compression="zstd")
+        counts[split] = {task: sum(r["task"] == task for r in part) for task in TASKS}
+    return counts
 
 
 PARTIAL = "partial"
@@ -379,98 +400,6 @@ class Partial:
         import shutil
 
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def _measure_chunk(engine, chunk, target, cfg, test_families, explain) -> dict:
-    """{workload: {"rows": [...], "dropped": {reason: n}}} for a chunk of plans, measured in one
-    engine call (the scripts and, at level "time", the baselines)."""
-    from dragon_dsl.corpus.search_run import baseline_kinds, baselines_of
-    from dragon_dsl.engine import Task
-
-    # level "time" measures everything again; level "verify" re-verifies every script and
-    # keeps the latencies the search measured (each candidate verified, then timed)
-    timed = cfg.level == "time"
-    kinds = baseline_kinds(engine.target) if timed else []
-    tasks, spans = [], []
-    for plan in chunk:
-        traces = [plan["best"]["trace"]] + [c["trace"] for c in plan["slower"]]
-        spans.append((len(tasks), len(traces)))
-        tasks += [Task(plan["text"], t, level=cfg.level, use_cache=False) for t in traces]
-    results = engine.run(tasks, baselines=[(plan["text"], k) for plan in chunk for k in kinds])
-    base_results = results[len(tasks) :]
-    out = {}
-    for i, (plan, (start, n)) in enumerate(zip(chunk, spans)):
-        rec = plan["record"]
-        rows, dropped = [], {}
-        out[rec["workload"]] = {"rows": rows, "dropped": dropped}
-
-        def drop(reason: str, count: int = 1):
-            dropped[reason] = dropped.get(reason, 0) + count
-
-        best_r, slower_r = results[start], results[start + 1 : start + n]
-        if not best_r.ok:
-            drop(f"best script failed re-verification ({best_r.status.value})", 1 + len(slower_r))
-            continue
-        base = (
-            baselines_of(zip(kinds, base_results[i * len(kinds) : (i + 1) * len(kinds)]))
-            if timed
-            else dict(rec["baselines"])
-        )
-        common = {
-            "family": rec["family"],
-            "workload": rec["workload"],
-            "workload_hash": rec["workload_hash"],
-            "params": canonical(rec["params"]),
-            "target": canonical(target),
-            "workload_text": plan["text"],
-            "split": split_of(rec["family"], rec["params"], test_families, cfg),
-            "unscheduled_us": base["unscheduled_us"],
-            "dlight_us": base["dlight_us"],
-        }
-        try:
-            best_script, best_trace = make_script(
-                plan["best"]["trace"], rec["workload_file"], target, plan["path"], explain
-            )
-        except Exception as exc:  # the codec raises DragonError; explain may raise anything
-            drop(f"script: {exc}", 1 + len(slower_r))
-            continue
-        best_lat = best_r.latency_us if timed else plan["best"]["latency_us"]
-        answer = {"script": best_script, "trace": canonical(best_trace), "latency_us": best_lat}
-        rows.append(
-            {
-                "id": f"{rec['workload']}/construction",
-                "task": "construction",
-                **common,
-                "prompt_script": None,
-                "prompt_latency_us": None,
-                **answer,
-            }
-        )
-        for cand, res in zip(plan["slower"], slower_r):
-            if not res.ok:
-                drop(f"slower script failed re-verification ({res.status.value})")
-                continue
-            lat = res.latency_us if timed else cand["latency_us"]
-            if best_lat is not None and lat is not None and lat < cfg.slower * best_lat:
-                drop(f"slower script no longer >= {cfg.slower}x the best when measured again")
-                continue
-            try:
-                prompt, _ = make_script(cand["trace"], rec["workload_file"], target, plan["path"], explain)
-            except Exception as exc:  # as above
-                drop(f"script: {exc}")
-                continue
-            tag = hashlib.sha256(canonical(cand["trace"]).encode()).hexdigest()[:12]
-            rows.append(
-                {
-                    "id": f"{rec['workload']}/improvement/{tag}",
-                    "task": "improvement",
-                    **common,
-                    "prompt_script": prompt,
-                    "prompt_latency_us": lat,
-                    **answer,
-                }
-            )
-    return out
 
 
 def features():
