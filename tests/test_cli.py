@@ -22,7 +22,7 @@ def test_demo_decodes_checks_round_trips_and_replays():
     assert r.returncode == 0, r.stderr
     assert "round trip exact" in r.stdout
     assert "0 error(s)" in r.stdout
-    # the shipped trace's query without effect is kept, and the demo says why (issue 57)
+    # the shipped trace's query without effect is kept, and the demo says why
     assert "1 warning(s)\n(kept: the script stands for the trace exactly" in r.stdout
     assert 'T.sblock("C")' in r.stdout and "meta_schedule.unroll_explicit" in r.stdout
 

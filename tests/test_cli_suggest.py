@@ -1,4 +1,4 @@
-"""`dragon suggest` and `dragon improve` as the command line shows them (issue 57): what they print
+"""`dragon suggest` and `dragon improve` as the command line shows them: what they print
 for each outcome, their exit codes, their progress lines, and the header of the script they print.
 The model and the engine are stood in for (the model's own behaviour: tests/model/), so these run
 in a second; the checks of the printed script are real."""

@@ -1,4 +1,4 @@
-"""`dragon eval`: the evaluation harness (issue 7). See docs/EVAL.md.
+"""`dragon eval`: the evaluation harness. See docs/EVAL.md.
 
     dragon eval --workloads DIR --target llvm|cuda|TAG|JSON [--device rpc://H:P/KEY]
                 [--methods unscheduled,dlight,vendor,metaschedule,ms-random,model]
@@ -232,45 +232,96 @@ def command_of(args) -> list:
     return cmd
 
 
+def _settings(args):
+    """The evaluation's Settings from the command's arguments; ValueError names a bad one."""
+    from dragon_dsl.corpus.search_run import parse_shard
+    from dragon_dsl.eval.harness import Settings, parse_methods
+
+    settings = Settings(
+        workloads=args.workloads,
+        target=_target(args.target),
+        out_dir=args.out,
+        device=args.device,
+        methods=parse_methods(args.methods),
+        budgets=_ints(args.budgets, "--budgets"),
+        k=args.k,
+        seeds=args.seeds,
+        repeat=args.repeat,
+        timeout_s=args.timeout,
+        run_timeout_s=args.run_timeout,
+        generation_version=args.generation_version,
+        workers=args.workers,
+        cache=args.cache,
+        model_path=args.model_path,
+        gpu_name=args.gpu_name,
+        limit=args.limit,
+        seed=args.seed,
+        shard=parse_shard(args.shard) if args.shard else None,
+        stop_after_s=args.stop_after,
+        command=command_of(args),
+    )
+    if args.k < 1:
+        raise ValueError("--k must be at least 1")
+    for option, value in (("--timeout", args.timeout), ("--run-timeout", args.run_timeout)):
+        if not value > 0:
+            raise ValueError(f"{option}: expected a positive number of seconds, got {value:g}")
+    if args.stop_after is not None and not args.stop_after > 0:
+        raise ValueError(f"--stop-after: expected a positive number of seconds, got {args.stop_after}")
+    return settings
+
+
+def _generated_line(args, summary) -> str:
+    """What `--generate-only` wrote, in one line."""
+    made = [g for g in summary["generated"] if not g["cached"]]
+    left = summary["improvement_left_to_the_measured_run"]
+    return (
+        f"{len(summary['generated'])} model answers for {summary['workloads']} workloads in "
+        f"{args.out}/model ({len(made)} generated now, {sum(g['generation_s'] for g in made):.1f} s of "
+        f"generation; the others were there)"
+        + (f"; improvement left to the measured run (several scripts): {', '.join(left)}" if left else "")
+    )
+
+
+def _finish(args, settings, results, err: Console) -> int:
+    """The results written (a shard's file, or the whole results and report), or why not yet."""
+    from dragon_dsl.eval import report
+    from dragon_dsl.eval.harness import write_results
+
+    deferred = results["deferred"]
+    why = f"the interruption ({results['interrupted']})" if results.get("interrupted") else "--stop-after"
+    later = (
+        f"; {len(deferred)} measurement(s) deferred by {why} "
+        f"({', '.join(sorted({d['method'] for d in deferred}))}): run again over {args.out} to go on"
+        if deferred
+        else ""
+    )
+    if settings.shard is not None:
+        i, n = settings.shard
+        path = write_results(results, args.out, f"results-shard-{i}-of-{n}.json")
+        err.print(
+            f"shard {i}/{n}: {len(results['workloads'])} workloads measured into {args.out}'s caches "
+            f"({path.name})" + (later or "; run again without --shard for the report"),
+            markup=False,
+        )
+        return 3 if deferred else 0
+    if deferred:
+        err.print(f"no report{later}", markup=False)
+        return 3
+    write_results(results, args.out)
+    path = report.write(results, args.out)
+    n = sum(r["status"] == "measured" for r in results["measurements"])
+    err.print(f"{n} measurement rows over {len(results['workloads'])} workloads; report: {path}", markup=False)
+    return 0
+
+
 def cmd_eval(args, out: Console, err: Console) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from dragon_dsl.corpus.search_run import parse_shard
-    from dragon_dsl.eval import report
     from dragon_dsl.eval.discover import EvalInputError
-    from dragon_dsl.eval.harness import Settings, generate, parse_methods, run, write_results
+    from dragon_dsl.eval.harness import generate, run
 
     try:
-        settings = Settings(
-            workloads=args.workloads,
-            target=_target(args.target),
-            out_dir=args.out,
-            device=args.device,
-            methods=parse_methods(args.methods),
-            budgets=_ints(args.budgets, "--budgets"),
-            k=args.k,
-            seeds=args.seeds,
-            repeat=args.repeat,
-            timeout_s=args.timeout,
-            run_timeout_s=args.run_timeout,
-            generation_version=args.generation_version,
-            workers=args.workers,
-            cache=args.cache,
-            model_path=args.model_path,
-            gpu_name=args.gpu_name,
-            limit=args.limit,
-            seed=args.seed,
-            shard=parse_shard(args.shard) if args.shard else None,
-            stop_after_s=args.stop_after,
-            command=command_of(args),
-        )
-        if args.k < 1:
-            raise ValueError("--k must be at least 1")
-        for option, value in (("--timeout", args.timeout), ("--run-timeout", args.run_timeout)):
-            if not value > 0:
-                raise ValueError(f"{option}: expected a positive number of seconds, got {value:g}")
-        if args.stop_after is not None and not args.stop_after > 0:
-            raise ValueError(f"--stop-after: expected a positive number of seconds, got {args.stop_after}")
+        settings = _settings(args)
     except ValueError as exc:
         err.print(f"error: {exc}", markup=False)
         return 2
@@ -300,49 +351,10 @@ def cmd_eval(args, out: Console, err: Console) -> int:
                 summary = generate(settings, phase, advance)
             else:
                 results = run(settings, phase, advance, log)
-        except EvalInputError as exc:
-            err.print(f"error: {exc}", markup=False)
-            return 2
-        except ValueError as exc:  # an unknown target or device, no model for --generate-only
+        except (EvalInputError, ValueError) as exc:  # bad inputs; an unknown target or device, no model
             err.print(f"error: {exc}", markup=False)
             return 2
     if args.generate_only:
-        made = [g for g in summary["generated"] if not g["cached"]]
-        err.print(
-            f"{len(summary['generated'])} model answers for {summary['workloads']} workloads in "
-            f"{args.out}/model ({len(made)} generated now, {sum(g['generation_s'] for g in made):.1f} s of "
-            f"generation; the others were there)"
-            + (
-                f"; improvement left to the measured run (several scripts): "
-                f"{', '.join(summary['improvement_left_to_the_measured_run'])}"
-                if summary["improvement_left_to_the_measured_run"]
-                else ""
-            ),
-            markup=False,
-        )
+        err.print(_generated_line(args, summary), markup=False)
         return 0
-    deferred = results["deferred"]
-    why = f"the interruption ({results['interrupted']})" if results.get("interrupted") else "--stop-after"
-    later = (
-        f"; {len(deferred)} measurement(s) deferred by {why} "
-        f"({', '.join(sorted({d['method'] for d in deferred}))}): run again over {args.out} to go on"
-        if deferred
-        else ""
-    )
-    if settings.shard is not None:
-        i, n = settings.shard
-        path = write_results(results, args.out, f"results-shard-{i}-of-{n}.json")
-        err.print(
-            f"shard {i}/{n}: {len(results['workloads'])} workloads measured into {args.out}'s caches "
-            f"({path.name})" + (later or "; run again without --shard for the report"),
-            markup=False,
-        )
-        return 3 if deferred else 0
-    if deferred:
-        err.print(f"no report{later}", markup=False)
-        return 3
-    write_results(results, args.out)
-    path = report.write(results, args.out)
-    n = sum(r["status"] == "measured" for r in results["measurements"])
-    err.print(f"{n} measurement rows over {len(results['workloads'])} workloads; report: {path}", markup=False)
-    return 0
+    return _finish(args, settings, results, err)

@@ -1,4 +1,4 @@
-"""The flags every command spells the same way (issue 57): `-o/--output` for what a command writes,
+"""The flags every command spells the same way: `-o/--output` for what a command writes,
 `--json` a switch (JSON on standard output; a file is `--json-out FILE`), `-k`, `--model`,
 `--input-sets` for the verifier's random input sets (`--seed` is always a sampling or search seed),
 `--workers`, `--device`. An older spelling stays as a hidden alias, so that scripts written for it

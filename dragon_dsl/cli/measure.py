@@ -102,19 +102,57 @@ def _device(text: str):
     return text, None
 
 
-def cmd_measure(args, out: Console, err: Console) -> int:
-    from dragon_dsl.engine import BatchError, Engine, EngineError, PoolError, engine_options, measure_batch
-
+def _argument_problem(args) -> str | None:
+    """What is wrong with the command's numbers or batch path, if anything."""
     for name in ("workers", "seeds", "repeat", "chunk", "build_group"):
         value = getattr(args, name)
         if value is not None and value < 1:
-            err.print(f"error: --{name.replace('_', '-')} must be at least 1", markup=False)
-            return 2
+            return f"--{name.replace('_', '-')} must be at least 1"
     if args.seconds is not None and not args.seconds > 0:
-        err.print("error: --seconds must be positive", markup=False)
-        return 2
+        return "--seconds must be positive"
     if not os.path.isfile(args.batch):
-        err.print(f"error: {args.batch}: no such batch file", markup=False)
+        return f"{args.batch}: no such batch file"
+    return None
+
+
+def _measure_with_progress(args, engine, err: Console, kw: dict):
+    """`measure_batch` with a progress bar on the terminal: candidates done and the tally of statuses."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from dragon_dsl.engine import measure_batch
+
+    progress = Progress(
+        TextColumn("[bold]measure"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[tally]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+    tally: dict = {}
+    state = {}
+
+    def on_start(total, todo):
+        state["task"] = progress.add_task("measure", total=todo, tally="")
+        progress.start()
+
+    def on_row(row):
+        tally[row["status"]] = tally.get(row["status"], 0) + 1
+        progress.update(state["task"], advance=1, tally=" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+
+    try:
+        return measure_batch(args.batch, args.out, engine, args.level, on_row=on_row, on_start=on_start, **kw)
+    finally:
+        progress.stop()
+
+
+def cmd_measure(args, out: Console, err: Console) -> int:
+    from dragon_dsl.engine import BatchError, Engine, EngineError, PoolError, engine_options, measure_batch
+
+    problem = _argument_problem(args)
+    if problem:
+        err.print(f"error: {problem}", markup=False)
         return 2
     try:
         device, visible = _device(args.device)
@@ -143,7 +181,6 @@ def cmd_measure(args, out: Console, err: Console) -> int:
         err.print(f"error: {exc}", markup=False)
         return 2
     quiet = args.json or not err.is_terminal
-    progress = None
     try:
         kw = dict(
             seeds=args.seeds,
@@ -157,29 +194,7 @@ def cmd_measure(args, out: Console, err: Console) -> int:
         if quiet:
             summary = measure_batch(args.batch, args.out, engine, args.level, **kw)
         else:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            progress = Progress(
-                TextColumn("[bold]measure"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[tally]}"),
-                TimeElapsedColumn(),
-                console=err,
-                transient=False,
-            )
-            tally: dict = {}
-            state = {}
-
-            def on_start(total, todo):
-                state["task"] = progress.add_task("measure", total=todo, tally="")
-                progress.start()
-
-            def on_row(row):
-                tally[row["status"]] = tally.get(row["status"], 0) + 1
-                progress.update(state["task"], advance=1, tally=" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
-
-            summary = measure_batch(args.batch, args.out, engine, args.level, on_row=on_row, on_start=on_start, **kw)
+            summary = _measure_with_progress(args, engine, err, kw)
     except (BatchError, EngineError, PoolError) as exc:  # no device, workers that cannot start
         err.print(f"error: {exc}", markup=False)
         return 2
@@ -190,8 +205,6 @@ def cmd_measure(args, out: Console, err: Console) -> int:
         )
         return 130
     finally:
-        if progress is not None:
-            progress.stop()
         engine.close()
     if args.json:
         data = summary.to_json()

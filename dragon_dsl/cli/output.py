@@ -1,5 +1,5 @@
-"""Findings in the three output formats of dragon-check (text, JSON and SARIF 2.1.0), and a workload's
-load error for the terminal."""
+"""Findings in the three output formats of dragon-check (text, JSON and SARIF 2.1.0), a workload's
+load error for the terminal, and text a command writes to a file or standard output."""
 
 from __future__ import annotations
 
@@ -8,6 +8,23 @@ import json
 from dragon_dsl import __version__
 from dragon_dsl.cli.render import render_diagnostic
 from dragon_dsl.language.diagnostics import CODES, Severity
+
+
+def code(out, text: str, **kw) -> None:
+    """TEXT on OUT (a rich Console) as written: no markup, highlighting or wrapping."""
+    out.print(text, markup=False, highlight=False, soft_wrap=True, **kw)
+
+
+def emit(out, text: str, path) -> None:
+    """Write text to a file (atomically) when a path is given (`-`: standard output), else to standard
+    output; either way it ends with a newline."""
+    if path and path != "-":
+        from dragon_dsl.language.files import write_text
+
+        write_text(path, text)
+    else:
+        code(out, text if text.endswith("\n") or not text else text + "\n", end="")
+
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 

@@ -1,4 +1,4 @@
-"""`dragon suggest --budget SECONDS` (issue 57): the model's writing stops when the budget is spent,
+"""`dragon suggest --budget SECONDS`: the model's writing stops when the budget is spent,
 each generation gets at most the time left, and progress is reported after each candidate."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What `recommend` shows (issue 57): the answer without statements that have no effect (the exact
+"""What `recommend` shows: the answer without statements that have no effect (the exact
 trace kept beside it), and on `improve`, the given script as the answer when nothing beats it."""
 
 from __future__ import annotations

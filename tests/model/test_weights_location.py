@@ -1,4 +1,4 @@
-"""Where the model's weights come from (issue 57): not from the wheel of the language tools (34 MB
+"""Where the model's weights come from: not from the wheel of the language tools (34 MB
 the language tools do not need), but from the checkout or a folder the user names."""
 
 from __future__ import annotations
