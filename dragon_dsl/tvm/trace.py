@@ -93,7 +93,8 @@ def _checked(trace, index: int, mod, seed: int) -> str:
         _CHECKED.move_to_end(key)
         return _CHECKED[key][1]
     sch = _apply(prefix(trace, index), mod, seed)
-    problem = _cache_read_consumer_problem(sch, trace[0][:index], trace[0][index])
+    look = _reorder_iter_var_problem if trace_row(trace[0][index]).entry is INST.reorder_block_iter_var else None
+    problem = (look or _cache_read_consumer_problem)(sch, trace[0][:index], trace[0][index])
     _CHECKED[key] = (mod, problem)
     if len(_CHECKED) > 512:
         _CHECKED.popitem(last=False)
@@ -153,6 +154,7 @@ def prefix(trace: list, n: int) -> list:
 
 def _guarded(trace, mod=None) -> list:
     """Positions of the instructions that need a look at the schedule before TVM applies them:
+    every `reorder_block_iter_var` (TVM 0.27 segfaults on a block without iteration variables), and
     `cache_read` with consumer blocks (TVM 0.27 segfaults in CacheRead when the only consumer
     named is the block that writes the buffer, and when the block or a consumer lies inside a
     blockized block; tests/golden/check/cache_read_*.dragon).
@@ -165,7 +167,9 @@ def _guarded(trace, mod=None) -> list:
     nested = mod is None or _nested_blocks(mod)
     out = []
     for i, row in enumerate(rows):
-        if row.entry is INST.blockize or row.entry is INST.tensorize:
+        if row.entry is INST.reorder_block_iter_var:
+            out.append(i)  # on a block without iteration variables (the root) TVM 0.27 segfaults
+        elif row.entry is INST.blockize or row.entry is INST.tensorize:
             nested = True
         elif row.entry is INST.cache_read and row.arg("consumer_blocks"):
             if nested or any(c != row.arg("block") for c in row.arg("consumer_blocks")):
@@ -227,6 +231,20 @@ def _cache_read_consumer_problem(sch, before: list, inst) -> str:
                 + (" (it writes it: TVM 0.27 crashes on such a cache_read)" if writes else "")
                 + "; the consumer blocks of cache_read must read the buffer it caches"
             )
+    return ""
+
+
+def _reorder_iter_var_problem(sch, before: list, inst) -> str:
+    """Why this ReorderBlockIterVar (trace JSON) would crash TVM, '' when it would not: its block has
+    no iteration variables (the function's root block), which TVM 0.27 reorders into a segfault
+    instead of an error. `sch` has replayed the JSON instructions BEFORE it."""
+    names = named_objects(before, sch)
+    block_name = trace_row(inst).arg("block")
+    if block_name not in names:
+        return ""  # TVM reports an undefined name itself
+    block = sch.get(names[block_name])
+    if len(block.iter_vars) == 0:
+        return f"block {block.name_hint!r} has no iteration variables to reorder (TVM 0.27 crashes on it)"
     return ""
 
 
