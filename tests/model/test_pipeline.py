@@ -139,7 +139,8 @@ def test_suggest_returns_checked_replaying_scripts(toy_model):
 
 
 def test_improve_falls_back_to_search_when_no_candidate_wins(toy_model, tmp_path, capsys):
-    """An almost untrained model cannot beat a tuned schedule: the command says it searched."""
+    """An almost untrained model cannot beat a tuned schedule: the command says it searched, and where
+    the search does not beat it either, the given script is the answer."""
     from dragon_dsl import from_trace_json
     from dragon_dsl.cli.main import main
 
@@ -176,6 +177,9 @@ def test_improve_falls_back_to_search_when_no_candidate_wins(toy_model, tmp_path
     assert len(model_tried) == 1
     if data["source"] == "search":
         assert "fell back to a MetaSchedule search" in data["note"]
+    elif data["source"] == "given":  # nothing written beat it: the given script is the answer
+        assert data["verified"] and data["latency_us"] == data["given_latency_us"]
+        assert "your script is already the fastest" in data["note"]
     else:  # the model's candidate really was faster: then it must have been verified and timed
         assert data["verified"] and data["latency_us"] < data["given_latency_us"]
     assert rc == (0 if data["verified"] else 1)
