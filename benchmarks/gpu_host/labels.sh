@@ -23,16 +23,7 @@ tasks=${3:?tasks.jsonl}
 end=$(( SECONDS + total_s - 25 ))   # 25 s for the report and the archive
 W=/tmp/labels
 mkdir -p $W "${OUT:=/tmp/labels-out}"
-export PYTHONUNBUFFERED=1 PYTHONPATH=${PYTHONPATH:-/opt/dragon-site}
-if [ -d .whl ] && [ ! -d /tmp/site ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
-fi
-[ -d /tmp/site ] && export PYTHONPATH=/tmp/site:$PYTHONPATH
-mkdir -p /tmp/pk
-ln -sfn "$PWD/model" /tmp/pk/dragon_model
-ln -sfn "$PWD/lsp" /tmp/pk/dragon_lsp
-ln -sfn "$PWD/grammar" /tmp/pk/dragon_grammar
-export PYTHONPATH=$PWD:/tmp/pk:$PYTHONPATH
+. benchmarks/gpu_host/device_env.sh || exit 1   # the TVM site, the .whl wheels, the package links
 for state in labels-state.tgz .labels/labels-state.tgz; do
   [ -f $state ] && [ ! -d $W/pre-net ] && { tar -C $W -xzf $state; echo "resuming from $state"; }
 done

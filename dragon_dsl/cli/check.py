@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dragon_dsl.cli.files import FileProblem, expand, read_source
+from dragon_dsl.cli.flags import add_device
 from dragon_dsl.cli.output import to_json, to_sarif, to_text
 from dragon_dsl.language.diagnostics import Severity
 from dragon_dsl.levels import LEVELS, Report, check_text_at_level, level_rank
@@ -101,12 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workload", help="workload .tvmscript file (overrides the scripts' headers)")
     p.add_argument("--target", type=parse_target, help="llvm, cuda, a target tag or a JSON object (overrides headers)")
     p.add_argument("--level", choices=LEVELS, default="types", help="how far to check (default: types)")
-    p.add_argument(
-        "--device",
-        default="local",
-        type=parse_device_flag,
-        help="where verify and time run: local (default) or rpc://HOST:PORT/KEY (the GPUs of a TVM RPC tracker)",
-    )
+    add_device(p, "where verify and time run (rpc://: the GPUs of a TVM RPC tracker)")
     p.add_argument(
         "--format",
         choices=("text", "json", "sarif"),

@@ -244,14 +244,9 @@ def _workers(p) -> None:
 
 
 def _device(p) -> None:
-    from dragon_dsl.cli.check import parse_device_flag
+    from dragon_dsl.cli.flags import add_device
 
-    p.add_argument(
-        "--device",
-        default="local",
-        type=parse_device_flag,
-        help="where examples are verified and timed: local (default) or rpc://HOST:PORT/KEY",
-    )
+    add_device(p, "where examples are verified and timed")
 
 
 def add_parsers(sub) -> None:

@@ -60,3 +60,13 @@ def add_workers(p: argparse.ArgumentParser, type=int) -> None:
     (`--jobs`/`-j` is accepted too, unlisted)."""
     p.add_argument("--workers", type=type, metavar="N", help="build workers (default: one per core)")
     p.add_argument("--jobs", "-j", type=type, dest="workers", help=argparse.SUPPRESS)
+
+
+def add_device(p: argparse.ArgumentParser, what: str) -> None:
+    """`--device local|rpc://HOST:PORT/KEY`, where WHAT (verification and timing) runs; checked as it
+    is parsed (`check.parse_device_flag`)."""
+    from dragon_dsl.cli.check import parse_device_flag
+
+    p.add_argument(
+        "--device", default="local", type=parse_device_flag, help=f"{what}: local (default) or rpc://HOST:PORT/KEY"
+    )

@@ -27,8 +27,7 @@ EXAMPLE_WORKLOAD = Path(__file__).resolve().parent.parent / "examples" / "matmul
 
 
 def add_commands(sub) -> None:
-    from dragon_dsl.cli.check import parse_device_flag
-    from dragon_dsl.cli.flags import add_workers
+    from dragon_dsl.cli.flags import add_device, add_workers
 
     for name, helptext in (
         ("suggest", "write a verified schedule for a workload with the model"),
@@ -47,12 +46,7 @@ def add_commands(sub) -> None:
         if name == "improve":
             p.add_argument("script", help="the current .dragon script")
         p.add_argument("--target", type=parse_target, default="llvm", help="llvm (default), cuda, a tag or JSON")
-        p.add_argument(
-            "--device",
-            default="local",
-            type=parse_device_flag,
-            help="where candidates are verified and timed: local (default) or rpc://HOST:PORT/KEY",
-        )
+        add_device(p, "where candidates are verified and timed")
         p.add_argument(
             "--level",
             choices=("build", "verify", "time"),

@@ -8,6 +8,7 @@ import json
 from dragon_dsl import __version__
 from dragon_dsl.cli.render import render_diagnostic
 from dragon_dsl.language.diagnostics import CODES, Severity
+from dragon_dsl.language.files import write_text
 
 
 def code(out, text: str, **kw) -> None:
@@ -19,8 +20,6 @@ def emit(out, text: str, path) -> None:
     """Write text to a file (atomically) when a path is given (`-`: standard output), else to standard
     output; either way it ends with a newline."""
     if path and path != "-":
-        from dragon_dsl.language.files import write_text
-
         write_text(path, text)
     else:
         code(out, text if text.endswith("\n") or not text else text + "\n", end="")

@@ -93,8 +93,8 @@ def _checked(trace, index: int, mod, seed: int) -> str:
         _CHECKED.move_to_end(key)
         return _CHECKED[key][1]
     sch = _apply(prefix(trace, index), mod, seed)
-    look = _reorder_iter_var_problem if trace_row(trace[0][index]).entry is INST.reorder_block_iter_var else None
-    problem = (look or _cache_read_consumer_problem)(sch, trace[0][:index], trace[0][index])
+    look = _LOOKS[trace_row(trace[0][index]).entry.name]
+    problem = look(sch, trace[0][:index], trace[0][index])
     _CHECKED[key] = (mod, problem)
     if len(_CHECKED) > 512:
         _CHECKED.popitem(last=False)
@@ -246,6 +246,13 @@ def _reorder_iter_var_problem(sch, before: list, inst) -> str:
     if len(block.iter_vars) == 0:
         return f"block {block.name_hint!r} has no iteration variables to reorder (TVM 0.27 crashes on it)"
     return ""
+
+
+#: the look each guarded instruction kind gets (`_guarded` says which instructions are guarded)
+_LOOKS = {
+    INST.cache_read.name: _cache_read_consumer_problem,
+    INST.reorder_block_iter_var.name: _reorder_iter_var_problem,
+}
 
 
 def _scope_block(sch, block_rv):
