@@ -258,7 +258,7 @@ def _training_sets(
     the corpus' train and valid rows as encoded examples (RENAMED: (seed, tasks) of the renamed
     copies, or None), and the model to train, new or loaded from BASE."""
     from dragon_model.data import examples, grammar_facts, load_rows, merged_facts, slower_than_written
-    from dragon_model.renaming import canonical_example, canonical_row_example, with_renamed_copies
+    from dragon_model.renaming import canonical_example, canonical_row_examples, with_renamed_copies
 
     rows = load_rows(corpus, splits=["train"], target_kind=target)
     valid_rows = load_rows(corpus, splits=["valid"], target_kind=target)
@@ -277,8 +277,8 @@ def _training_sets(
     if base and (Path(base) / INFO_FILE).exists():  # a fine-tune keeps its base's grammar too
         extra = merged_facts(json.loads((Path(base) / INFO_FILE).read_text(encoding="utf-8")), extra)
     if canonical_names == "all":  # no name the author chose is left (renaming.canonical_row_example)
-        train_examples = [canonical_row_example(r) for r in rows if not slower_than_written(r)]
-        valid_examples = [canonical_row_example(r) for r in valid_rows if not slower_than_written(r)]
+        train_examples = canonical_row_examples(r for r in rows if not slower_than_written(r))
+        valid_examples = canonical_row_examples(r for r in valid_rows if not slower_than_written(r))
         extra["canonical_names"] = "all"
     else:
         train_examples = examples(with_renamed_copies(rows, *renamed) if renamed else rows)

@@ -224,19 +224,22 @@ finetune)
   # FT_PLAIN=1: answers without the queries whose results nothing uses; FT_MEASURED_ONLY=1: only
   # the workloads with a measured label, not dlight's script where nobody measured; FT_EXCLUDE=A,B:
   # no rows of those families, e.g. row_absmax, whose dlight label runs one thread per row), then
-  # FT_LR (2e-4, the rate cap of a run from a base) over the clock;
+  # FT_LR (2e-4, the rate cap of a run from a base) over the clock; EXTRA_RECORDS="DIR ...": more
+  # record folders (a `labels.sh` run's pre-net: real networks' training tasks), EXTRA_MEASURED="F ...":
+  # their measured results; FT_CANONICAL=all: trained under canonical names (`train --canonical-names`);
   # SECONDS for the whole phase; the model comes back as $OUT/model.tar.part-*
   setup
   secs=${2:-480}
   end=$(( SECONDS + secs - 25 ))
   base=${BASE:?BASE=a model folder}
-  timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $(record_folders) --out $W/rows-ft $(measured_flags) \
+  timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $(record_folders) ${EXTRA_RECORDS:-} --out $W/rows-ft \
+    $(measured_flags) $(for f in ${EXTRA_MEASURED:-}; do echo --measured $f; done) \
     --corpus data/corpus/cuda --jobs "$(nproc)" --sft-only ${FT_REPEAT:+--label-repeat $FT_REPEAT} ${FT_PLAIN:+--plain-labels} \
     ${FT_MEASURED_ONLY:+--measured-only} ${FT_EXCLUDE:+--exclude-families $FT_EXCLUDE} 2>&1 | tee $OUT/rows.log
   ft=$(( end - SECONDS - 30 ))
   timeout $(( end - SECONDS )) python3 -m dragon_model.train $W/rows-ft/sft -o $W/m-ft --target cuda --base $base \
     --epochs 40 --lr ${FT_LR:-2e-4} --save-dtype float16 --max-seconds $ft --keep-best --batch-size 16 \
-    --max-length 3072 > $W/train-ft.log 2>&1
+    --max-length 3072 ${FT_CANONICAL:+--canonical-names $FT_CANONICAL} > $W/train-ft.log 2>&1
   log_excerpt $W/train-ft.log > $OUT/finetune.log; tail -3 $OUT/finetune.log
   [ -f $W/m-ft/config.json ] && tar -C $W --exclude=checkpoints -cf - m-ft | split -b 15M - $OUT/model.tar.part-
   ;;
