@@ -330,6 +330,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the 50 held-out real operators (LLM and vision shapes) that no training run sees",
     )
     gen.add_argument(
+        "--tasks",
+        metavar="TASKS.jsonl",
+        help="write tasks of real networks instead (a merged tasks.jsonl[.gz] such as data/tasks/tasks.jsonl.gz): "
+        "--count of them drawn at random by --seed from --split",
+    )
+    gen.add_argument(
+        "--split",
+        default="test",
+        choices=["train", "validation", "test"],
+        help="with --tasks: the split of the manifest's networks to draw from (default test)",
+    )
+    gen.add_argument(
         "--max-flops", type=float, help="leave out workloads with more floating-point work (TVM's estimate)"
     )
     gen.add_argument("--max-bytes", type=float, help="leave out workloads whose parameter buffers take more bytes")

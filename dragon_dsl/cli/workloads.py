@@ -149,6 +149,20 @@ def _starting_scripts(folder, header, sampler, seed: int, err: Console) -> list:
     return missing
 
 
+def _task_draw(path, split: str, seed: int) -> list:
+    """The tasks of SPLIT in the merged tasks file PATH (`corpus.pretrain.task_specs`) in a random
+    order fixed by SEED: the first N are a sample of the split, the same for the same seed."""
+    import random
+
+    from dragon_dsl.corpus.pretrain import task_specs
+
+    specs = task_specs(path, split)
+    if not specs:
+        raise ValueError(f"{path}: no task of split {split!r}")
+    random.Random(seed).shuffle(specs)
+    return specs
+
+
 def cmd_workloads(args, out: Console, err: Console) -> int:
     from rich.progress import Progress
 
@@ -173,6 +187,12 @@ def cmd_workloads(args, out: Console, err: Console) -> int:
 
         specs = [WorkloadSpec(f, p) for f, p in HELD_OUT_OPERATORS]
         args.count = len(specs)
+    elif args.tasks:  # tasks of real networks, a fixed random draw from one split
+        try:
+            specs = _task_draw(args.tasks, args.split, args.seed)
+        except (OSError, ValueError) as exc:
+            err.print(f"error: --tasks: {exc}", markup=False)
+            return 2
     else:
         try:
             specs = generate(pool, seed=args.seed, families=args.families.split(",") if args.families else None)

@@ -132,13 +132,21 @@ def merge(out, split_of: dict | None = None) -> Path:
 
 
 def read_tasks(path) -> list:
-    """The tasks of a merged tasks.jsonl (gzipped when its name ends in .gz)."""
+    """The tasks of a merged tasks.jsonl (gzipped when its name ends in .gz); a line that is not
+    JSON is a ValueError naming the file, line and column."""
     import gzip
 
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
+    tasks = []
     with opener(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        for number, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    tasks.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{number}:{exc.colno}: not a JSON object: {exc.msg}") from None
+    return tasks
 
 
 def summary_table(out) -> str:
