@@ -4,8 +4,8 @@ Every figure in `report.md` comes from `summarize(results)`, which reads only th
 measurements that `results.json` stores, so anyone can recompute the report from it.
 
 Conventions (the tests in tests/eval/test_metrics.py hold each one on hand-computed values):
-  * A method "solves" a task when at least one of its candidates was verified (status ok)
-    and timed; its latency for the task is its fastest verified candidate.
+  * A method "solves" a task when at least one of its candidates was verified (status ok or
+    slow) and timed; its latency for the task is its fastest verified candidate, slow or not.
   * Speed-up over a baseline = baseline latency / method latency. A task whose baseline has
     no latency is left out of every speed-up figure for that baseline; a task the method did
     not solve counts as *not reaching* any threshold, and is left out of geometric means and
@@ -17,11 +17,21 @@ Conventions (the tests in tests/eval/test_metrics.py hold each one on hand-compu
     a baseline) and for time to a verified kernel: the ratio of the medians (search median /
     method median, each over the tasks that method solved) and the median of the per-task
     ratios over the tasks both solved. A ratio above 1 means the method answers sooner.
-  * `slow`: a verified answer of the model more than SLOW_FACTOR (10) times slower than the
-    task's baseline (dlight where it was measured, else the unscheduled program) is a failure, not
-    an answer (`dragon suggest` never shows one): it does not solve the task, is not a correct first
-    answer, and is counted in the failure taxonomy as `slow`. Searches keep their fastest verified
-    candidate, whatever the others did.
+  * `slow`: a verified answer more than SLOW_FACTOR (10) times slower than the task's baseline
+    (dlight where it was measured, else the unscheduled program) is labelled `slow` (every method
+    but the two baselines). It is still a verified answer: it solves the task, is a correct first
+    answer and enters every speed-up figure (shares, geometric means, medians) at its measured
+    speed, so no figure leaves slow answers out. `first_answer_slow` counts the first answers so
+    labelled and `solved_within_10x` the tasks solved by an answer that is not; the taxonomy lists
+    slow candidates beside the failures, for reference.
+  * A first answer "equals dlight" when its script and dlight's script of the workload (recorded
+    in dlight's row) have the same canonical body (`script_statements`: the DSL's canonical form
+    of the trace, header, comments and unused queries dropped).
+  * The model's own samples: a model candidate records its `origin` (OWN_ORIGINS: written by the
+    model, possibly completed by AutoBind; "tensor_core": a sample of MetaSchedule's tensor-core
+    design space whose decisions the model chose). A model method's `own_samples` entry repeats
+    every figure over its own candidates only (first answer: the first own candidate; best of k:
+    the fastest own one); a candidate without `origin` counts as the model's own.
   * pass@k is the unbiased estimator 1 - C(n - c, k) / C(n, k) of Chen et al. (2021) for
     n samples of which c are correct, averaged over tasks.
   * The roofline bound of a kernel is max(FLOPs / peak FLOP/s, bytes / peak bytes/s); the
@@ -33,12 +43,18 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from dragon_dsl.levels import is_slow
 
 THRESHOLDS = (1.0, 1.2, 1.5)
 #: the methods every other is compared with (a task's baseline: dlight where measured)
 BASELINES = ("unscheduled", "dlight")
+#: the statuses of a verified candidate: `slow` is verified, only more than 10x slower than the baseline
+VERIFIED = ("ok", "slow")
+#: the origins of the candidates the model wrote (metrics.py's docstring); "tensor_core" is not one
+OWN_ORIGINS = ("model", "completed")
 
 # Failure taxonomy: the stage a candidate failed at.
 CATEGORIES = ("parse", "type", "replay", "build", "launch", "numeric", "timeout", "slow")
@@ -195,13 +211,54 @@ def roofline_fraction(bound_us: float, latency_us: float | None) -> float | None
 
 # --- one method's row on one task --------------------------------------------------------------
 def best_latency(candidates: Sequence[dict]) -> float | None:
-    """The fastest verified and timed candidate's latency."""
-    times = [c["latency_us"] for c in candidates if c["status"] == "ok" and c.get("latency_us") is not None]
+    """The fastest verified (ok or slow) and timed candidate's latency."""
+    times = [c["latency_us"] for c in candidates if c["status"] in VERIFIED and c.get("latency_us") is not None]
     return min(times) if times else None
 
 
-def first_ok(candidates: Sequence[dict]) -> bool:
-    return bool(candidates) and candidates[0]["status"] == "ok"
+def first_verified(candidates: Sequence[dict]) -> bool:
+    """Whether the first candidate was verified (ok or slow: verified is verified)."""
+    return bool(candidates) and candidates[0]["status"] in VERIFIED
+
+
+def is_own(candidate: dict) -> bool:
+    """Whether the model wrote a candidate (no `origin` recorded: the model's own)."""
+    return candidate.get("origin", "model") in OWN_ORIGINS
+
+
+def own_samples(row: dict) -> dict:
+    """ROW with only the candidates the model wrote (a copy)."""
+    return dict(row, candidates=[c for c in row["candidates"] if is_own(c)])
+
+
+@lru_cache(maxsize=4096)
+def script_statements(text: str) -> tuple:
+    """A script's statements in canonical form, to tell identical scripts: the trace it encodes
+    written back by the decoder (names renumbered, header, comments and explanations dropped),
+    without the queries whose results nothing uses (dragon-check DRG104); a script that does not
+    encode: its lines without whitespace, blank lines, comments and directives."""
+    from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
+
+    try:
+        body = from_trace_json(to_trace_json(text))
+        for _ in range(64):
+            unused = {d.span.line for d in check_text(body)[1] if d.code == "DRG104"}
+            if not unused:
+                break
+            kept = "".join(line for i, line in enumerate(body.splitlines(keepends=True), 1) if i not in unused)
+            body = from_trace_json(to_trace_json(kept))
+        return tuple(line.strip() for line in body.splitlines() if line.strip())
+    except (DragonError, ValueError, KeyError, TypeError):
+        lines = ("".join(line.split("#", 1)[0].split()) for line in text.splitlines())
+        return tuple(ln for ln in lines if ln and not ln.startswith(("workload", "target")))
+
+
+def same_script(a: str | None, b: str | None) -> bool | None:
+    """Whether two script texts are the same schedule written alike (`script_statements`); None
+    when either is missing."""
+    if not isinstance(a, str) or not isinstance(b, str):
+        return None
+    return script_statements(a) == script_statements(b)
 
 
 # --- the whole report ----------------------------------------------------------------------------
@@ -210,87 +267,151 @@ def summarize(results: dict, thresholds: Sequence[float] = THRESHOLDS) -> dict:
 
     A measurement row: {"workload", "task" ("construction"|"improvement"), "method",
     "status" ("measured"|"not_available"|"not_applicable"), "candidates": [{"status",
-    "latency_us", ...}], "time_s" (wall time to the method's verified answer or None), "k"}.
+    "latency_us", "script" (where the method writes scripts), "origin" (the model's), ...}],
+    "time_s" (wall time to the method's verified answer or None), "k"}.
     """
     rows = _mark_slow([r for r in results["measurements"] if r["status"] == "measured"])
-    workloads = {w["name"]: w for w in results["workloads"]}
     methods = sorted({r["method"] for r in rows})
-    latency = {m: {} for m in methods}  # construction task latencies per method
-    solve_s = {m: {} for m in methods}  # construction: seconds to a verified kernel
-    for r in rows:
-        if r["task"] == "construction":
-            latency[r["method"]][r["workload"]] = best_latency(r["candidates"])
-            if r.get("time_s") is not None and latency[r["method"]][r["workload"]] is not None:
-                solve_s[r["method"]][r["workload"]] = r["time_s"]
-    search = search_method(m for m in methods if latency[m])
-
-    out: dict = {"methods": {}, "baselines": [b for b in BASELINES if b in latency], "search": search}
+    latency, solve_s = _construction_latencies(rows)
+    scope = _Scope(
+        workloads={w["name"]: w for w in results["workloads"]},
+        baselines=[b for b in BASELINES if b in latency],
+        search=search_method(m for m in methods if latency.get(m)),
+        latency=latency,
+        solve_s=solve_s,
+        thresholds=tuple(thresholds),
+        dlight_scripts={
+            r["workload"]: r["candidates"][0].get("script")
+            for r in rows
+            if r["method"] == "dlight" and r["task"] == "construction" and r["candidates"]
+        },
+    )
+    out: dict = {"methods": {}, "baselines": scope.baselines, "search": scope.search}
     for m in methods:
         mine = [r for r in rows if r["method"] == m]
-        entry: dict = {"tasks": {}, "taxonomy": taxonomy(c["status"] for r in mine for c in r["candidates"])}
-        for task in ("construction", "improvement"):
-            tr = [r for r in mine if r["task"] == task]
-            if not tr:
-                continue
-            times = [
-                r["time_s"] for r in tr if r.get("time_s") is not None and best_latency(r["candidates"]) is not None
-            ]
-            t_entry = {
-                "n": len(tr),
-                "solved": sum(best_latency(r["candidates"]) is not None for r in tr),
-                "first_answer_correct": first_answer_correctness(first_ok(r["candidates"]) for r in tr),
-                "first_answer_slow": sum(bool(r["candidates"]) and r["candidates"][0]["status"] == "slow" for r in tr),
-                "time_to_verified_s": {"median": median(times), "p90": percentile(times, 90.0), "n": len(times)},
-            }
-            ks = sorted({r["k"] for r in tr if r.get("k")})
-            if ks:
-                samples = [(len(r["candidates"]), sum(c["status"] == "ok" for c in r["candidates"])) for r in tr]
-                t_entry["pass_at_k"] = {
-                    str(k): mean_pass_at_k(samples, k) for k in _k_values(max(ks)) if all(n >= k for n, _ in samples)
-                }
-            if task == "improvement":
-                t_entry["speedup_over_existing"] = speedup_summary(
-                    {r["workload"]: r.get("existing_latency_us") for r in tr},
-                    {r["workload"]: best_latency(r["candidates"]) for r in tr},
-                    thresholds,
-                )
-            entry["tasks"][task] = t_entry
-        for base in out["baselines"]:
-            if m in latency and latency[m]:
-                entry[f"over_{base}"] = speedup_summary(latency[base], latency[m], thresholds)
-        if search and m != search and latency[m]:
-            entry["over_search"] = speedup_summary(latency[search], latency[m], thresholds)
-            entry["time_vs_search"] = time_ratio(solve_s[search], solve_s[m])
-        roof = {}
-        for name, lat in latency.get(m, {}).items():
-            w = workloads.get(name)
-            if w and w.get("roofline_us") is not None and lat is not None:
-                roof[name] = roofline_fraction(w["roofline_us"], lat)
-        entry["roofline_fraction"] = {"per_task": roof, "median": median(roof.values())}
-        families: dict = {}
-        for base in out["baselines"]:
-            for name, s in (entry.get(f"over_{base}") or {}).get("per_task", {}).items():
-                fam = workloads.get(name, {}).get("family", "?")
-                families.setdefault(base, {}).setdefault(fam, []).append(s)
-        entry["families"] = {
-            base: {
-                fam: {
-                    "tasks": len(v),
-                    "solved": sum(s is not None for s in v),
-                    "geomean": geomean([s for s in v if s is not None]),
-                }
-                for fam, v in sorted(fams.items())
-            }
-            for base, fams in families.items()
-        }
+        entry = _method_entry(m, mine, scope)
+        if m.startswith("model"):
+            entry["origins"] = dict(
+                sorted(Counter(c.get("origin", "unrecorded") for r in mine for c in r["candidates"]).items())
+            )
+            own = [own_samples(r) for r in mine]
+            own_latency, own_s = _construction_latencies(own)
+            entry["own_samples"] = _method_entry(
+                m,
+                own,
+                replace(
+                    scope,
+                    latency={**latency, m: own_latency.get(m, {})},
+                    solve_s={**solve_s, m: own_s.get(m, {})},
+                ),
+            )
         out["methods"][m] = entry
     return out
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """What every method's figures are computed against: the workloads, baselines, the search, every
+    method's construction latencies and times to a verified kernel, and dlight's scripts."""
+
+    workloads: dict
+    baselines: list
+    search: str | None
+    latency: dict  # method -> workload -> fastest verified latency (construction)
+    solve_s: dict  # method -> workload -> seconds to a verified kernel (construction)
+    thresholds: tuple
+    dlight_scripts: dict  # workload -> dlight's script (None: not recorded)
+
+
+def _construction_latencies(rows: list) -> tuple:
+    """({method: {workload: fastest verified latency}}, {method: {workload: seconds to it}}) of the
+    construction rows."""
+    latency: dict = {}
+    solve_s: dict = {}
+    for r in rows:
+        if r["task"] == "construction":
+            lat = latency.setdefault(r["method"], {})[r["workload"]] = best_latency(r["candidates"])
+            times = solve_s.setdefault(r["method"], {})
+            if r.get("time_s") is not None and lat is not None:
+                times[r["workload"]] = r["time_s"]
+    return latency, solve_s
+
+
+def _method_entry(m: str, mine: list, scope: _Scope) -> dict:
+    """One method's figures from its rows MINE."""
+    entry: dict = {"tasks": {}, "taxonomy": taxonomy(c["status"] for r in mine for c in r["candidates"])}
+    for task in ("construction", "improvement"):
+        tr = [r for r in mine if r["task"] == task]
+        if tr:
+            entry["tasks"][task] = _task_entry(tr, task, scope)
+    latency = scope.latency.get(m, {})
+    for base in scope.baselines:
+        if latency:
+            entry[f"over_{base}"] = speedup_summary(scope.latency[base], latency, scope.thresholds)
+    if scope.search and m != scope.search and latency:
+        entry["over_search"] = speedup_summary(scope.latency[scope.search], latency, scope.thresholds)
+        entry["time_vs_search"] = time_ratio(scope.solve_s[scope.search], scope.solve_s.get(m, {}))
+    roof = {}
+    for name, lat in latency.items():
+        w = scope.workloads.get(name)
+        if w and w.get("roofline_us") is not None and lat is not None:
+            roof[name] = roofline_fraction(w["roofline_us"], lat)
+    entry["roofline_fraction"] = {"per_task": roof, "median": median(roof.values())}
+    families: dict = {}
+    for base in scope.baselines:
+        for name, s in (entry.get(f"over_{base}") or {}).get("per_task", {}).items():
+            fam = scope.workloads.get(name, {}).get("family", "?")
+            families.setdefault(base, {}).setdefault(fam, []).append(s)
+    entry["families"] = {
+        base: {
+            fam: {
+                "tasks": len(v),
+                "solved": sum(s is not None for s in v),
+                "geomean": geomean([s for s in v if s is not None]),
+            }
+            for fam, v in sorted(fams.items())
+        }
+        for base, fams in families.items()
+    }
+    return entry
+
+
+def _task_entry(tr: list, task: str, scope: _Scope) -> dict:
+    """One method's figures on one task from its rows TR of that task."""
+    times = [r["time_s"] for r in tr if r.get("time_s") is not None and best_latency(r["candidates"]) is not None]
+    firsts = [r["candidates"][0] if r["candidates"] else None for r in tr]
+    same = [same_script(c.get("script"), scope.dlight_scripts.get(r["workload"])) for r, c in zip(tr, firsts) if c]
+    t_entry = {
+        "n": len(tr),
+        "solved": sum(best_latency(r["candidates"]) is not None for r in tr),
+        "solved_within_10x": sum(
+            best_latency([c for c in r["candidates"] if c["status"] == "ok"]) is not None for r in tr
+        ),
+        "first_answer_correct": first_answer_correctness(first_verified(r["candidates"]) for r in tr),
+        "first_answer_slow": sum(c is not None and c["status"] == "slow" for c in firsts),
+        "first_answer_equals_dlight": {"count": sum(x is True for x in same), "n": sum(x is not None for x in same)},
+        "time_to_verified_s": {"median": median(times), "p90": percentile(times, 90.0), "n": len(times)},
+    }
+    ks = sorted({r["k"] for r in tr if r.get("k")})
+    if ks:
+        samples = [(len(r["candidates"]), sum(c["status"] in VERIFIED for c in r["candidates"])) for r in tr]
+        t_entry["pass_at_k"] = {
+            str(k): mean_pass_at_k(samples, k) for k in _k_values(max(ks)) if all(n >= k for n, _ in samples)
+        }
+    if task == "improvement":
+        t_entry["speedup_over_existing"] = speedup_summary(
+            {r["workload"]: r.get("existing_latency_us") for r in tr},
+            {r["workload"]: best_latency(r["candidates"]) for r in tr},
+            scope.thresholds,
+        )
+    return t_entry
+
+
 def _mark_slow(rows: list) -> list:
-    """ROWS with every verified candidate of a model method that is more than SLOW_FACTOR times
-    slower than its task's baseline (dlight's construction latency where measured, else the
-    unscheduled program's) given status `slow` (copies; the stored results stay as measured)."""
+    """ROWS with every verified candidate of a method other than the baselines that is more than
+    SLOW_FACTOR times slower than its task's baseline (dlight's construction latency where measured,
+    else the unscheduled program's) given status `slow` (copies; the stored results stay as
+    measured). A slow candidate stays verified (VERIFIED): the label only counts it."""
     base: dict = {}
     for r in rows:
         if r["method"] in BASELINES and r["task"] == "construction":
@@ -299,7 +420,7 @@ def _mark_slow(rows: list) -> list:
     for r in rows:
         refs = base.get(r["workload"], {})
         ref = refs.get("dlight") or refs.get("unscheduled")
-        if not r["method"].startswith("model") or not ref:
+        if r["method"] in BASELINES or not ref:
             out.append(r)
             continue
         cands = [
