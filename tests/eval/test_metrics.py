@@ -365,3 +365,118 @@ def test_summarize_compares_every_method_with_the_search():
     assert mf["time_vs_search"]["per_task"] == {"w1": pytest.approx(30.0)}
     assert s["methods"]["metaschedule-16"]["over_search"]["per_task"] == {"w1": pytest.approx(0.5)}
     assert "over_search" not in s["methods"]["metaschedule-64"]
+
+
+DLIGHT_W1 = """workload "w1.tvmscript"
+target "nvidia/nvidia-h100"
+
+b0 = get_sblock("C")
+l1, l2 = get_loops(b0)
+l3, l4 = split(l1, [None, 64])
+bind(l3, "blockIdx.x")
+bind(l4, "threadIdx.x")
+"""
+#: dlight's w1 script as a model writes it: other names, a comment, spacing and a query nothing uses
+MODEL_W1 = """workload "w1.tvmscript"
+target "nvidia/nvidia-h100"
+
+# the rows of C over blocks of 64 threads
+blk = get_sblock("C")
+i, j = get_loops(blk)
+again = get_sblock("C")
+bx, tx = split(i, [None,   64])
+bind(bx, "blockIdx.x")
+bind(tx, "threadIdx.x")
+"""
+DLIGHT_W2 = DLIGHT_W1.replace("w1.tvmscript", "w2.tvmscript")
+#: w2's first answer differs from dlight's by one split factor
+MODEL_W2 = DLIGHT_W2.replace("[None, 64]", "[None, 128]")
+
+
+def _scripted(status, lat, script, **extra):
+    return dict(_cand(status, lat), script=script, **extra)
+
+
+def test_same_script_normalises_names_comments_spacing_and_unused_queries():
+    assert M.same_script(MODEL_W1, DLIGHT_W1) is True
+    assert M.same_script(MODEL_W2, DLIGHT_W2) is False
+    assert M.same_script(MODEL_W1, None) is None
+    # scripts that do not encode are compared as whitespace-free statement lists
+    assert M.same_script("foo( a ,b)\n\n# c\n", "foo(a,b)") is True
+    assert M.same_script("foo(a, b)", "foo(b, a)") is False
+
+
+def test_first_answers_equal_to_dlights_script_are_counted():
+    """w1's first answer is dlight's script written otherwise: counted; w2's differs; w3's dlight row
+    records no script (results of older code): left out of n. Only the first candidate counts."""
+    results = {
+        "workloads": [{"name": w, "family": "mm"} for w in ("w1", "w2", "w3")],
+        "measurements": [
+            _row("w1", "dlight", _scripted("ok", 10.0, DLIGHT_W1)),
+            _row("w2", "dlight", _scripted("ok", 10.0, DLIGHT_W2)),
+            _row("w3", "dlight", _cand("ok", 10.0)),
+            _row("w1", "model-best-of-2", _scripted("ok", 10.0, MODEL_W1), _scripted("ok", 9.0, MODEL_W2)),
+            _row("w2", "model-best-of-2", _scripted("ok", 12.0, MODEL_W2), _scripted("ok", 10.0, DLIGHT_W2)),
+            _row("w3", "model-best-of-2", _scripted("ok", 10.0, DLIGHT_W1)),
+            _row("w1", "model-best-of-2", _scripted("ok", 10.0, MODEL_W1), task="improvement"),
+            _row("w1", "unscheduled", _cand("ok", 100.0)),
+        ],
+    }
+    s = M.summarize(results)
+    t = s["methods"]["model-best-of-2"]["tasks"]
+    assert t["construction"]["first_answer_equals_dlight"] == {"count": 1, "n": 2}
+    assert t["improvement"]["first_answer_equals_dlight"] == {"count": 1, "n": 1}
+    # a baseline without scripts has nothing to compare; dlight's own script is dlight's
+    assert s["methods"]["unscheduled"]["tasks"]["construction"]["first_answer_equals_dlight"] == {"count": 0, "n": 0}
+    assert s["methods"]["dlight"]["tasks"]["construction"]["first_answer_equals_dlight"] == {"count": 2, "n": 2}
+
+
+def _from(origin, status, lat=None):
+    return dict(_cand(status, lat), origin=origin)
+
+
+def test_own_samples_leave_out_the_candidates_the_model_did_not_write():
+    """Tensor-core candidates (MetaSchedule's design space) are the fastest here: with them the model
+    doubles dlight; over its own samples (written, completed by AutoBind, or of unrecorded origin) it
+    does not. The first answer over its own samples is its first own candidate."""
+    results = {
+        "workloads": [{"name": "w1", "family": "mm"}, {"name": "w2", "family": "mm"}],
+        "measurements": [
+            _row("w1", "dlight", _cand("ok", 10.0)),
+            _row("w2", "dlight", _cand("ok", 16.0)),
+            _row(
+                "w1",
+                "model-best-of-4",
+                _from("model", "ok", 20.0),
+                _from("tensor_core", "ok", 5.0),
+                _from("model", "ok", 40.0),
+                _from("model", "build_error"),
+            ),
+            _row(
+                "w2",
+                "model-best-of-4",
+                _from("tensor_core", "ok", 8.0),
+                _from("model", "build_error"),
+                _cand("ok", 16.0),  # no origin recorded: the model's own
+                _from("completed", "ok", 12.0),
+            ),
+        ],
+    }
+    mb = M.summarize(results)["methods"]["model-best-of-4"]
+    assert mb["origins"] == {"completed": 1, "model": 4, "tensor_core": 2, "unrecorded": 1}
+    # every candidate: 10/5 and 16/8
+    assert mb["over_dlight"]["per_task"] == {"w1": pytest.approx(2.0), "w2": pytest.approx(2.0)}
+    assert mb["over_dlight"]["geomean"] == pytest.approx(2.0)
+    c = mb["tasks"]["construction"]
+    assert c["first_answer_correct"] == 1.0 and c["pass_at_k"]["1"] == pytest.approx(0.75)
+    assert c["pass_at_k"]["4"] == pytest.approx(1.0)
+    # the model's own: 10/20 and 16/12
+    own = mb["own_samples"]
+    assert own["over_dlight"]["per_task"] == {"w1": pytest.approx(0.5), "w2": pytest.approx(16 / 12)}
+    assert own["over_dlight"]["geomean"] == pytest.approx(math.sqrt(0.5 * 16 / 12))
+    assert own["over_dlight"]["share_at_least"]["1"] == 0.5
+    oc = own["tasks"]["construction"]
+    assert oc["first_answer_correct"] == 0.5  # w2's first own candidate did not build
+    assert oc["solved"] == 2 and oc["pass_at_k"] == {"1": pytest.approx(2 / 3), "2": pytest.approx(1.0)}
+    assert own["taxonomy"]["build"] == 2 and "own_samples" not in own
+    assert "own_samples" not in M.summarize(results)["methods"]["dlight"]
