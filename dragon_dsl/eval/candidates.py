@@ -194,5 +194,22 @@ def measure_scripts(ctx: Context, entry, texts: list, key: str, **kw) -> tuple:
     return cands, seconds
 
 
+def dlight_script(ctx: Context, entry) -> str | None:
+    """dlight's schedule of the workload as a script (`dragon_dsl.tvm.dlight`), recorded in dlight's
+    row so that the report can tell the answers that copy it (`metrics.same_script`); None where no
+    rule applies or the script cannot be written (never the row's failure: its kernel is measured
+    by the engine's own dlight baseline)."""
+    try:
+        spec = ctx.target.spec
+        from dragon_dsl import from_trace_json
+        from dragon_dsl.tvm.dlight import dlight_trace
+        from dragon_dsl.tvm.workload import load_workload
+
+        found = dlight_trace(load_workload(Path(entry.path).read_text(encoding="utf-8")), spec)
+        return None if found is None else from_trace_json(found[1], workload=Path(entry.path).name, target=spec)
+    except Exception:  # a record beside the measurement, not part of it
+        return None
+
+
 def digest(texts) -> str:
     return hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]

@@ -15,6 +15,7 @@ from dragon_dsl.eval.candidates import (
     Context,
     candidate_of,
     digest,
+    dlight_script,
     keep,
     measure,
     measure_scripts,
@@ -99,6 +100,8 @@ def baseline(ctx: Context, entry, kind: str) -> dict:
             result = ctx.engine.baseline(str(entry.path), kind=kind, level="time", seeds=ctx.seeds, repeat=ctx.repeat)
     row = new_row(entry, "construction", kind)
     row["candidates"] = [candidate_of(result)]
+    if kind == "dlight" and (script := dlight_script(ctx, entry)) is not None:
+        row["candidates"][0]["script"] = script  # for the answers equal to it (metrics.same_script)
     row["time_s"] = wall if result.ok else None
     return row
 
