@@ -32,7 +32,16 @@ def load(model_path=None, target="llvm"):
     generator(model_path, target)
 
 
+def with_origins(workload=None, target="llvm", script=None, n=1, model_path=None, **kw):
+    """`suggest`'s scripts as (text, origin): "model", "completed" or "tensor_core" (see
+    api.candidate_origin); `dragon eval` records each candidate's origin with it."""
+    from dragon_model.api import suggest_with_origins
+
+    return suggest_with_origins(workload=workload, target=target, script=script, n=n, model_path=model_path, **kw)
+
+
 suggest.load = load
+suggest.with_origins = with_origins
 
 
 def recommend(workload, target="llvm", script=None, k=4, model_path=None, **kw):

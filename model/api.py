@@ -61,6 +61,7 @@ __all__ = [
     "WEIGHTS",
     "Recommendation",
     "Repair",
+    "candidate_origin",
     "candidates",
     "compile_problem",
     "cut_seconds",
@@ -76,6 +77,7 @@ __all__ = [
     "search",
     "statement_lines",
     "suggest",
+    "suggest_with_origins",
     "tensor_core_candidate",
     "tensor_core_template",
 ]
@@ -95,11 +97,37 @@ def suggest(
     **_ignored,
 ) -> list[str]:
     """Up to n scripts that check and replay on the workload (the language server's entry point)."""
+    return [text for text, _origin in suggest_with_origins(workload, target, script, n, model_path, max_seconds)]
+
+
+def suggest_with_origins(
+    workload=None,
+    target: Any = "llvm",
+    script: str | None = None,
+    n: int = 1,
+    model_path=None,
+    max_seconds: float = GENERATION_SECONDS,
+    **_ignored,
+) -> list[tuple]:
+    """`suggest`'s scripts as (text, origin) (`candidate_origin`): `dragon eval` reports the model's
+    own samples apart from the candidates it did not write."""
     if workload is None:
         raise ValueError("suggest needs a workload")
     return [
-        text
-        for text, _g in candidates(
+        (text, candidate_origin(g))
+        for text, g in candidates(
             workload, target or "llvm", script, k=max(1, n), model_path=model_path, max_seconds=max_seconds
         )
     ][:n]
+
+
+def candidate_origin(g) -> str:
+    """Where a candidate's script comes from: "tensor_core" (a sample of MetaSchedule's tensor-core
+    design space whose decisions the model chose: `tensor_core_candidate`), "completed" (the model's
+    script with AutoBind's statements added, or a racing stage moved to a kernel of its own), else
+    "model" (as the model wrote it)."""
+    if getattr(g, "sample", None) is not None:
+        return "tensor_core"
+    if getattr(g, "completed_from", None) is not None:
+        return "completed"
+    return "model"

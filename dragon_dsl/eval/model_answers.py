@@ -44,7 +44,7 @@ def model(
     if suggest is None:
         return new_row(entry, task, name, "not_available", why, **extra)
     try:
-        texts, gen_s, gen_host, load_s = _suggestions(ctx, entry, suggest, n, task, script)
+        texts, gen_s, gen_host, load_s, origins = _suggestions(ctx, entry, suggest, n, task, script)
     except FileNotFoundError as exc:  # no trained weights for this target
         return new_row(entry, task, name, "not_available", f"no model: {exc}", **extra)
     except OtherVersion as exc:  # --generation-version: answers of another decoder, not written yet
@@ -64,6 +64,8 @@ def model(
     row["candidates"], row["time_s"] = measure_scripts(
         ctx, entry, texts, f"{ctx.whash(entry.path)}|{name}|{task}|{digest(texts)}", extra_s=gen_s
     )
+    if origins is not None and len(origins) == len(texts):  # where each came from (metrics.OWN_ORIGINS)
+        row["candidates"] = [dict(c, origin=o) for c, o in zip(row["candidates"], origins, strict=True)]
     row["generation_s"] = gen_s
     row["generated_on"] = gen_host
     if load_s is not None:
@@ -96,7 +98,7 @@ def generate(ctx: Context, entry, n: int, task: str = "construction", script: st
         raise ValueError(f"the model is not available: {why}")
     path = suggestions_path(ctx, entry, n, task, script)
     cached = path.exists()
-    texts, gen_s, _host, _load_s = _suggestions(ctx, entry, suggest, n, task, script)
+    texts, gen_s, _host, _load_s, _origins = _suggestions(ctx, entry, suggest, n, task, script)
     return {
         "workload": entry.name,
         "task": task,
@@ -197,20 +199,26 @@ def suggestions_path(ctx: Context, entry, n: int, task: str, script: str | None)
 
 def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: str | None) -> tuple:
     """(scripts, generation seconds, the host that generated them, seconds this process spent loading
-    the model before them or None) for a task, generated once and kept under OUT_DIR/model (a rerun
-    reuses them, and so does a run on another machine given that folder). Loading the model (imports,
-    weights, grammar compiler: once per process, as the language server does at start) is start-up,
-    timed apart: the generation seconds are the request's own."""
+    the model before them or None, each script's origin or None) for a task, generated once and kept
+    under OUT_DIR/model (a rerun reuses them, and so does a run on another machine given that folder).
+    Loading the model (imports, weights, grammar compiler: once per process, as the language server
+    does at start) is start-up, timed apart: the generation seconds are the request's own. The origins
+    ("model", "completed", "tensor_core": `dragon_model.api.candidate_origin`) come from
+    `suggest.with_origins` where the model offers it; answers stored without them have None."""
     path = suggestions_path(ctx, entry, n, task, script)
     if path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
-        return data["scripts"], data["generation_s"], data.get("host"), data.get("model_load_s")
+        return data["scripts"], data["generation_s"], data.get("host"), data.get("model_load_s"), data.get("origins")
     _check_version(ctx)
     load_s = _load_model(ctx, suggest)
     t0 = time.perf_counter()
-    texts = list(
-        suggest(workload=str(entry.path), target=ctx.target.spec, script=script, n=n, model_path=ctx.model_path)
-    )
+    request = dict(workload=str(entry.path), target=ctx.target.spec, script=script, n=n, model_path=ctx.model_path)
+    with_origins = getattr(suggest, "with_origins", None)
+    if with_origins is not None:
+        pairs = list(with_origins(**request))
+        texts, origins = [t for t, _ in pairs], [o for _, o in pairs]
+    else:
+        texts, origins = list(suggest(**request)), None
     gen_s = time.perf_counter() - t0
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {
@@ -219,9 +227,10 @@ def _suggestions(ctx: Context, entry, suggest, n: int, task: str, script: str | 
         "key": json.loads(_suggestions_key(ctx, entry, n, task, script)),
         "host": host(),
         "model_load_s": load_s,
+        "origins": origins,
     }
     write_json(path, data)  # whole or absent: a killed generation is done again
-    return texts, gen_s, data["host"], load_s
+    return texts, gen_s, data["host"], load_s, origins
 
 
 def _load_model(ctx: Context, suggest) -> float | None:
