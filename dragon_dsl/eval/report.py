@@ -2,13 +2,18 @@
 
 Everything shown is read from `results["metrics"]` (computed by metrics.summarize from the
 raw measurements) or from the measurements themselves; nothing here computes a new figure
-except per-method means for the plots' positions. Plots are matplotlib PNGs (Agg backend).
+except per-method means for the plots' positions. Plots: `report_plots.py`.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from dragon_dsl.eval.metrics import OWN_ORIGINS
+from dragon_dsl.eval.report_plots import PLOTS, plots
+
+__all__ = ["PLOTS", "SECTIONS", "markdown", "plots", "write"]
 
 SECTIONS = (
     "## Setup",
@@ -21,7 +26,6 @@ SECTIONS = (
     "## Per workload",
     "## Plots",
 )
-PLOTS = ("speedup_distribution.png", "time_vs_quality.png", "per_family.png")
 
 
 def _f(x, fmt="{:.2f}") -> str:
@@ -122,10 +126,12 @@ def _speedups(met: dict, methods: list) -> list:
     lines = [
         "## Speed-ups",
         "",
-        "Speed-up = baseline latency / method latency (fastest verified candidate). Shares count every task "
-        "with a baseline (an unsolved task reaches no threshold); geometric mean and median are over the "
-        "solved tasks.",
+        "Speed-up = baseline latency / method latency (fastest verified candidate, `slow` ones included at "
+        "their measured speed). Shares count every task with a baseline (an unsolved task reaches no "
+        "threshold); geometric mean and median are over the solved tasks: every task with a verified answer, "
+        "however slow.",
         "",
+        *_own_note(met, methods),
     ]
     for base in met["baselines"]:
         own = met["methods"][base]["tasks"].get("construction") or {}
@@ -146,14 +152,15 @@ def _speedups(met: dict, methods: list) -> list:
             "|---|---|---|---|---|---|---|---|",
         ]
         for name in methods:
-            sp = met["methods"][name].get(f"over_{base}")
-            if not sp or name == base:
-                continue
-            sh = sp["share_at_least"]
-            lines.append(
-                f"| {name} | {sp['tasks']} | {sp['solved']} | {_pct(sh.get('1'))} | {_pct(sh.get('1.2'))} | "
-                f"{_pct(sh.get('1.5'))} | {_f(sp['geomean'])} | {_f(sp['median'])} |"
-            )
+            for label, e in _variants(met, name):
+                sp = e.get(f"over_{base}")
+                if not sp or name == base:
+                    continue
+                sh = sp["share_at_least"]
+                lines.append(
+                    f"| {label} | {sp['tasks']} | {sp['solved']} | {_pct(sh.get('1'))} | {_pct(sh.get('1.2'))} | "
+                    f"{_pct(sh.get('1.5'))} | {_f(sp['geomean'])} | {_f(sp['median'])} |"
+                )
         lines.append("")
     if "dlight" not in met["baselines"]:
         lines += ["Over **dlight**: not applicable on this target (dlight schedules GPU targets only).", ""]
@@ -166,27 +173,80 @@ def _correctness(results: dict, met: dict, methods: list) -> list:
     lines = [
         "## Correctness and time to a verified kernel",
         "",
-        "First-answer correctness: share of tasks whose first candidate was verified and not `slow` (more than "
-        "10x slower than the task's baseline: dlight where measured, else the unscheduled program; a slow kernel "
-        "solves nothing). Time: wall seconds from the method's start to its verified answer (search or "
-        "generation included; engine start-up excluded).",
+        "Solved: tasks with a verified answer, however slow; *within 10x*: of those, the tasks with a verified "
+        "answer not `slow` (more than 10x slower than the task's baseline: dlight where measured, else the "
+        "unscheduled program). First answer verified: share of tasks whose first candidate was verified, slow or "
+        "not; *slow*: how many of those first answers were slow. First answer = dlight: first answers whose "
+        "script is dlight's script of the workload (canonical form: names, comments, spacing and unused queries "
+        "aside), of the tasks where both scripts are recorded. Time: wall seconds from the method's start to its "
+        "verified answer (search or generation included; engine start-up excluded).",
         "",
-        "| method | task | tasks | solved | first answer correct | first answer slow | time median s | time p90 s "
-        "| pass@k |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| method | task | tasks | solved | solved within 10x | first answer verified | first answer slow "
+        "| first answer = dlight | time median s | time p90 s | pass@k |",
+        "|---" * 11 + "|",
     ]
     for name in methods:
-        for task, t in met["methods"][name]["tasks"].items():
-            pk = ", ".join(f"@{k}: {_pct(v)}" for k, v in (t.get("pass_at_k") or {}).items())
-            tt = t["time_to_verified_s"]
-            lines.append(
-                f"| {name} | {task} | {t['n']} | {t['solved']} | {_pct(t['first_answer_correct'])} | "
-                f"{t.get('first_answer_slow', 0)} | {_f(tt['median'])} | {_f(tt['p90'])} | {pk or '–'} |"
-            )
+        for label, e in _variants(met, name):
+            for task, t in e["tasks"].items():
+                lines.append(_correctness_row(label, task, t))
+    lines += _origins(met, methods)
     lines += _time_notes(results)
     lines += _improvement(met, methods)
     lines.append("")
     return lines
+
+
+def _correctness_row(label: str, task: str, t: dict) -> str:
+    pk = ", ".join(f"@{k}: {_pct(v)}" for k, v in (t.get("pass_at_k") or {}).items())
+    tt = t["time_to_verified_s"]
+    eq = t.get("first_answer_equals_dlight") or {}
+    same = f"{eq['count']}/{eq['n']}" if eq.get("n") else "–"
+    return (
+        f"| {label} | {task} | {t['n']} | {t['solved']} | {t.get('solved_within_10x', '–')} | "
+        f"{_pct(t['first_answer_correct'])} | {t.get('first_answer_slow', 0)} | {same} | "
+        f"{_f(tt['median'])} | {_f(tt['p90'])} | {pk or '–'} |"
+    )
+
+
+def _variants(met: dict, name: str) -> list:
+    """(label, metrics entry) of a method: one row; a model method two, its figures over every candidate
+    and over its own samples only (metrics.own_samples), or one where every candidate is its own."""
+    e = met["methods"][name]
+    if "own_samples" not in e:
+        return [(name, e)]
+    origins = e.get("origins", {})
+    if all(o in OWN_ORIGINS or o == "unrecorded" for o in origins):
+        unrecorded = "unrecorded" in origins
+        return [(f"{name}, " + ("origins unrecorded, counted as own" if unrecorded else "own samples (all)"), e)]
+    return [(f"{name}, all candidates", e), (f"{name}, own samples", e["own_samples"])]
+
+
+def _own_note(met: dict, methods: list) -> list:
+    """What a model method's two rows mean, where there is one."""
+    if not any("own_samples" in met["methods"][n] for n in methods):
+        return []
+    return [
+        "A model method with candidates it did not write (the tensor-core candidate: a sample of "
+        "MetaSchedule's tensor-core design space whose decisions the model chose) has two rows: *all "
+        "candidates* counts every candidate of its answer; *own samples* only the scripts the model wrote "
+        "(completed by AutoBind or not; a candidate stored without its origin counts as its own), its first "
+        "answer being its first own candidate. One whose candidates are all its own has one row, so labelled.",
+        "",
+    ]
+
+
+def _origins(met: dict, methods: list) -> list:
+    """Where the model's candidates came from (metrics `origins`)."""
+    counted = [(n, met["methods"][n]["origins"]) for n in methods if met["methods"][n].get("origins")]
+    if not counted:
+        return []
+    return [
+        "",
+        "Origins of the model's candidates (own samples: `model`, `completed`; `unrecorded`: answers stored "
+        "without origins, counted as the model's own): "
+        + "; ".join(f"{n}: " + ", ".join(f"{o} {c}" for o, c in orig.items()) for n, orig in counted)
+        + ".",
+    ]
 
 
 def _time_notes(results: dict) -> list:
@@ -247,7 +307,9 @@ def _taxonomy(met: dict, methods: list) -> list:
     lines = [
         "## Failure taxonomy",
         "",
-        "Failed candidates by stage (parse and type: the script; replay, build, launch, numeric, timeout: the engine).",
+        "Failed candidates by stage (parse and type: the script; replay, build, launch, numeric, timeout: the "
+        "engine). *slow* is no failure: verified candidates more than 10x slower than the baseline, listed here "
+        "for reference and counted as verified everywhere else.",
         "",
     ]
     cats = list(next(iter(met["methods"].values()))["taxonomy"]) if methods else []
@@ -352,7 +414,7 @@ def _against_search(met: dict, methods: list) -> list:
     """The section comparing every method with the largest MetaSchedule budget measured: the
     latency it reaches and how much sooner it has a verified kernel (metrics.time_ratio)."""
     search = met.get("search")
-    rows = [n for n in methods if n != search and "over_search" in met["methods"][n]]
+    rows = [(label, e) for n in methods if n != search for label, e in _variants(met, n) if "over_search" in e]
     if not search or not rows:
         return []
     lines = [
@@ -366,10 +428,10 @@ def _against_search(met: dict, methods: list) -> list:
         f"{search} median s | sooner | per task (n) |",
         "|---" * 10 + "|",
     ]
-    for n in rows:
-        sp, tv = met["methods"][n]["over_search"], met["methods"][n]["time_vs_search"]
+    for label, e in rows:
+        sp, tv = e["over_search"], e["time_vs_search"]
         lines.append(
-            f"| {n} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | "
+            f"| {label} | {sp['tasks']} | {sp['solved']} | {_pct(sp['share_at_least'].get('1'))} | "
             f"{_f(sp['geomean'])} | {_f(sp['median'])} | {_f(tv['median_s'])} | {_f(tv['search_median_s'])} | "
             f"{_f(tv['ratio_of_medians'], '{:.1f}x')} | {_f(tv['median_per_task'], '{:.1f}x')} "
             f"({tv['tasks_both']}) |"
@@ -406,75 +468,6 @@ def _merge_notes(results: dict) -> list:
             "workloads measured so far (the *tasks* columns say how many)."
         )
     return [lines[0]] + ([""] + lines[1:] if lines[1:] else []) + [""]
-
-
-def plots(results: dict, out_dir) -> list:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out = Path(out_dir)
-    met = results["metrics"]
-    base = met["baselines"][-1] if met["baselines"] else None
-    names = [n for n in met["methods"] if n != base]
-    written = []
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    data = [[s for s in met["methods"][n].get(f"over_{base}", {}).get("per_task", {}).values() if s] for n in names]
-    shown = [(n, d) for n, d in zip(names, data) if d]
-    if shown:
-        ax.boxplot([d for _, d in shown], showfliers=True)
-        ax.set_xticks(range(1, len(shown) + 1), [n for n, _ in shown], rotation=30, ha="right")
-        ax.set_yscale("log")
-        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-    ax.set_ylabel(f"speed-up over {base} (log)")
-    ax.set_title("Speed-up distribution per method")
-    fig.tight_layout()
-    fig.savefig(out / PLOTS[0], dpi=120)
-    plt.close(fig)
-    written.append(out / PLOTS[0])
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for n in names:
-        per = met["methods"][n].get(f"over_{base}", {}).get("per_task", {})
-        pts = [
-            (r["time_s"], per.get(r["workload"]))
-            for r in results["measurements"]
-            if r["method"] == n and r["task"] == "construction" and r.get("time_s") and per.get(r["workload"])
-        ]
-        if pts:
-            ax.scatter([p[0] for p in pts], [p[1] for p in pts], label=n, s=18)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("time to a verified kernel (s, log)")
-    ax.set_ylabel(f"speed-up over {base} (log)")
-    ax.set_title("Time to solution versus quality")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / PLOTS[1], dpi=120)
-    plt.close(fig)
-    written.append(out / PLOTS[1])
-
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    fams = sorted({f for n in names for f in met["methods"][n].get("families", {}).get(base, {})})
-    width = 0.8 / max(1, len(names))
-    for i, n in enumerate(names):
-        per = met["methods"][n].get("families", {}).get(base, {})
-        vals = [(per.get(f) or {}).get("geomean") or 0.0 for f in fams]
-        ax.bar([j + i * width for j in range(len(fams))], vals, width, label=n)
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(fams))], fams, rotation=30, ha="right")
-    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-    ax.set_ylabel(f"geomean speed-up over {base}")
-    ax.set_title("Per-family breakdown (0 = not solved)")
-    if names:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / PLOTS[2], dpi=120)
-    plt.close(fig)
-    written.append(out / PLOTS[2])
-    return written
 
 
 def write(results: dict, out_dir) -> Path:
