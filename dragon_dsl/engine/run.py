@@ -37,13 +37,20 @@ class LaunchError(Exception):
     """The kernel failed while running (an exception from the runtime, e.g. a CUDA fault)."""
 
 
+def contiguous(value) -> np.ndarray:
+    """VALUE as a C-contiguous array of its own shape: `np.ascontiguousarray` turns a 0-d array into
+    shape (1,), which a kernel taking a 0-d buffer (`T.Buffer((), "int32")`, a network's scalar
+    mask bound) refuses at launch ("Mismatched a.ndim ... expected 0")."""
+    return np.asarray(value, order="C")
+
+
 def make_tensors(dev, args, inputs: dict, alternative: bool = False) -> list:
     import tvm
 
     tensors = []
     for arg in args:
         value = inputs[arg.name] if arg.role != "output" else filled(arg.shape, arg.dtype, alternative)
-        tensors.append(tvm.runtime.tensor(np.ascontiguousarray(value), dev))
+        tensors.append(tvm.runtime.tensor(contiguous(value), dev))
     return tensors
 
 
@@ -95,10 +102,10 @@ class Staged:
             key = (index, arg.name)
             if arg.role == "input":
                 if key not in self._inputs:
-                    self._inputs[key] = tvm.runtime.tensor(np.ascontiguousarray(inputs[arg.name]), self.dev)
+                    self._inputs[key] = tvm.runtime.tensor(contiguous(inputs[arg.name]), self.dev)
                 out.append(self._inputs[key])
             elif arg.role == "inout":
-                out.append(tvm.runtime.tensor(np.ascontiguousarray(inputs[arg.name]), self.dev))
+                out.append(tvm.runtime.tensor(contiguous(inputs[arg.name]), self.dev))
             else:
                 fill_key = (arg.name, alternative)
                 if fill_key not in self._fills:
