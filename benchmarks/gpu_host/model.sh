@@ -18,7 +18,10 @@
 #   bash benchmarks/gpu_host/model.sh llvm-train SECONDS [SIZE]  # the llvm model: llvm records, then the llvm corpus
 #   bash benchmarks/gpu_host/model.sh llvm-eval SECONDS    # its held-out families, new and shipped model
 #   bash benchmarks/gpu_host/model.sh eval SECONDS [K]     # held-out real operators (SETS=operators,families:
-#                                                      # and held-out families): dlight vs the model
+#                                                      # and held-out families; SETS=tasks: TASK_COUNT
+#                                                      # tasks of the networks' TASK_SPLIT, default
+#                                                      # validation): dlight vs the model (EVAL_TAG=T:
+#                                                      # into eval-SET-T, one folder a model)
 #                                                      # (MODEL=DIR: another model folder); reports, results
 #                                                      # and answers come back as $OUT/eval.tar.xz
 #
@@ -172,6 +175,8 @@ eval)
       operators) python3 -m dragon_dsl.cli.main workloads --held-out-operators -o $wl > /dev/null ;;
       families) python3 -m dragon_dsl.cli.main workloads --families conv1d,reduction,reduction_typed \
                   --count ${FAMILY_COUNT:-24} --seed 2027 --max-flops 2e9 --max-bytes 6.4e7 -o $wl > /dev/null ;;
+      tasks) python3 -m dragon_dsl.cli.main workloads --tasks data/tasks/tasks.jsonl.gz --split ${TASK_SPLIT:-validation} \
+               --count ${TASK_COUNT:-40} --seed 2027 --max-flops 2e9 --max-bytes 6.4e7 -o $wl > /dev/null ;;
       *) echo "unknown set $set" >&2; exit 2 ;;
     esac
   done
@@ -183,7 +188,7 @@ eval)
   # they are, and any missing is generated here.
   # GEN_VERSION=N: measure the stored answers of decoder version N (none generated)
   [ -n "${ANSWERS:-}" ] && for set in ${sets//,/ }; do
-    mkdir -p $W/eval-$set/model && cp $ANSWERS/$set/model/*.json $W/eval-$set/model/; done
+    mkdir -p $W/eval-$set${EVAL_TAG:+-$EVAL_TAG}/model && cp $ANSWERS/$set/model/*.json $W/eval-$set${EVAL_TAG:+-$EVAL_TAG}/model/; done
   common="--target cuda --methods dlight,model --k $k --model-path $model${GEN_VERSION:+ --generation-version $GEN_VERSION}"
   gen=$(( (end - SECONDS) * 45 / 100 ))
   # GEN_SHARDS processes in all, shared among the sets (two sets of 15 shards each put 30 generating
@@ -197,7 +202,7 @@ eval)
   for set in ${sets//,/ }; do
     for i in $(seq 0 $((per - 1))); do
       OMP_NUM_THREADS=1 timeout -k 10 $gen python3 -m dragon_dsl.cli.main eval \
-        --workloads $W/wl-$set $common --out $W/eval-$set --generate-only --shard $i/$per > $W/gen-$set-$i.log 2>&1 &
+        --workloads $W/wl-$set $common --out $W/eval-$set${EVAL_TAG:+-$EVAL_TAG} --generate-only --shard $i/$per > $W/gen-$set-$i.log 2>&1 &
     done
   done
   wait
@@ -208,9 +213,9 @@ eval)
     # of those done (a plain --stop-after run writes none, and the machine goes with its caches)
     # -k: SIGTERM waits for the Python code, which a long call into TVM (the operators' CPU references:
     # minutes) holds off; an eval call of both sets at k=4 ran past the device command's limit
-    timeout -k 10 $(( left + 5 )) python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set \
+    timeout -k 10 $(( left + 5 )) python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$set $common --out $W/eval-$set${EVAL_TAG:+-$EVAL_TAG} \
       --stop-after $(( left - 35 )) --shard 0/1 2>&1 | tail -30 | tee $OUT/eval-$set.log
-    python3 -m dragon_dsl.cli.main eval-report $W/eval-$set 2>&1 | tail -2 | tee -a $OUT/eval-$set.log
+    python3 -m dragon_dsl.cli.main eval-report $W/eval-$set${EVAL_TAG:+-$EVAL_TAG} 2>&1 | tail -2 | tee -a $OUT/eval-$set.log
   done
   # every set's report and results, and the answers themselves, in one file: a device command
   # returns a limited number of files, and copied one by one the later ones can be lost
