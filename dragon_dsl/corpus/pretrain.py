@@ -136,6 +136,20 @@ class PretrainRun:
                 )
         else:
             write_json(path, want)
+        if self.config.tasks:
+            self._check_split()
+
+    def _check_split(self) -> None:
+        """A run over real networks' tasks holds records of its split's tasks alone: records carried
+        in from a run over another tasks file (or another split) would put held-out networks' tasks
+        into training. Raises RunConfigError naming the first stranger."""
+        allowed = {s.name for s in task_specs(self.config.tasks, self.config.split)}
+        strangers = sorted(p.stem for p in self.records.glob("*.json") if p.stem not in allowed)
+        if strangers:
+            raise RunConfigError(
+                f"{self.records}: {len(strangers)} record(s) of tasks outside the {self.config.split!r} split of "
+                f"{self.config.tasks} (first: {strangers[0]}); remove them or use another --out"
+            )
 
     def pending(self, shard=(0, 1), limit: int | None = None) -> list:
         i, n = shard

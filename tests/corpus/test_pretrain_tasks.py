@@ -56,3 +56,20 @@ def test_a_record_per_task_with_its_scripts(tmp_path):
     record = json.loads((out / "records" / "fused_inplace_add_64-1002.json").read_text(encoding="utf-8"))
     assert record["family"] == "fused_inplace_add_64" and record["params"] == {"task": "1002"}
     assert record["scripts"] or record["rejected"]
+
+
+def test_a_record_of_a_held_out_task_carried_into_the_run_is_refused(tmp_path):
+    """A run resumed from records of another tasks file must not feed a held-out network's task to
+    training: the run refuses to open, naming the record."""
+    from dragon_dsl.corpus.pretrain import RunConfigError
+
+    out = tmp_path / "run"
+    cfg = PretrainConfig(target="llvm", per_space=2, tasks=str(_tasks(tmp_path)), split="train")
+    PretrainRun(out, cfg).open()
+    (out / "records" / "fused_inplace_add_64-1002.json").write_text("{}", encoding="utf-8")
+    PretrainRun(out, cfg).open()  # a train task's record: fine
+    (out / "records" / "fused_softmax_64-1001.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(
+        RunConfigError, match=r"1 record\(s\) of tasks outside the 'train' split .*fused_softmax_64-1001"
+    ):
+        PretrainRun(out, cfg).open()
