@@ -8,7 +8,8 @@ The current models are the shipped ones (model/weights/cuda, model/weights/llvm)
 --cuda-current / --llvm-current name others; a side left without a new model is skipped. The
 workloads: the first --count of the held-out real operators (`dragon workloads
 --held-out-operators`, the CUDA side) and of the llvm corpus' held-out families (conv2d_dilated,
-rms_norm, softmax: `dragon workloads --families ... --seed 2027`), the same for both models.
+rms_norm, softmax: `dragon workloads --families ... --seed 2027`; with --llvm-tasks SPLIT, that
+split's tasks of the real networks instead), the same for both models.
 Generation is greedy, one answer per workload, on the CPU; each model is warmed up first (TVM's
 import, the grammar compiler). `dragon suggest` is `dragon_model.api.recommend` as the command
 runs it (k=4, level time: the baseline, the candidates, the search fallback when none verifies),
@@ -90,6 +91,12 @@ def main(argv=None) -> int:
     p.add_argument(
         "--suggest-count", type=int, default=5, help="llvm workloads for dragon suggest (default 5; 0: none)"
     )
+    p.add_argument(
+        "--llvm-tasks",
+        metavar="SPLIT",
+        help="llvm workloads drawn from the real networks' tasks of SPLIT (data/tasks; e.g. test) instead of "
+        "the llvm corpus' held-out families",
+    )
     p.add_argument("--cuda-target", default="nvidia/nvidia-h100")
     p.add_argument("--out", help="also write every figure here as JSON")
     args = p.parse_args(argv)
@@ -121,7 +128,15 @@ def main(argv=None) -> int:
                 "llvm",
                 args.llvm_current,
                 args.llvm_new,
-                workloads(["--families", LLVM_HELD_OUT, "--count", str(n), "--seed", "2027", "--max-flops", "2e8"], n),
+                workloads(
+                    (
+                        ["--tasks", str(ROOT / "data" / "tasks" / "tasks.jsonl.gz"), "--split", args.llvm_tasks]
+                        if args.llvm_tasks
+                        else ["--families", LLVM_HELD_OUT]
+                    )
+                    + ["--count", str(n), "--seed", "2027", "--max-flops", "2e8", "--max-bytes", "6.4e7"],
+                    n,
+                ),
             )
         )
     for side, target, current, new, found in sides:
