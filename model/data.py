@@ -58,15 +58,12 @@ def load_rows(
             else:  # JSON Lines, or JSON Lines compressed with xz (a committed training set: 85x smaller)
                 import lzma
 
+                from dragon_dsl.language.files import json_lines
+
                 with (
                     lzma.open(f, "rt", encoding="utf-8") if f.name.endswith(".xz") else open(f, encoding="utf-8")
                 ) as fh:
-                    for number, line in enumerate(fh, 1):
-                        if line.strip():
-                            try:
-                                rows.append(json.loads(line))
-                            except json.JSONDecodeError as exc:
-                                raise ValueError(f"{f}:{number}:{exc.colno}: not a JSON object: {exc.msg}") from None
+                    rows.extend(json_lines(fh, str(f)))
     from dragon_model.render import target_kind as kind_of
 
     keep = []

@@ -1,4 +1,5 @@
-"""Writing files so that a reader, a crash or a second writer never sees half of one.
+"""Writing files so that a reader, a crash or a second writer never sees half of one; reading
+JSON Lines with the position of a bad line (`json_lines`).
 
 This module owns the one atomic write of the tree. Every command and library
 function that replaces a file goes through `write_text`, `write_json` or
@@ -40,6 +41,19 @@ def cache_root() -> Path:
     every file there can be rebuilt."""
     base = os.environ.get("DRAGON_CACHE_DIR")
     return Path(base) if base else Path.home() / ".cache" / "little-dragon"
+
+
+def json_lines(lines, where: str) -> list:
+    """The JSON values of LINES (a JSON Lines text's lines; blank ones skipped); a line that is not
+    JSON is a ValueError "WHERE:LINE:COLUMN: not JSON: ..." (WHERE: the file's name)."""
+    out = []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}:{number}:{exc.colno}: not JSON: {exc.msg}") from None
+    return out
 
 
 def write_text(path: PathLike, text: str) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,14 +33,12 @@ def _json_lines(path: Path) -> list:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DatabaseError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DatabaseError(f"{path}:{n}:{exc.colno}: not JSON: {exc.msg}") from None
-    return out
+    from dragon_dsl.language.files import json_lines
+
+    try:
+        return json_lines(text.splitlines(), str(path))
+    except ValueError as exc:
+        raise DatabaseError(str(exc)) from None
 
 
 def _mean_us(run_secs) -> tuple:

@@ -36,5 +36,5 @@ def test_a_line_that_is_not_json_is_named(tmp_path):
     rows = _rows()
     with lzma.open(tmp_path / "rows.jsonl.xz", "wt", encoding="utf-8") as fh:
         fh.write(json.dumps(rows[0]) + "\n\n" + '{"id": 3,' + "\n")
-    with pytest.raises(ValueError, match=r"rows\.jsonl\.xz:3:\d+: not a JSON object"):
+    with pytest.raises(ValueError, match=r"rows\.jsonl\.xz:3:\d+: not JSON"):
         load_rows(tmp_path)

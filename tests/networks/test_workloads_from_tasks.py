@@ -37,7 +37,7 @@ def test_a_line_that_is_not_json_is_refused_with_its_position(tmp_path, capsys):
     bad = tmp_path / "tasks.jsonl"
     bad.write_text('{"id": 1, "split": "test"}\n{"id": 2,, }\n')
     assert main(["workloads", "--tasks", str(bad), "-o", str(tmp_path / "out")]) == 2
-    assert f"{bad}:2:10: not a JSON object" in capsys.readouterr().err
+    assert f"{bad}:2:10: not JSON" in capsys.readouterr().err
     assert not (tmp_path / "out" / "manifest.jsonl").exists()
 
 

@@ -136,17 +136,12 @@ def read_tasks(path) -> list:
     JSON is a ValueError naming the file, line and column."""
     import gzip
 
+    from dragon_dsl.language.files import json_lines
+
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    tasks = []
     with opener(path, "rt", encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    tasks.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{number}:{exc.colno}: not a JSON object: {exc.msg}") from None
-    return tasks
+        return json_lines(f, str(path))
 
 
 def summary_table(out) -> str:
