@@ -48,11 +48,16 @@ class PretrainConfig:
     #: of SPLIT are the workloads instead of the generator's
     tasks: str = ""
     split: str = "train"
+    #: with TASKS: only tasks of at least this many FLOPs (a run for the GEMMs and convolutions,
+    #: which the cheapest-first order reaches last)
+    min_flops: float = 0.0
 
     def to_json(self) -> dict:
         d = json.loads(json.dumps(asdict(self)))  # tuples as the lists a re-read config.json holds
         if self.tasks:  # the file's name, not its place: a run resumes on another machine
             d["tasks"] = Path(self.tasks).name
+        if not self.min_flops:  # the configuration of runs made before the option
+            del d["min_flops"]
         d["format"] = FORMAT
         return d
 
@@ -84,10 +89,10 @@ class TaskSpec:
         return load_workload(self.text)
 
 
-def task_specs(path, split: str) -> list:
+def task_specs(path, split: str, min_flops: float = 0.0) -> list:
     """The tasks of SPLIT in a merged tasks.jsonl, cheapest to sample first (fewest FLOPs, then id): a
-    run stopped early has covered the most tasks. A file without splits is refused: sampling held-out
-    networks' tasks for training would leak them."""
+    run stopped early has covered the most tasks; MIN_FLOPS leaves the smaller ones out. A file without
+    splits is refused: sampling held-out networks' tasks for training would leak them."""
     from dragon_dsl.corpus.networks.driver import read_tasks
 
     if split not in ("train", "validation", "test"):
@@ -95,7 +100,7 @@ def task_specs(path, split: str) -> list:
     tasks = read_tasks(path)
     if tasks and "split" not in tasks[0]:
         raise ValueError(f"{path}: its tasks have no split; merge them with --splits data/tasks/splits.json")
-    chosen = [t for t in tasks if t.get("split") == split]
+    chosen = [t for t in tasks if t.get("split") == split and float(t["flops"]) >= min_flops]
     chosen.sort(key=lambda t: (float(t["flops"]), t["id"]))
     return [TaskSpec(str(t["id"]), t["name"], t["text"]) for t in chosen]
 
@@ -103,7 +108,7 @@ def task_specs(path, split: str) -> list:
 def workload_specs(cfg: PretrainConfig) -> list:
     """The workloads of a configuration, in a fixed order; held-out real operators never appear."""
     if cfg.tasks:
-        return task_specs(cfg.tasks, cfg.split)[: cfg.count]
+        return task_specs(cfg.tasks, cfg.split, cfg.min_flops)[: cfg.count]
     held = {WorkloadSpec(f, p) for f, p in HELD_OUT_OPERATORS}
     families = [f for f in cfg.families if f not in cfg.exclude_families]
     return [s for s in generate(cfg.count + len(held), seed=cfg.seed, families=families) if s not in held][: cfg.count]
@@ -352,6 +357,12 @@ def add_arguments(ap) -> None:
         help="a merged tasks.jsonl of real networks: sample its tasks of --split instead of generated workloads",
     )
     ap.add_argument("--split", default="train", help="with --tasks: train, validation or test (default train)")
+    ap.add_argument(
+        "--min-flops",
+        type=float,
+        default=0.0,
+        help="with --tasks: only tasks of at least this many FLOPs (the cheapest are sampled first otherwise)",
+    )
     ap.add_argument("--shard", default="0/1", help="i/n: this process takes the workloads of shard i of n")
     ap.add_argument("--limit", type=int, default=None, help="stop after this many workloads")
     ap.add_argument("--summary", action="store_true", help="print the run's counts and exit")
@@ -376,6 +387,7 @@ def run_command(args) -> int:
             spaces=tuple(sorted(x for x in args.spaces.split(",") if x)),
             tasks=args.tasks,
             split=args.split,
+            min_flops=args.min_flops,
         )
         run = PretrainRun(args.out, cfg)
         run.open()

@@ -40,6 +40,14 @@ def test_only_the_split_asked_for_cheapest_first(tmp_path):
     assert [s.name for s in task_specs(_tasks(tmp_path), "test")] == ["fused_softmax_64-1001"]
 
 
+def test_min_flops_leaves_the_smaller_tasks_out_and_old_configurations_still_match(tmp_path):
+    specs = task_specs(_tasks(tmp_path), "train", min_flops=100.0)
+    assert [s.name for s in specs] == ["fused_matmul_64-1000"]
+    old = PretrainConfig(tasks=str(_tasks(tmp_path))).to_json()
+    assert "min_flops" not in old  # a run made before the option resumes under the same configuration
+    assert PretrainConfig(tasks=str(_tasks(tmp_path)), min_flops=1e8).to_json()["min_flops"] == 1e8
+
+
 def test_tasks_without_splits_or_an_unknown_split_are_refused(tmp_path):
     with pytest.raises(ValueError, match="no split"):
         task_specs(_tasks(tmp_path, with_split=False), "train")
