@@ -13,6 +13,9 @@
 #    until TOTAL_SECONDS is nearly spent (rows are written as they come);
 # 4. report: the labels' speed over dlight (`dragon_model.label_report`) into $OUT/labels-summary.json.
 #
+# MIN_FLOPS=1e8 samples the tasks of at least that many FLOPs (GEMMs, convolutions: the cheapest-first
+# order reaches them last) into a run of their own, pre-net-large; TASKS may be gzipped.
+#
 # State (records and results) comes back as $OUT/labels-state.tgz; carried into the next call (as
 # ./labels-state.tgz, or .labels/labels-state.tgz) the run resumes: finished tasks are not sampled
 # again and measured candidates are not measured again.
@@ -20,26 +23,34 @@ set -uo pipefail
 sample_s=${1:?seconds of sampling}
 total_s=${2:?seconds in all}
 tasks=${3:?tasks.jsonl}
+MIN_FLOPS=${MIN_FLOPS:-0}   # MIN_FLOPS=1e8: the GEMMs and convolutions only, sampled into pre-net-large
+run=pre-net; [ "$MIN_FLOPS" != 0 ] && run=pre-net-large
+if [[ $tasks == *.gz ]]; then   # the name the run's configuration records is the file's, less .gz
+  gunzip -c "$tasks" > /tmp/$(basename "$tasks" .gz) && tasks=/tmp/$(basename "$tasks" .gz)
+fi
+[ -f "$tasks" ] || { echo "labels.sh: $tasks: no such file" >&2; exit 2; }
 end=$(( SECONDS + total_s - 25 ))   # 25 s for the report and the archive
 W=/tmp/labels
 mkdir -p $W "${OUT:=/tmp/labels-out}"
 . benchmarks/gpu_host/device_env.sh || exit 1   # the TVM site, the .whl wheels, the package links
 for state in labels-state.tgz .labels/labels-state.tgz; do
-  [ -f $state ] && [ ! -d $W/pre-net ] && { tar -C $W -xzf $state; echo "resuming from $state"; }
+  [ -f $state ] && [ ! -f $W/results.jsonl ] && { tar -C $W -xzf $state; echo "resuming from $state"; }
 done
 python3 -c 'from dragon_dsl.tvm.intrinsics import register_tensor_intrinsics as r; r()' || exit 1
 
 n=$(nproc)
 for i in $(seq 0 $((n - 1))); do
-  timeout "$sample_s" python3 -m dragon_dsl.corpus.pretrain --out $W/pre-net --target cuda --per-space 16 \
-    --tasks "$tasks" --split train --shard $i/$n > $W/sample-$i.log 2>&1 &
+  timeout "$sample_s" python3 -m dragon_dsl.corpus.pretrain --out $W/$run --target cuda --per-space 16 \
+    --tasks "$tasks" --split train --min-flops $MIN_FLOPS --shard $i/$n > $W/sample-$i.log 2>&1 &
 done
 wait
-python3 -m dragon_dsl.corpus.pretrain --out $W/pre-net --summary | tee $OUT/sample-summary.json
+grep -h "^error" $W/sample-*.log | sort -u | head -3   # a run that could not start says why
+python3 -m dragon_dsl.corpus.pretrain --out $W/$run --summary | tee $OUT/sample-summary.json
+runs=$(cd $W && ls -d pre-net*)   # every run's records: the batch, the report and the state hold them all
 
 touch $W/results.jsonl
 rm -rf $W/batch
-python3 -m dragon_model.records $W/pre-net --batch $W/batch/batch.jsonl --max-flops 1e10 --max-bytes 6.4e7 \
+python3 -m dragon_model.records $(for r in $runs; do echo $W/$r; done) --batch $W/batch/batch.jsonl --max-flops 1e10 --max-bytes 6.4e7 \
   --measured $W/results.jsonl
 echo "batch: $(wc -l < $W/batch/batch.jsonl) candidates"
 left=$(( end - SECONDS ))
@@ -48,6 +59,6 @@ if [ $left -gt 60 ]; then
     --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --chunk ${LABEL_CHUNK:-400} --profile \
     --seconds $(( left > 180 ? left - 120 : left / 3 )) 2>&1 | tail -25 | tee $OUT/measure.log
 fi
-python3 -m dragon_model.label_report $W/pre-net --measured $W/results.jsonl --json $OUT/labels-summary.json
-tar -C $W -czf $OUT/labels-state.tgz pre-net/config.json pre-net/records results.jsonl
+python3 -m dragon_model.label_report $(for r in $runs; do echo $W/$r; done) --measured $W/results.jsonl --json $OUT/labels-summary.json
+tar -C $W -czf $OUT/labels-state.tgz $(for r in $runs; do echo $r/config.json $r/records; done) results.jsonl
 ls -la $OUT
