@@ -204,10 +204,12 @@ class Engine(ModulesMixin):
             raise ValueError("the dlight baseline applies dlight's GPU rules: it needs a GPU target")
         return Task(workload, ["baseline", kind], level=level, **(timing or {})), {"baseline": kind}
 
-    def prepare(self, workloads, seeds: int = 3) -> None:
+    def prepare(self, workloads, seeds: int = 3, strict: bool = True) -> dict:
         """Compute (or load from the cache) the verifier's references of several workloads at once,
         in parallel on the build workers. The unscheduled workload is the reference, and it is
-        slow for big ones (conv3d c3d_3: minutes on one core), so a long run can pay it up front."""
+        slow for big ones (conv3d c3d_3: minutes on one core), so a long run can pay it up front.
+        A reference that fails raises EngineError; with STRICT false the failures are returned
+        instead, {workload hash: message} (an evaluation leaves those workloads out)."""
         with self._lock:
             dispatcher = Dispatcher([self._builders])
             failed = {}
@@ -222,10 +224,11 @@ class Engine(ModulesMixin):
 
                 self._submit_reference(dispatcher, wl, seeds, done)
             dispatcher.run()
-        if failed:
+        if failed and strict:
             raise EngineError(
                 "; ".join(f"the unscheduled workload {h} failed as a reference on llvm: {m}" for h, m in failed.items())
             )
+        return failed
 
     def reference(self, workload, seeds: int = 3):
         """The verifier's reference of a workload (engine/reference.py's Reference): computed, or

@@ -340,3 +340,22 @@ def test_k1_measures_the_first_answer_once(tmp_path, monkeypatch):
     model_rows = sorted((r["task"], r["method"]) for r in rows if r["method"].startswith("model"))
     assert model_rows == [("construction", "model-first"), ("improvement", "model-first")]
     assert len(calls) == 2
+
+
+def test_a_workload_without_a_reference_is_left_out_and_said(tmp_path):
+    """A workload whose program as written fails as the verifier's reference (here it divides by the
+    zeros input set) is left out of the evaluation, named under the inputs left out, and the
+    other workloads are evaluated: one such task ended a whole run over a network's tasks."""
+    wl = tmp_path / "workloads"
+    wl.mkdir()
+    shutil.copy(ROOT / "tests/data/workloads/transpose_64x32.tvmscript", wl)
+    shutil.copy(Path(__file__).parent / "data/no_reference/int_divide.tvmscript", wl)
+    out = tmp_path / "out"
+    argv = ["eval", "--workloads", str(wl), "--target", TARGET, "--methods", "unscheduled", "--repeat", "1"]
+    assert main([*argv, "--out", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert [w["name"] for w in results["workloads"]] == ["transpose_64x32"]
+    assert {r["workload"] for r in results["measurements"]} == {"transpose_64x32"}
+    (problem,) = results["problems"]
+    assert problem.startswith("int_divide: no reference (the program as written): ") and "SIGFPE" in problem
+    assert "int_divide: no reference" in (out / "report.md").read_text()
