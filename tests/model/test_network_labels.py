@@ -33,3 +33,32 @@ def test_the_readmes_label_figures_come_from_the_committed_files(tmp_path):
         split = {str(t["id"]): t["split"] for t in map(json.loads, f)}
     ids = [p.stem.rsplit("-", 1)[1] for p in (tmp_path / "pre-net" / "records").glob("*.json")]
     assert len(ids) == 708 and {split[i] for i in ids} == {"train"}
+
+
+def test_rows_are_refused_for_a_record_of_a_held_out_networks_task(tmp_path, capsys):
+    """Training rows come from the train split only: `records --out` refuses a run holding a record of
+    a task the committed manifest holds out (a run resumed from an older tasks file once did)."""
+    import pytest
+
+    from dragon_model.records import held_out_records, main
+
+    with gzip.open(ROOT / "data" / "tasks" / "tasks.jsonl.gz", "rt", encoding="utf-8") as f:
+        first = {}
+        for t in map(json.loads, f):
+            first.setdefault(t["split"], t)
+    run = tmp_path / "pre-net" / "records"
+    run.mkdir(parents=True)
+    for split in ("train", "test"):
+        t = first[split]
+        name = f"{t['name'][:80]}-{t['id']}"
+        (run / f"{name}.json").write_text(json.dumps({"name": name, "params": {"task": str(t["id"])}, "scripts": []}))
+    held = f"{first['test']['name'][:80]}-{first['test']['id']}"
+    assert held_out_records([str(tmp_path / "pre-net")], ROOT / "data" / "tasks" / "tasks.jsonl.gz") == [held]
+    with pytest.raises(SystemExit) as exc:
+        main([str(tmp_path / "pre-net"), "--out", str(tmp_path / "rows")])
+    assert exc.value.code == 2
+    assert "1 record(s) of tasks outside the train split of" in capsys.readouterr().err
+    assert not (tmp_path / "rows").exists()
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "pre-net"), "--out", str(tmp_path / "rows"), "--tasks", str(tmp_path / "none.jsonl")])
+    assert "no such file, and 2 record(s) are of real networks' tasks" in capsys.readouterr().err

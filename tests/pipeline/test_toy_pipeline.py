@@ -228,11 +228,14 @@ def test_the_label_report_agrees_with_the_results(pre, measured, label_report):
 
 
 @pytest.fixture(scope="module")
-def rows(root, pre, measured):
+def rows(root, tasks, pre, measured):
     from dragon_model.records import main as records
 
     out = root / "rows"
-    assert records([str(pre.path), "--out", str(out), "--measured", str(measured.results)]) == 0
+    assert (
+        records([str(pre.path), "--out", str(out), "--measured", str(measured.results), "--tasks", str(tasks.path)])
+        == 0
+    )
     return SimpleNamespace(
         path=out, pretrain=_jsonl(out / "pretrain" / "rows.jsonl"), sft=_jsonl(out / "sft" / "rows.jsonl")
     )
