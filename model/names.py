@@ -10,10 +10,8 @@ names. This module owns the renaming that tests and evaluations use to hold it t
 `user_names` finds every name the author chose, with its role (`param`, `alloc`, `block`,
 `var`), by reading the text as Python tokens. Blocks have names of their own (a block and a
 buffer may both be called `C`), so a name is keyed by its space, `("block", "C")` or
-`("word", "C")`. Attribute names (`T.float32`), keyword arguments (`scope=`), called names (`range(64)`), TVMScript's own
-words (`T`, `I`, `Module`, `main`, `root`) and string literals other than a block's name are
-never names. The text is never executed. attribute names (`T.float32`), keyword arguments
-(`scope=`), TVMScript's own words (`T`, `I`, `Module`, `main`, `root`) and string literals other
+`("word", "C")`. Attribute names (`T.float32`), keyword arguments (`scope=`), called names
+(`range(64)`), TVMScript's own words (`T`, `I`, `Module`, `main`, `root`) and string literals other
 than a block's name are never names. The text is never executed.
 """
 
