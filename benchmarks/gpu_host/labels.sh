@@ -14,7 +14,8 @@
 # 4. report: the labels' speed over dlight (`dragon_model.label_report`) into $OUT/labels-summary.json.
 #
 # MIN_FLOPS=1e8 samples the tasks of at least that many FLOPs (GEMMs, convolutions: the cheapest-first
-# order reaches them last) into a run of their own, pre-net-large; TASKS may be gzipped.
+# order reaches them last) into a run of their own, pre-net-large; TASKS may be gzipped. MUTATE=1
+# adds a mutation round (`dragon_model.mutation`): new candidates near each task's fastest.
 #
 # State (records and results) comes back as $OUT/labels-state.tgz; carried into the next call (as
 # ./labels-state.tgz, or .labels/labels-state.tgz) the run resumes: finished tasks are not sampled
@@ -49,16 +50,23 @@ python3 -m dragon_dsl.corpus.pretrain --out $W/$run --summary | tee $OUT/sample-
 runs=$(cd $W && ls -d pre-net*)   # every run's records: the batch, the report and the state hold them all
 
 touch $W/results.jsonl
-rm -rf $W/batch
-python3 -m dragon_model.records $(for r in $runs; do echo $W/$r; done) --batch $W/batch/batch.jsonl --max-flops 1e10 --max-bytes 6.4e7 \
-  --measured $W/results.jsonl
-echo "batch: $(wc -l < $W/batch/batch.jsonl) candidates"
-left=$(( end - SECONDS ))
-if [ $left -gt 60 ]; then
-  timeout $left python3 -m dragon_dsl.cli.main measure $W/batch/batch.jsonl --target cuda --out $W/results.jsonl \
-    --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 --chunk ${LABEL_CHUNK:-400} --profile \
-    --seconds $(( left > 180 ? left - 120 : left / 3 )) 2>&1 | tail -25 | tee $OUT/measure.log
+measure() {  # every candidate not measured yet, until the time left (less a margin) is spent
+  rm -rf $W/batch
+  python3 -m dragon_model.records $(for r in $runs; do echo $W/$r; done) --batch $W/batch/batch.jsonl --max-flops 1e10 \
+    --max-bytes 6.4e7 --measured $W/results.jsonl
+  echo "batch: $(wc -l < $W/batch/batch.jsonl) candidates"
+  local left=$(( ${1:-$end} - SECONDS ))
+  [ $left -gt 60 ] && [ -s $W/batch/batch.jsonl ] && timeout $left python3 -m dragon_dsl.cli.main measure \
+    $W/batch/batch.jsonl --target cuda --out $W/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 \
+    --chunk ${LABEL_CHUNK:-400} --profile --seconds $(( left > 180 ? left - 120 : left / 3 )) 2>&1 | tail -25 | tee -a $OUT/measure.log
+}
+if [ -n "${MUTATE:-}" ]; then
+  # MUTATE=1: a mutation round after the samples, in the second half of the time left: each task's
+  # two fastest measured scripts with one sampled decision changed (`dragon_model.mutation`)
+  measure $(( SECONDS + (end - SECONDS) / 2 ))
+  python3 -m dragon_model.mutation $(for r in $runs; do echo $W/$r; done) --measured $W/results.jsonl | tee $OUT/mutation.json
 fi
+measure
 python3 -m dragon_model.label_report $(for r in $runs; do echo $W/$r; done) --measured $W/results.jsonl --json $OUT/labels-summary.json
 tar -C $W -czf $OUT/labels-state.tgz $(for r in $runs; do echo $r/config.json $r/records; done) results.jsonl
 ls -la $OUT
