@@ -209,6 +209,9 @@ eval)
   tail -qn1 $W/gen-*.log | tee $OUT/generate.log
   for set in ${sets//,/ }; do
     left=$(( (end - SECONDS) / n )); n=$(( n - 1 ))
+    if [ $left -le 45 ]; then  # too little left to measure anything: say so, keep what is there
+      echo "eval $set: ${left} s left, nothing measured (give the phase more SECONDS)" | tee $OUT/eval-$set.log; continue
+    fi
     # as shard 0 of 1, then merged: measurements the time left defers still leave an interim report
     # of those done (a plain --stop-after run writes none, and the machine goes with its caches)
     # -k: SIGTERM waits for the Python code, which a long call into TVM (the operators' CPU references:
