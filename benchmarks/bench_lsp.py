@@ -99,7 +99,9 @@ async def measure(size: int, n: int, env=None, cwd=None) -> dict:
     loop = asyncio.get_running_loop()
     versions[1] = loop.create_future()
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri, "dragon", 1, text)))
-    await asyncio.wait_for(versions[1], 600)
+    # a script cut at SIZE statements may end in a sample whose results nothing uses (a warning):
+    # valid edits keep the diagnostics the opened script has
+    _t, opened = await asyncio.wait_for(versions[1], 600)
     version = 1
 
     def change(line: int, start: int, end: int, new: str) -> float:
@@ -137,15 +139,15 @@ async def measure(size: int, n: int, env=None, cwd=None) -> dict:
     out: dict[str, list] = {"valid": [], "broken": [], "completion": [], "hover": []}
     for _ in range(n):
         dt, count = await diag_after(flip())
-        assert count == 0, "a valid edit must leave the script clean"
+        assert count == opened, "a valid edit must leave the script's diagnostics as they were"
         out["valid"].append(dt)
     close = len(lines[split_line]) - 1
     for _ in range(max(1, n // 2)):
         dt, count = await diag_after(change(split_line, close, close + 1, ""))  # drop the closing parenthesis
-        assert count >= 1
+        assert count > opened
         out["broken"].append(dt)
         dt, count = await diag_after(change(split_line, close, close, ")"))
-        assert count == 0
+        assert count == opened
         out["broken"].append(dt)
     arg = lines[split_line].index("split(") + len("split(")
     for _ in range(n):
@@ -153,7 +155,7 @@ async def measure(size: int, n: int, env=None, cwd=None) -> dict:
         t0 = time.perf_counter()
         got = await client.text_document_completion_async(lsp.CompletionParams(ident, lsp.Position(split_line, arg)))
         out["completion"].append(time.perf_counter() - t0)
-        assert len(got.items) > 50
+        assert len(got.items) > min(50, split_line // 2), len(got.items)  # the names in scope there, and more
         await diag_after(t0)  # let the server settle before the next keystroke
     hover_col = lines[var_line].index("(") + 1
     for _ in range(n):
