@@ -9,7 +9,8 @@ The current models are the shipped ones (model/weights/cuda, model/weights/llvm)
 workloads: the first --count of the held-out real operators (`dragon workloads
 --held-out-operators`, the CUDA side) and of the llvm corpus' held-out families (conv2d_dilated,
 rms_norm, softmax: `dragon workloads --families ... --seed 2027`; with --llvm-tasks SPLIT, that
-split's tasks of the real networks instead), the same for both models.
+split's tasks of the real networks instead; --cuda-tasks SPLIT likewise for the CUDA side), the same
+for both models.
 Generation is greedy, one answer per workload, on the CPU; each model is warmed up first (TVM's
 import, the grammar compiler). `dragon suggest` is `dragon_model.api.recommend` as the command
 runs it (k=4, level time: the baseline, the candidates, the search fallback when none verifies),
@@ -92,6 +93,12 @@ def main(argv=None) -> int:
         "--suggest-count", type=int, default=5, help="llvm workloads for dragon suggest (default 5; 0: none)"
     )
     p.add_argument(
+        "--cuda-tasks",
+        metavar="SPLIT",
+        help="CUDA workloads drawn from the real networks' tasks of SPLIT (data/tasks; e.g. validation) instead "
+        "of the held-out real operators",
+    )
+    p.add_argument(
         "--llvm-tasks",
         metavar="SPLIT",
         help="llvm workloads drawn from the real networks' tasks of SPLIT (data/tasks; e.g. test) instead of "
@@ -117,7 +124,13 @@ def main(argv=None) -> int:
                 args.cuda_target,
                 args.cuda_current,
                 args.cuda_new,
-                workloads(["--held-out-operators"], args.count + 1),
+                workloads(
+                    ["--tasks", str(ROOT / "data" / "tasks" / "tasks.jsonl.gz"), "--split", args.cuda_tasks]
+                    + ["--count", str(args.count + 1), "--seed", "2027", "--max-flops", "2e9", "--max-bytes", "6.4e7"]
+                    if args.cuda_tasks
+                    else ["--held-out-operators"],
+                    args.count + 1,
+                ),
             )
         )
     if args.llvm_new:
