@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -106,6 +107,30 @@ def rebuilt_workload(entry: dict, folder: Path) -> Path:
 
     path = folder / f"{entry['name']}.tvmscript"
     if not path.exists():
-        spec = WorkloadSpec(entry["family"], tuple(sorted(entry["params"].items())))
-        path.write_text(workload_text(spec.build()), encoding="utf-8")
+        params = entry["params"]
+        if set(params) == {"task"}:  # a real network's task (`dragon workloads --tasks`): its text by id
+            text = network_task_text(str(params["task"]))
+        else:
+            text = workload_text(WorkloadSpec(entry["family"], tuple(sorted(params.items()))).build())
+        path.write_text(text, encoding="utf-8")
     return path
+
+
+#: the real networks' tasks (data/tasks/README.md)
+TASKS_FILE = Path(__file__).resolve().parents[2] / "data" / "tasks" / "tasks.jsonl.gz"
+
+
+def network_task_text(task_id: str) -> str:
+    """The TVMScript of a real network's task by its id (data/tasks/tasks.jsonl.gz); KeyError for an
+    id the file does not hold."""
+    text = _task_texts().get(task_id)
+    if text is None:
+        raise KeyError(f"task {task_id}: not in {TASKS_FILE}")
+    return text
+
+
+@lru_cache(maxsize=1)
+def _task_texts() -> dict:
+    from dragon_dsl.corpus.networks.driver import read_tasks
+
+    return {str(t["id"]): t["text"] for t in read_tasks(TASKS_FILE)}
