@@ -29,9 +29,9 @@ import transformers  # noqa: F401
 import trl  # noqa: F401
 import tvm  # noqa: F401
 
-# one xdist worker runs the whole chain (loadgroup, pyproject.toml): split over two, each would
-# repeat the stages before its tests
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("toy_pipeline")]
+# one xdist worker runs the whole chain (--dist loadscope, pyproject.toml): split over two, each
+# would repeat the stages before its tests
+pytestmark = pytest.mark.slow
 
 NETWORKS = ["toy-convnet", "toy-llama"]
 SHARED = "toy-convnet-shared"
