@@ -39,6 +39,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from dragon_model.held_out import TASKS_FILE, train_only
 from dragon_model.label_batch import (  # noqa: F401  (importable here as before the split)
     BASELINES,
     candidate_id,
@@ -240,34 +241,6 @@ def corpus_rows(corpus_dir, target_kind: str = "cuda", plain: bool = False) -> l
         row["split"] = r.get("split", "train")
         out.append(row)
     return out
-
-
-#: the real networks' tasks and their splits (data/tasks/README.md)
-TASKS_FILE = Path(__file__).resolve().parent.parent / "data" / "tasks" / "tasks.jsonl.gz"
-
-
-def held_out_records(pre_dirs: list, tasks_path) -> list:
-    """The names of the records (of runs PRE_DIRS) of real networks' tasks (`params.task`) that the
-    tasks file TASKS_PATH does not put in the train split, sorted; a ValueError when there are such
-    records and no tasks file to check them against."""
-    ids = {}
-    for d in pre_dirs:
-        for p in (Path(d) / "records").glob("*.json"):
-            task = json.loads(p.read_text(encoding="utf-8")).get("params", {}).get("task")
-            if task is not None:
-                ids[p.stem] = str(task)
-    if not ids:
-        return []
-    if not Path(tasks_path).exists():
-        raise ValueError(f"--tasks {tasks_path}: no such file, and {len(ids)} record(s) are of real networks' tasks")
-    import gzip
-
-    from dragon_dsl.language.files import json_lines
-
-    opener = gzip.open if str(tasks_path).endswith(".gz") else open
-    with opener(tasks_path, "rt", encoding="utf-8") as f:
-        train = {str(t["id"]) for t in json_lines(f, str(tasks_path)) if t.get("split") == "train"}
-    return sorted(name for name, task in ids.items() if task not in train)
 
 
 def merged_records(pre_dirs: list) -> list:
@@ -498,14 +471,9 @@ def main(argv=None) -> int:
     if not args.out:
         ap.error("--out is required (or --batch)")
     try:
-        held = held_out_records(args.pretrain, args.tasks)
+        train_only(args.pretrain, args.tasks)  # rows are training data: no held-out network's task
     except ValueError as exc:
         ap.error(str(exc))
-    if held:  # rows are training data: a held-out network's task must never reach them
-        ap.error(
-            f"{len(held)} record(s) of tasks outside the train split of {args.tasks} (first: {held[0]}); "
-            "training rows come from the train split only"
-        )
     if args.measured_only and not args.measured:
         ap.error("--measured-only needs --measured results")
     build(

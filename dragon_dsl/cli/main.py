@@ -34,6 +34,7 @@ from dragon_dsl.cli.render import print_diagnostics
 from dragon_dsl.cli.workloads import (  # noqa: F401 - the commands' home; TE_WORKLOADS and family_parameters re-exported
     TE_WORKLOADS,
     _workload_help,
+    add_workloads_parser,
     cmd_workload,
     cmd_workloads,
     family_parameters,
@@ -311,48 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     wl.add_argument("-o", "--output", help="write the workload to this file (default: standard output)")
     wl.set_defaults(func=cmd_workload)
-    gen = sub.add_parser("workloads", help="generate distinct workloads from operator families")
-    gen.add_argument("--count", type=int, default=100, help="how many workloads to write (default 100)")
-    gen.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the shape draws: the same seed gives the same workloads (default 0)",
-    )
-    gen.add_argument(
-        "--families",
-        help="comma-separated (default: the classic families; "
-        "dragon_dsl/corpus/families_operators.py lists today's operators too)",
-    )
-    gen.add_argument(
-        "--held-out-operators",
-        action="store_true",
-        help="write the 50 held-out real operators (LLM and vision shapes) that no training run sees",
-    )
-    gen.add_argument(
-        "--tasks",
-        metavar="TASKS.jsonl",
-        help="write tasks of real networks instead (a merged tasks.jsonl[.gz] such as data/tasks/tasks.jsonl.gz): "
-        "--count of them drawn at random by --seed from --split",
-    )
-    gen.add_argument(
-        "--split",
-        default="test",
-        choices=["train", "validation", "test"],
-        help="with --tasks: the split of the manifest's networks to draw from (default test)",
-    )
-    gen.add_argument(
-        "--max-flops", type=float, help="leave out workloads with more floating-point work (TVM's estimate)"
-    )
-    gen.add_argument("--max-bytes", type=float, help="leave out workloads whose parameter buffers take more bytes")
-    gen.add_argument("-o", "--output", required=True, help="folder for the .tvmscript files and manifest.jsonl")
-    gen.add_argument(
-        "--starting-scripts",
-        metavar="TARGET",
-        help="also write beside each workload a sampled schedule for TARGET that compiles "
-        "(NAME.dragon: the improvement task of `dragon eval` starts from it)",
-    )
-    gen.set_defaults(func=cmd_workloads)
+    add_workloads_parser(sub)
     from dragon_dsl.cli import eval as eval_cli  # dragon eval: the evaluation harness
 
     eval_cli.add_parser(sub)

@@ -219,3 +219,49 @@ def cmd_workloads(args, out: Console, err: Console) -> int:
         markup=False,
     )
     return 0
+
+
+def add_workloads_parser(sub) -> None:
+    """`dragon workloads`' arguments."""
+    gen = sub.add_parser("workloads", help="generate distinct workloads from operator families")
+    gen.add_argument("--count", type=int, default=100, help="how many workloads to write (default 100)")
+    gen.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the shape draws: the same seed gives the same workloads (default 0)",
+    )
+    gen.add_argument(
+        "--families",
+        help="comma-separated (default: the classic families; "
+        "dragon_dsl/corpus/families_operators.py lists today's operators too)",
+    )
+    gen.add_argument(
+        "--held-out-operators",
+        action="store_true",
+        help="write the 50 held-out real operators (LLM and vision shapes) that no training run sees",
+    )
+    gen.add_argument(
+        "--tasks",
+        metavar="TASKS.jsonl",
+        help="write tasks of real networks instead (a merged tasks.jsonl[.gz] such as data/tasks/tasks.jsonl.gz): "
+        "--count of them drawn at random by --seed from --split",
+    )
+    gen.add_argument(
+        "--split",
+        default="test",
+        choices=["train", "validation", "test"],
+        help="with --tasks: the split of the manifest's networks to draw from (default test)",
+    )
+    gen.add_argument(
+        "--max-flops", type=float, help="leave out workloads with more floating-point work (TVM's estimate)"
+    )
+    gen.add_argument("--max-bytes", type=float, help="leave out workloads whose parameter buffers take more bytes")
+    gen.add_argument("-o", "--output", required=True, help="folder for the .tvmscript files and manifest.jsonl")
+    gen.add_argument(
+        "--starting-scripts",
+        metavar="TARGET",
+        help="also write beside each workload a sampled schedule for TARGET that compiles "
+        "(NAME.dragon: the improvement task of `dragon eval` starts from it)",
+    )
+    gen.set_defaults(func=cmd_workloads)

@@ -40,7 +40,8 @@ def test_rows_are_refused_for_a_record_of_a_held_out_networks_task(tmp_path, cap
     a task the committed manifest holds out (a run resumed from an older tasks file once did)."""
     import pytest
 
-    from dragon_model.records import held_out_records, main
+    from dragon_model.held_out import held_out_records
+    from dragon_model.records import main
 
     with gzip.open(ROOT / "data" / "tasks" / "tasks.jsonl.gz", "rt", encoding="utf-8") as f:
         first = {}
