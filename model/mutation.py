@@ -12,7 +12,8 @@ one sampled decision of each at a time, as MetaSchedule's MutateTileSize and Mut
 
 Each mutant is the parent's trace with that one decision changed; it is kept when its script
 encodes back to the same trace and passes the compile check every candidate passes (replay, the
-GPU checks, `tvm.compile`), and is added to the task's record as a script of space `mutation`:
+GPU checks, `tvm.compile`: `dragon_dsl.tvm.compile.scripts.checked_scripts`, as the sampled
+candidates are), and is added to the task's record as a script of space `mutation`:
 `records --batch` then measures it like any candidate, and the label report counts its wins.
 
     python -m dragon_model.mutation PRE_DIR [...] --measured RESULTS.jsonl [--top 2] [--per-parent 4]
@@ -76,49 +77,29 @@ def mutated_traces(trace: list, rng: random.Random, count: int) -> list:
     return out
 
 
-def checked_mutants(traces, mod, target, workload_file: str, header) -> list:
-    """(script text, statements) of each trace whose script encodes back to it exactly and passes the
-    compile check; the others are dropped (a mutant the compiler refuses is no candidate)."""
-    from dragon_dsl import from_trace_json, to_trace_json
-    from dragon_dsl.language.codec.equal import traces_equal
-    from dragon_dsl.tvm.compile import compile_checked
-
-    kept = []
-    for trace in traces:
-        try:
-            text = from_trace_json(trace, workload=workload_file, target=header)
-            encoded = to_trace_json(text)
-            if traces_equal(encoded, trace):  # differences: the text does not say that trace
-                continue
-            compile_checked(mod, {"trace": encoded}, target)
-        except Exception:  # the codec or the compiler refuses it: not a candidate
-            continue
-        kept.append((text, len(encoded[0])))
-    return kept
-
-
 def mutate_record(record: dict, measured: dict, top: int, per_parent: int, seed: int, target) -> int:
     """Adds to RECORD (in place) the checked mutants of its TOP fastest measured scripts, PER_PARENT
     tries each; returns how many scripts were added."""
+    from collections import Counter
+
     from dragon_dsl import to_trace_json
+    from dragon_dsl.tvm.compile.scripts import checked_scripts
     from dragon_dsl.tvm.workload import load_workload
     from dragon_model.label_batch import candidate_id, label_candidates
 
-    timed = sorted(
-        (measured[candidate_id(record["name"], t)], t)
-        for _src, t in label_candidates(record)
-        if measured.get(candidate_id(record["name"], t)) is not None
-    )
+    latencies = [(measured.get(candidate_id(record["name"], t)), t) for _src, t in label_candidates(record)]
+    timed = sorted((lat, t) for lat, t in latencies if lat is not None)
     parents = [t for _lat, t in timed[:top]]
     if not parents:
         return 0
     have = {s["text"] for s in record["scripts"]}
     mod = load_workload(record["workload"])
     rng = random.Random(f"{seed}:{record['name']}")
+    workload_file = f"{record['name']}.tvmscript"
     added = 0
     for parent in parents:
         traces = mutated_traces(to_trace_json(parent), rng, per_parent)
-        for text, statements in checked_mutants(traces, mod, target, f"{record['name']}.tvmscript", record["target"]):
+        for text, statements in checked_scripts(traces, mod, target, workload_file, record["target"], Counter()):
             if text not in have:
                 have.add(text)
                 record["scripts"].append({"space": "mutation", "text": text, "statements": statements})

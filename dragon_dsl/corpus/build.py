@@ -160,17 +160,12 @@ def _explainer():
 
 
 def make_script(trace, workload_file: str, target, workload_path: str | None = None, explain=None) -> tuple:
-    """(Dragon text for a trace, the trace it encodes to). The text must encode back to the same
-    trace, up to what the codec drops on purpose (index maps' source spans: codec/equal.py); the
-    returned trace is the exact encoding, so that a stored row's script and trace agree exactly."""
-    from dragon_dsl import from_trace_json, to_trace_json
-    from dragon_dsl.language.codec.equal import traces_equal
+    """(Dragon text for a trace, the trace it encodes to): `exact_script`, with EXPLAIN's section
+    added when given (the explained text must encode to the same trace)."""
+    from dragon_dsl import to_trace_json
+    from dragon_dsl.tvm.compile.scripts import exact_script
 
-    text = from_trace_json(trace, workload=workload_file, target=target)
-    encoded = to_trace_json(text)
-    diffs = traces_equal(encoded, trace)
-    if diffs:
-        raise ValueError(f"the script does not encode back to its trace ({diffs[0]})")
+    text, encoded = exact_script(trace, workload_file, target)
     if explain is not None:
         text = explain(text, workload_path or workload_file, target)
         if to_trace_json(text) != encoded:

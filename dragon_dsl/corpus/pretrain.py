@@ -196,6 +196,7 @@ def workload_seed(cfg: PretrainConfig, name: str, space: str) -> int:
 
 def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set, header) -> dict:
     """The record of one workload: every distinct sampled script that round-trips and compiles."""
+    from dragon_dsl.tvm.compile.scripts import checked_scripts
     from dragon_dsl.tvm.errors import tvm_message
     from dragon_dsl.tvm.workload import structural_hash, workload_text
 
@@ -245,32 +246,12 @@ def sample_workload(spec: WorkloadSpec, sampler, cfg: PretrainConfig, held: set,
     return record
 
 
-def checked_scripts(traces, mod, target, workload_file: str, header, rejected: Counter):
-    """(script text, statements) of each trace, in order, whose script encodes back to exactly that
-    trace and passes the compile check every shown script passes (replay, the GPU checks,
-    `tvm.compile`); each other trace is counted in REJECTED by its reason. Lazy: a caller that
-    wants the first stops the checks there."""
-    from dragon_dsl.corpus.build import make_script
-    from dragon_dsl.tvm.compile import compile_checked
-
-    for trace in traces:
-        try:
-            text, encoded = make_script(trace, workload_file, header)
-        except Exception:
-            rejected["codec"] += 1
-            continue
-        try:
-            compile_checked(mod, {"trace": encoded}, target)
-        except Exception as exc:
-            rejected[_reason(exc)] += 1
-            continue
-        yield text, len(encoded[0])
-
-
 def starting_script(mod, sampler, workload_file: str, header, seed: int, tries: int = 8) -> str | None:
     """An acceptable schedule to improve on (the improvement task's start): the first of up to TRIES
     samples of the target's first design space (not the tensor-core one) that `checked_scripts`
     keeps, or None. Sampled, not measured: usually slower than a tuned one."""
+    from dragon_dsl.tvm.compile.scripts import checked_scripts
+
     space = next((s for s in sampler.spaces(mod) if s != "cuda-tensorcore"), None)
     if space is None:
         return None
@@ -282,8 +263,8 @@ def starting_script(mod, sampler, workload_file: str, header, seed: int, tries: 
 
 def dlight_script(mod, target, workload_file: str, header, rejected: Counter) -> dict | None:
     """dlight's schedule of the workload as a checked script (a label that needs no search), or None."""
-    from dragon_dsl.corpus.build import make_script
     from dragon_dsl.tvm.compile import compile_checked
+    from dragon_dsl.tvm.compile.scripts import exact_script
     from dragon_dsl.tvm.dlight import dlight_trace
 
     try:
@@ -292,17 +273,12 @@ def dlight_script(mod, target, workload_file: str, header, rejected: Counter) ->
             rejected["dlight:none"] += 1
             return None
         rule, trace = found
-        text, encoded = make_script(trace, workload_file, header)
+        text, encoded = exact_script(trace, workload_file, header)
         compile_checked(mod, {"trace": encoded}, target)
     except Exception:
         rejected["dlight:error"] += 1
         return None
     return {"rule": rule, "text": text, "statements": len(encoded[0])}
-
-
-def _reason(exc: BaseException) -> str:
-    name = type(exc).__name__
-    return {"ReplayError": "replay", "BuildError": "gpu_check"}.get(name, "compile")
 
 
 def read_records(out_dir) -> list:

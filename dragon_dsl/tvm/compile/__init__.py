@@ -22,6 +22,7 @@ One module a check, this package re-exporting their public names:
 | `mixed.py`, `bounds.py` | loops mixing spatial and reduction iterators; accesses outside a buffer, iterators outside their domain |
 | `unreached.py`, `repeated.py` | unwritten slices; reductions re-run, updates repeated per initialisation |
 | `realizes.py` | what the checks ask of a block realize (its predicate, its reduction bindings) |
+| `scripts.py` | traces as kept scripts: `exact_script` (the codec round trip), `checked_scripts` (and the compile check) |
 """
 
 from __future__ import annotations
