@@ -56,14 +56,9 @@ def load_rows(
 
                 rows.extend(pq.read_table(str(f)).to_pylist())
             else:  # JSON Lines, or JSON Lines compressed with xz (a committed training set: 85x smaller)
-                import lzma
+                from dragon_dsl.language.files import read_json_lines
 
-                from dragon_dsl.language.files import json_lines
-
-                with (
-                    lzma.open(f, "rt", encoding="utf-8") if f.name.endswith(".xz") else open(f, encoding="utf-8")
-                ) as fh:
-                    rows.extend(json_lines(fh, str(f)))
+                rows.extend(read_json_lines(f))
     from dragon_model.render import target_kind as kind_of
 
     keep = []

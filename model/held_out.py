@@ -27,13 +27,9 @@ def held_out_records(pre_dirs: list, tasks_path) -> list:
         return []
     if not Path(tasks_path).exists():
         raise ValueError(f"--tasks {tasks_path}: no such file, and {len(ids)} record(s) are of real networks' tasks")
-    import gzip
+    from dragon_dsl.language.files import read_json_lines
 
-    from dragon_dsl.language.files import json_lines
-
-    opener = gzip.open if str(tasks_path).endswith(".gz") else open
-    with opener(tasks_path, "rt", encoding="utf-8") as f:
-        train = {str(t["id"]) for t in json_lines(f, str(tasks_path)) if t.get("split") == "train"}
+    train = {str(t["id"]) for t in read_json_lines(tasks_path) if t.get("split") == "train"}
     return sorted(name for name, task in ids.items() if task not in train)
 
 

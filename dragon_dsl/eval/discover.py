@@ -116,21 +116,19 @@ def rebuilt_workload(entry: dict, folder: Path) -> Path:
     return path
 
 
-#: the real networks' tasks (data/tasks/README.md)
-TASKS_FILE = Path(__file__).resolve().parents[2] / "data" / "tasks" / "tasks.jsonl.gz"
-
-
 def network_task_text(task_id: str) -> str:
     """The TVMScript of a real network's task by its id (data/tasks/tasks.jsonl.gz); KeyError for an
     id the file does not hold."""
-    text = _task_texts().get(task_id)
+    from dragon_model.held_out import TASKS_FILE
+
+    text = _task_texts(str(TASKS_FILE)).get(task_id)
     if text is None:
         raise KeyError(f"task {task_id}: not in {TASKS_FILE}")
     return text
 
 
 @lru_cache(maxsize=1)
-def _task_texts() -> dict:
+def _task_texts(path: str) -> dict:
     from dragon_dsl.corpus.networks.driver import read_tasks
 
-    return {str(t["id"]): t["text"] for t in read_tasks(TASKS_FILE)}
+    return {str(t["id"]): t["text"] for t in read_tasks(path)}

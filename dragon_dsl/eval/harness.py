@@ -206,13 +206,15 @@ def run(
         # a workload whose unscheduled program fails as the verifier's reference (nothing could be
         # checked against it) is left out, said in the report, instead of ending the evaluation
         failed = engine.prepare([str(e.path) for e in entries], seeds=settings.seeds, strict=False)
-        if failed:
-            kept = [e for e in entries if ctx.whash(e.path) not in failed]
-            for e in entries:
-                if ctx.whash(e.path) in failed:
-                    problems.append(f"{e.name}: no reference (the program as written): {failed[ctx.whash(e.path)]}")
-                    log(f"{e.name}: left out, its program as written failed as the reference")
-            entries = kept
+        kept = []
+        for e in entries:
+            message = failed.get(ctx.whash(e.path))
+            if message is None:
+                kept.append(e)
+                continue
+            problems.append(f"{e.name}: no reference (the program as written): {message}")
+            log(f"{e.name}: left out, its program as written failed as the reference")
+        entries = kept
         workloads = _workload_rows(entries, ctx, peaks)
         startup_s = time.perf_counter() - t_start
         wanted = ("unscheduled",) + tuple(x for x in settings.methods if x != "unscheduled")

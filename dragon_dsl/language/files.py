@@ -1,5 +1,5 @@
 """Writing files so that a reader, a crash or a second writer never sees half of one; reading
-JSON Lines with the position of a bad line (`json_lines`).
+JSON Lines with the position of a bad line (`json_lines`, `read_json_lines`).
 
 This module owns the one atomic write of the tree. Every command and library
 function that replaces a file goes through `write_text`, `write_json` or
@@ -54,6 +54,24 @@ def json_lines(lines, where: str) -> list:
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{where}:{number}:{exc.colno}: not JSON: {exc.msg}") from None
     return out
+
+
+def read_json_lines(path: PathLike) -> list:
+    """`json_lines` of the file PATH, read compressed when its name ends in .gz or .xz (the committed
+    tasks and training rows are)."""
+    name = str(path)
+    if name.endswith(".gz"):
+        import gzip
+
+        opener = gzip.open
+    elif name.endswith(".xz"):
+        import lzma
+
+        opener = lzma.open
+    else:
+        opener = open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json_lines(f, name)
 
 
 def write_text(path: PathLike, text: str) -> Path:

@@ -134,14 +134,9 @@ def merge(out, split_of: dict | None = None) -> Path:
 def read_tasks(path) -> list:
     """The tasks of a merged tasks.jsonl (gzipped when its name ends in .gz); a line that is not
     JSON is a ValueError naming the file, line and column."""
-    import gzip
+    from dragon_dsl.language.files import read_json_lines
 
-    from dragon_dsl.language.files import json_lines
-
-    path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return json_lines(f, str(path))
+    return read_json_lines(path)
 
 
 def summary_table(out) -> str:
