@@ -234,19 +234,15 @@ def own_samples(row: dict) -> dict:
 @lru_cache(maxsize=4096)
 def script_statements(text: str) -> tuple:
     """A script's statements in canonical form, to tell identical scripts: the trace it encodes
-    written back by the decoder (names renumbered, header, comments and explanations dropped),
-    without the queries whose results nothing uses (dragon-check DRG104); a script that does not
+    written back by the decoder (names renumbered, header, comments and explanations dropped:
+    `body_of_text`), without the queries whose results nothing uses (`without_unused_queries`,
+    dragon-check DRG104), as the fine-tuning labels and `dragon suggest`'s answers drop them; a script that does not
     encode: its lines without whitespace, blank lines, comments and directives."""
-    from dragon_dsl import DragonError, check_text, from_trace_json, to_trace_json
+    from dragon_dsl import DragonError
+    from dragon_model.data import body_of_text, without_unused_queries
 
     try:
-        body = from_trace_json(to_trace_json(text))
-        for _ in range(64):
-            unused = {d.span.line for d in check_text(body)[1] if d.code == "DRG104"}
-            if not unused:
-                break
-            kept = "".join(line for i, line in enumerate(body.splitlines(keepends=True), 1) if i not in unused)
-            body = from_trace_json(to_trace_json(kept))
+        body = without_unused_queries(body_of_text(text))
         return tuple(line.strip() for line in body.splitlines() if line.strip())
     except (DragonError, ValueError, KeyError, TypeError):
         lines = ("".join(line.split("#", 1)[0].split()) for line in text.splitlines())
