@@ -156,22 +156,27 @@ def longest_script(rows: Iterable[dict]) -> int:
 PARALLEL_FROM = 256  # distinct scripts from which grammar_facts starts processes
 
 
-def grammar_facts(rows: Iterable[dict], jobs: int = 0) -> dict:
-    """`instructions_of`, `literals_of` and `longest_script` of these rows in one pass: each
-    distinct script text is parsed and checked once, over JOBS processes (0: one per core). For
-    13k CUDA rows the three walked separately took minutes of a training call."""
+def spawned_map(fn, items: list, jobs: int = 0, parallel_from: int = PARALLEL_FROM) -> list:
+    """[FN(x) for x in ITEMS], over JOBS processes (0: one per core) once there are PARALLEL_FROM
+    items or more. The processes are spawned: the caller may hold a GPU context, which forked
+    children must not inherit."""
     import multiprocessing
     import os
     from concurrent.futures import ProcessPoolExecutor
 
-    texts = list(dict.fromkeys(t for r in rows for t in (r.get("script"), r.get("prompt_script")) if t))
     jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(texts) >= PARALLEL_FROM:
-        # spawned: the caller may hold a GPU context, which forked children must not inherit
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            facts = list(pool.map(_script_facts, texts, chunksize=max(1, len(texts) // (8 * jobs))))
-    else:
-        facts = [_script_facts(t) for t in texts]
+    if jobs <= 1 or len(items) < parallel_from:
+        return [fn(x) for x in items]
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(fn, items, chunksize=max(1, len(items) // (8 * jobs))))
+
+
+def grammar_facts(rows: Iterable[dict], jobs: int = 0) -> dict:
+    """`instructions_of`, `literals_of` and `longest_script` of these rows in one pass: each
+    distinct script text is parsed and checked once, over JOBS processes (0: one per core). For
+    13k CUDA rows the three walked separately took minutes of a training call."""
+    texts = list(dict.fromkeys(t for r in rows for t in (r.get("script"), r.get("prompt_script")) if t))
+    facts = spawned_map(_script_facts, texts, jobs, PARALLEL_FROM)
     return {
         "instructions": sorted({name for names, _n, _lit in facts for name in names}),
         "literals": _merged_literals(lit for _names, _n, lit in facts),

@@ -160,17 +160,9 @@ def canonical_row_examples(rows: Iterable[dict], jobs: int = 0) -> list[dict]:
     """`canonical_row_example` of every row, over JOBS processes (0: one per core) where there are
     many: TVM parses and prints each workload twice (about 75 ms a row, 20 minutes for 16k rows on
     one core)."""
-    import multiprocessing
-    import os
-    from concurrent.futures import ProcessPoolExecutor
+    from dragon_model.data import spawned_map
 
-    rows = list(rows)
-    jobs = jobs or os.cpu_count() or 1
-    if jobs == 1 or len(rows) < PARALLEL_FROM:
-        return [canonical_row_example(r) for r in rows]
-    # spawned: the caller may hold a GPU context, which forked children must not inherit
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(canonical_row_example, rows, chunksize=max(1, len(rows) // (8 * jobs))))
+    return spawned_map(canonical_row_example, list(rows), jobs, PARALLEL_FROM)
 
 
 def with_renamed_copies(rows: Iterable[dict], seed: int = 2026, tasks: Iterable[str] = ("construction",)) -> list[dict]:
