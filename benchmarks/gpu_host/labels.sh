@@ -48,11 +48,12 @@ wait
 grep -h "^error" $W/sample-*.log | sort -u | head -3   # a run that could not start says why
 python3 -m dragon_dsl.corpus.pretrain --out $W/$run --summary | tee $OUT/sample-summary.json
 runs=$(cd $W && ls -d pre-net*)   # every run's records: the batch, the report and the state hold them all
+run_dirs=$(for r in $runs; do echo $W/$r; done)
 
 touch $W/results.jsonl
 measure() {  # every candidate not measured yet, until the time left (less a margin) is spent
   rm -rf $W/batch
-  python3 -m dragon_model.records $(for r in $runs; do echo $W/$r; done) --batch $W/batch/batch.jsonl --max-flops 1e10 \
+  python3 -m dragon_model.records $run_dirs --batch $W/batch/batch.jsonl --max-flops 1e10 \
     --max-bytes 6.4e7 --measured $W/results.jsonl
   echo "batch: $(wc -l < $W/batch/batch.jsonl) candidates"
   local left=$(( ${1:-$end} - SECONDS ))
@@ -64,9 +65,9 @@ if [ -n "${MUTATE:-}" ]; then
   # MUTATE=1: a mutation round after the samples, in the second half of the time left: each task's
   # two fastest measured scripts with one sampled decision changed (`dragon_model.mutation`)
   measure $(( SECONDS + (end - SECONDS) / 2 ))
-  python3 -m dragon_model.mutation $(for r in $runs; do echo $W/$r; done) --measured $W/results.jsonl | tee $OUT/mutation.json
+  python3 -m dragon_model.mutation $run_dirs --measured $W/results.jsonl | tee $OUT/mutation.json
 fi
 measure
-python3 -m dragon_model.label_report $(for r in $runs; do echo $W/$r; done) --measured $W/results.jsonl --json $OUT/labels-summary.json
+python3 -m dragon_model.label_report $run_dirs --measured $W/results.jsonl --json $OUT/labels-summary.json
 tar -C $W -czf $OUT/labels-state.tgz $(for r in $runs; do echo $r/config.json $r/records; done) results.jsonl
 ls -la $OUT
