@@ -46,6 +46,13 @@ def workloads(args_list: list, count: int) -> list:
     return sorted(folder.glob("*.tvmscript"))[:count]
 
 
+def _tasks_draw(split: str, n: int, max_flops: str) -> list:
+    """`dragon workloads` flags for N tasks of the real networks' SPLIT, at most MAX_FLOPS each."""
+    tasks = ROOT / "data" / "tasks" / "tasks.jsonl.gz"
+    flags = ["--tasks", str(tasks), "--split", split, "--count", str(n), "--seed", "2027"]
+    return flags + ["--max-flops", max_flops, "--max-bytes", "6.4e7"]
+
+
 def generation_times(models: dict, files: list, warm, target: str) -> dict:
     """name -> [(seconds, statements, tokens, stop)] of each workload's greedy first answer. Both
     models are loaded and warmed up on WARM (not timed) first, and take turns going first."""
@@ -125,8 +132,7 @@ def main(argv=None) -> int:
                 args.cuda_current,
                 args.cuda_new,
                 workloads(
-                    ["--tasks", str(ROOT / "data" / "tasks" / "tasks.jsonl.gz"), "--split", args.cuda_tasks]
-                    + ["--count", str(args.count + 1), "--seed", "2027", "--max-flops", "2e9", "--max-bytes", "6.4e7"]
+                    _tasks_draw(args.cuda_tasks, args.count + 1, "2e9")
                     if args.cuda_tasks
                     else ["--held-out-operators"],
                     args.count + 1,
@@ -142,12 +148,9 @@ def main(argv=None) -> int:
                 args.llvm_current,
                 args.llvm_new,
                 workloads(
-                    (
-                        ["--tasks", str(ROOT / "data" / "tasks" / "tasks.jsonl.gz"), "--split", args.llvm_tasks]
-                        if args.llvm_tasks
-                        else ["--families", LLVM_HELD_OUT]
-                    )
-                    + ["--count", str(n), "--seed", "2027", "--max-flops", "2e8", "--max-bytes", "6.4e7"],
+                    _tasks_draw(args.llvm_tasks, n, "2e8")
+                    if args.llvm_tasks
+                    else ["--families", LLVM_HELD_OUT, "--count", str(n), "--seed", "2027", "--max-flops", "2e8"],
                     n,
                 ),
             )
