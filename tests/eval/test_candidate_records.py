@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from dragon_dsl.engine import Result, Status
 from dragon_dsl.engine.targets import resolve_target
 from dragon_dsl.eval import methods as m
@@ -13,6 +15,13 @@ from dragon_dsl.eval import metrics as M
 from dragon_dsl.eval.discover import WorkloadEntry
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def ctx_entry(tmp_path):
+    ctx = m.Context(None, tmp_path, m.WallTimes(tmp_path / "cache" / "wall_times.json"), target=resolve_target("llvm"))
+    path = ROOT / "tests/data/workloads/matmul_64.tvmscript"
+    return ctx, WorkloadEntry(name="matmul_64", path=path, family="matmul")
 
 
 def test_each_model_candidate_records_its_origin(ctx_entry, monkeypatch):

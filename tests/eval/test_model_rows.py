@@ -2,9 +2,22 @@
 dependencies (the H200 machine has no xgrammar: answers are generated elsewhere) must give
 "not available", never an unsolved task that would count against the model."""
 
+from pathlib import Path
+
 import pytest
 
+from dragon_dsl.engine.targets import resolve_target
 from dragon_dsl.eval import methods as m
+from dragon_dsl.eval.discover import WorkloadEntry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def ctx_entry(tmp_path):
+    ctx = m.Context(None, tmp_path, m.WallTimes(tmp_path / "cache" / "wall_times.json"), target=resolve_target("llvm"))
+    path = ROOT / "tests/data/workloads/matmul_64.tvmscript"
+    return ctx, WorkloadEntry(name="matmul_64", path=path, family="matmul")
 
 
 @pytest.mark.parametrize(
