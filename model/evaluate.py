@@ -10,9 +10,13 @@ is the workload and the script to improve). The first answer is what `dragon sug
 show first: the greedy script under the grammar and replay constraints, and, when the engine
 rejects it (a build error, a numeric mismatch), the longest statement prefix that passes
 (`api.repair`). Both figures are reported: `correct_as_generated` (before the cut) and
-`first_answer_correctness` (after). Besides correctness: non-trivial answers (at least one
-instruction: the empty script is correct but schedules nothing), statements rolled back by the
-checker/TVM, seconds per answer, and at level `time` the speed of the correct answers.
+`first_answer_correctness` (after). At level `time` a verified answer more than SLOW_FACTOR (10)
+times slower than the unscheduled program (the CPUs' baseline, `levels.is_slow`) gets status `slow`:
+a failure in every correctness figure (correct, correct as generated, pass@k), as in `dragon eval`,
+though its speed still counts in the speed figures. Besides correctness: non-trivial answers (at
+least one instruction: the empty script is correct but schedules nothing), statements rolled back
+by the checker/TVM, seconds per answer, and at level `time` the speed of the verified answers
+(`slow` ones included, at their speed).
 
 `--jobs N` answers N prompts at once in N processes (each with its own model copy on the CPU
 and a one-worker engine).
@@ -47,10 +51,19 @@ def prompts_of(corpus, splits=("test_family",), target: str = "llvm", limit: int
     return [(task, r) for task, items in by_task.items() for r in items]
 
 
+def status_of(result, unscheduled_us: float | None) -> str:
+    """An engine result's status, `slow` for a verified one more than SLOW_FACTOR times slower than
+    the unscheduled program (a failure, not a correct answer)."""
+    from dragon_dsl.levels import is_slow
+
+    return "slow" if result.ok and is_slow(result.latency_us, unscheduled_us) else result.status.value
+
+
 def answer(gen, engine, task: str, r: dict, level: str, k: int = 1) -> dict:
     """The first answer to one prompt, measured (and cut back when it fails); with k > 1 also
     k - 1 sampled answers (temperature 0.8), measured as written: best of k, as `dragon suggest`
-    shows it."""
+    shows it. At level `time` a verified answer more than 10x slower than the unscheduled program
+    is `slow` (`status_of`): not correct, and no pass in pass@k."""
     from dragon_dsl import to_trace_json
     from dragon_model.api import repair
     from dragon_model.data import body_of_text, row_target
@@ -74,7 +87,10 @@ def answer(gen, engine, task: str, r: dict, level: str, k: int = 1) -> dict:
             gen.generate(r["workload_text"], row_target(r), slower, temperature=0.8, seed=i).body for i in range(1, k)
         ]
         results = engine.measure(r["workload_text"], [to_trace_json(b) for b in bodies], level=level, use_cache=False)
-        passed = [x for x in [fixed.first_result, *results] if x.ok]
+        if level == "time" and unscheduled_us is None and any(x.ok for x in results):
+            base = engine.baseline(r["workload_text"], kind="unscheduled")
+            unscheduled_us = base.latency_us if base.ok else None
+        passed = [x for x in [fixed.first_result, *results] if status_of(x, unscheduled_us) == "ok"]
         best_us = (
             min([x.latency_us for x in [res, *results] if x.ok and x.latency_us] or [None]) if level == "time" else None
         )
@@ -88,8 +104,8 @@ def answer(gen, engine, task: str, r: dict, level: str, k: int = 1) -> dict:
         "task": task,
         "workload": r["workload"],
         "family": r["family"],
-        "status": res.status.value,
-        "status_as_generated": fixed.first_result.status.value,
+        "status": status_of(res, unscheduled_us),
+        "status_as_generated": status_of(fixed.first_result, unscheduled_us),
         "dropped": fixed.dropped,
         "statements": g.statements - fixed.dropped,
         "statements_generated": g.statements,
@@ -134,7 +150,7 @@ def summarize(answers: list) -> dict:
             "families": sorted({a["family"] for a in mine}),
         }
         speedups = sorted(a["speedup_vs_unscheduled"] for a in mine if a["speedup_vs_unscheduled"])
-        if speedups:  # level "time": the correct answers against the unscheduled program and the corpus' best
+        if speedups:  # level "time": verified answers, slow ones too, against the program and the corpus' best
             vs_best = sorted(
                 a["corpus_best_us"] / a["latency_us"]
                 for a in mine

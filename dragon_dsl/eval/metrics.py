@@ -4,26 +4,30 @@ Every figure in `report.md` comes from `summarize(results)`, which reads only th
 measurements that `results.json` stores, so anyone can recompute the report from it.
 
 Conventions (the tests in tests/eval/test_metrics.py hold each one on hand-computed values):
-  * A method "solves" a task when at least one of its candidates was verified (status ok or
-    slow) and timed; its latency for the task is its fastest verified candidate, slow or not.
+  * Success and speed are counted apart. A method "solves" a task when at least one of its
+    candidates is correct: verified, timed and not `slow` (status ok); it "verified" the task when
+    one was verified and timed, slow or not (status ok or slow). Its latency for the task, in every
+    speed-up figure, is its fastest verified candidate, slow or not.
   * Speed-up over a baseline = baseline latency / method latency. A task whose baseline has
-    no latency is left out of every speed-up figure for that baseline; a task the method did
-    not solve counts as *not reaching* any threshold, and is left out of geometric means and
-    medians (which therefore say "over the tasks solved", with the count beside them).
+    no latency is left out of every speed-up figure for that baseline; a task with no verified
+    candidate counts as *not reaching* any threshold, and is left out of geometric means and
+    medians (which therefore say "over the tasks verified", with that count, `verified`, beside
+    them: not a count of successes).
   * Percentiles interpolate linearly between order statistics (numpy's default):
     p-th percentile of sorted x[0..n-1] sits at position (n - 1) * p / 100.
   * Against search: the MetaSchedule method of the largest budget measured ("metaschedule-N")
     is the search every other method is compared with, for latency (speed-up over it, as over
     a baseline) and for time to a verified kernel: the ratio of the medians (search median /
-    method median, each over the tasks that method solved) and the median of the per-task
-    ratios over the tasks both solved. A ratio above 1 means the method answers sooner.
+    method median, each over the tasks that method verified) and the median of the per-task
+    ratios over the tasks both verified. A ratio above 1 means the method answers sooner.
   * `slow`: a verified answer more than SLOW_FACTOR (10) times slower than the task's baseline
     (dlight where it was measured, else the unscheduled program) is labelled `slow` (every method
-    but the two baselines). It is still a verified answer: it solves the task, is a correct first
-    answer and enters every speed-up figure (shares, geometric means, medians) at its measured
-    speed, so no figure leaves slow answers out. `first_answer_slow` counts the first answers so
-    labelled and `solved_within_10x` the tasks solved by an answer that is not; the taxonomy lists
-    slow candidates beside the failures, for reference.
+    but the two baselines). A slow answer is a FAILURE in every success figure: it does not solve
+    its task (`solved`), is no correct first answer (`first_answer_correct`) and is no correct
+    sample in pass@k. It is still verified: `verified` and `first_answer_verified` count it (with
+    `first_answer_slow`, the first answers so labelled), and it enters every speed-up figure
+    (shares, geometric means, medians) at its measured speed, so no speed figure leaves slow
+    answers out. The taxonomy lists slow candidates beside the other failures.
   * A first answer "equals dlight" when its script and dlight's script of the workload (recorded
     in dlight's row) have the same canonical body (`script_statements`: the DSL's canonical form
     of the trace, header, comments and unused queries dropped).
@@ -33,7 +37,7 @@ Conventions (the tests in tests/eval/test_metrics.py hold each one on hand-compu
     every figure over its own candidates only (first answer: the first own candidate; best of k:
     the fastest own one); a candidate without `origin` counts as the model's own.
   * pass@k is the unbiased estimator 1 - C(n - c, k) / C(n, k) of Chen et al. (2021) for
-    n samples of which c are correct, averaged over tasks.
+    n samples of which c are correct (status ok: a slow sample is not), averaged over tasks.
   * The roofline bound of a kernel is max(FLOPs / peak FLOP/s, bytes / peak bytes/s); the
     fraction reached is bound / measured time (1.0 = at the roofline).
 """
@@ -53,6 +57,8 @@ THRESHOLDS = (1.0, 1.2, 1.5)
 BASELINES = ("unscheduled", "dlight")
 #: the statuses of a verified candidate: `slow` is verified, only more than 10x slower than the baseline
 VERIFIED = ("ok", "slow")
+#: the status of a correct candidate (a success): verified and not slow
+CORRECT = "ok"
 #: the origins of the candidates the model wrote (metrics.py's docstring); "tensor_core" is not one
 OWN_ORIGINS = ("model", "completed")
 
@@ -129,25 +135,27 @@ def speedup_summary(baseline: dict, method: dict, thresholds: Sequence[float] = 
     """Speed-ups of one method over one baseline, per task and aggregated.
 
     `baseline` and `method` map task -> latency in us (None: no verified kernel). Tasks are
-    those with a baseline latency that the method was run on (keys of `method`)."""
+    those with a baseline latency that the method was run on (keys of `method`). `verified` counts
+    the tasks with a method latency (slow ones included): the tasks in the geomean and median, not
+    a count of successes."""
     tasks = sorted(t for t in method if baseline.get(t) is not None)
     per_task = {t: speedup(baseline[t], method[t]) for t in tasks}
-    solved = [s for s in per_task.values() if s is not None]
+    verified = [s for s in per_task.values() if s is not None]
     n = len(tasks)
     return {
         "tasks": n,
-        "solved": len(solved),
+        "verified": len(verified),
         "per_task": per_task,
-        "share_at_least": {f"{t:g}": (sum(s >= t for s in solved) / n if n else None) for t in thresholds},
-        "geomean": geomean(solved),
-        "median": median(solved),
+        "share_at_least": {f"{t:g}": (sum(s >= t for s in verified) / n if n else None) for t in thresholds},
+        "geomean": geomean(verified),
+        "median": median(verified),
     }
 
 
 def time_ratio(search_s: dict, method_s: dict) -> dict:
     """How much sooner a method reaches a verified kernel than the search (module docstring).
 
-    Both map task -> wall seconds to the verified answer, for the tasks each solved."""
+    Both map task -> wall seconds to the verified answer, for the tasks each verified."""
     both = sorted(t for t in method_s if t in search_s)
     per_task = {t: search_s[t] / method_s[t] for t in both if method_s[t] > 0}
     m, s = median(method_s.values()), median(search_s.values())
@@ -172,7 +180,7 @@ def search_method(methods: Iterable[str]) -> str | None:
 
 
 def first_answer_correctness(first_ok: Iterable[bool]) -> float | None:
-    """Share of tasks whose first answer was verified."""
+    """Share of tasks whose first answer passed (True); None for no tasks."""
     data = [bool(x) for x in first_ok]
     return sum(data) / len(data) if data else None
 
@@ -217,8 +225,13 @@ def best_latency(candidates: Sequence[dict]) -> float | None:
 
 
 def first_verified(candidates: Sequence[dict]) -> bool:
-    """Whether the first candidate was verified (ok or slow: verified is verified)."""
+    """Whether the first candidate was verified (ok or slow)."""
     return bool(candidates) and candidates[0]["status"] in VERIFIED
+
+
+def first_correct(candidates: Sequence[dict]) -> bool:
+    """Whether the first candidate was correct: verified and not slow (status ok)."""
+    return bool(candidates) and candidates[0]["status"] == CORRECT
 
 
 def is_own(candidate: dict) -> bool:
@@ -362,7 +375,7 @@ def _method_entry(m: str, mine: list, scope: _Scope) -> dict:
         base: {
             fam: {
                 "tasks": len(v),
-                "solved": sum(s is not None for s in v),
+                "verified": sum(s is not None for s in v),
                 "geomean": geomean([s for s in v if s is not None]),
             }
             for fam, v in sorted(fams.items())
@@ -379,18 +392,17 @@ def _task_entry(tr: list, task: str, scope: _Scope) -> dict:
     same = [same_script(c.get("script"), scope.dlight_scripts.get(r["workload"])) for r, c in zip(tr, firsts) if c]
     t_entry = {
         "n": len(tr),
-        "solved": sum(best_latency(r["candidates"]) is not None for r in tr),
-        "solved_within_10x": sum(
-            best_latency([c for c in r["candidates"] if c["status"] == "ok"]) is not None for r in tr
-        ),
-        "first_answer_correct": first_answer_correctness(first_verified(r["candidates"]) for r in tr),
+        "solved": sum(best_latency([c for c in r["candidates"] if c["status"] == CORRECT]) is not None for r in tr),
+        "verified": sum(best_latency(r["candidates"]) is not None for r in tr),
+        "first_answer_correct": first_answer_correctness(first_correct(r["candidates"]) for r in tr),
+        "first_answer_verified": first_answer_correctness(first_verified(r["candidates"]) for r in tr),
         "first_answer_slow": sum(c is not None and c["status"] == "slow" for c in firsts),
         "first_answer_equals_dlight": {"count": sum(x is True for x in same), "n": sum(x is not None for x in same)},
         "time_to_verified_s": {"median": median(times), "p90": percentile(times, 90.0), "n": len(times)},
     }
     ks = sorted({r["k"] for r in tr if r.get("k")})
     if ks:
-        samples = [(len(r["candidates"]), sum(c["status"] in VERIFIED for c in r["candidates"])) for r in tr]
+        samples = [(len(r["candidates"]), sum(c["status"] == CORRECT for c in r["candidates"])) for r in tr]
         t_entry["pass_at_k"] = {
             str(k): mean_pass_at_k(samples, k) for k in _k_values(max(ks)) if all(n >= k for n, _ in samples)
         }
@@ -407,7 +419,7 @@ def _mark_slow(rows: list) -> list:
     """ROWS with every verified candidate of a method other than the baselines that is more than
     SLOW_FACTOR times slower than its task's baseline (dlight's construction latency where measured,
     else the unscheduled program's) given status `slow` (copies; the stored results stay as
-    measured). A slow candidate stays verified (VERIFIED): the label only counts it."""
+    measured). A slow candidate stays verified (VERIFIED) but is not correct (CORRECT)."""
     base: dict = {}
     for r in rows:
         if r["method"] in BASELINES and r["task"] == "construction":

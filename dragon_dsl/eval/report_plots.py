@@ -67,7 +67,7 @@ def plots(results: dict, out_dir) -> list:
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(fams))], fams, rotation=30, ha="right")
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_ylabel(f"geomean speed-up over {base}")
-    ax.set_title("Per-family breakdown (0 = not solved)")
+    ax.set_title("Per-family breakdown (0 = no verified answer)")
     if names:
         ax.legend(fontsize=8)
     fig.tight_layout()

@@ -59,7 +59,7 @@ def test_speedup_summary_by_hand():
     base = {"a": 100.0, "b": 50.0, "c": 30.0, "d": None}
     meth = {"a": 50.0, "b": 45.0, "c": None, "d": 1.0}  # 2.0x, 1.111x, unsolved; d has no baseline
     s = M.speedup_summary(base, meth)
-    assert s["tasks"] == 3 and s["solved"] == 2
+    assert s["tasks"] == 3 and s["verified"] == 2
     assert s["per_task"] == {"a": pytest.approx(2.0), "b": pytest.approx(50 / 45), "c": None}
     assert s["share_at_least"] == {"1": pytest.approx(2 / 3), "1.2": pytest.approx(1 / 3), "1.5": pytest.approx(1 / 3)}
     assert s["geomean"] == pytest.approx(math.sqrt(2.0 * 50 / 45))
@@ -193,7 +193,7 @@ def _row(w, method, *cands, task="construction", k=None):
     }
 
 
-def test_a_verified_answer_10x_slower_than_the_baseline_is_slow_and_still_verified():
+def test_a_verified_answer_10x_slower_than_the_baseline_is_slow_a_failure_and_still_verified():
     row = _row
     results = {
         "workloads": [{"name": "w1", "family": "mm"}, {"name": "w2", "family": "sm"}, {"name": "w3", "family": "sm"}],
@@ -209,21 +209,24 @@ def test_a_verified_answer_10x_slower_than_the_baseline_is_slow_and_still_verifi
     }
     t = M.summarize(results)["methods"]["model"]
     c = t["tasks"]["construction"]
-    # verified is verified: the slow first answer is a correct first answer, counted apart as slow
-    assert c["first_answer_correct"] == 1.0 and c["first_answer_slow"] == 1
-    assert c["solved"] == 3 and c["solved_within_10x"] == 3  # w1's second answer is 9.9x
+    # w1's slow first answer is a failure (not correct) though verified; w2 (10x) and w3 are correct
+    assert c["first_answer_correct"] == pytest.approx(2 / 3) and c["first_answer_slow"] == 1
+    assert c["first_answer_verified"] == 1.0
+    assert c["solved"] == 3 and c["verified"] == 3  # w1's second answer is 9.9x: correct
+    # pass@1: w1 1 of 2 ok, w2 1 of 1, w3 1 of 1 -> (0.5 + 1 + 1) / 3 (k = 2 only where n >= 2: not all)
+    assert c["pass_at_k"] == {"1": pytest.approx(2.5 / 3)}
     assert t["over_dlight"]["per_task"] == {"w1": pytest.approx(10 / 99)}
     imp = t["tasks"]["improvement"]
-    assert imp["solved"] == 1 and imp["solved_within_10x"] == 0 and imp["first_answer_slow"] == 1
-    assert imp["first_answer_correct"] == 1.0
+    assert imp["solved"] == 0 and imp["verified"] == 1 and imp["first_answer_slow"] == 1
+    assert imp["first_answer_correct"] == 0.0 and imp["first_answer_verified"] == 1.0
     assert t["taxonomy"]["slow"] == 2
     assert results["measurements"][3]["candidates"][0]["status"] == "ok"  # the stored results stay as measured
 
 
 def test_slow_answers_count_in_the_geomean_at_their_speed():
-    """The only verified answer of w2 is 20x slower than dlight: it solves w2 and its 0.05x enters the
-    geomean and median over dlight; a method that is not the model (the vendor) is labelled alike,
-    and the baselines never are."""
+    """The only verified answer of w2 is 20x slower than dlight: it does not solve w2 (a failure) but
+    its 0.05x enters the geomean and median over dlight; a method that is not the model (the vendor)
+    is labelled alike, and the baselines never are."""
     results = {
         "workloads": [{"name": "w1", "family": "mm"}, {"name": "w2", "family": "mm"}],
         "measurements": [
@@ -239,23 +242,48 @@ def test_slow_answers_count_in_the_geomean_at_their_speed():
     s = M.summarize(results)
     mb = s["methods"]["model-best-of-2"]
     over = mb["over_dlight"]
-    assert over["solved"] == 2 and over["per_task"] == {"w1": pytest.approx(2.0), "w2": pytest.approx(0.05)}
+    assert over["verified"] == 2 and over["per_task"] == {"w1": pytest.approx(2.0), "w2": pytest.approx(0.05)}
     assert over["geomean"] == pytest.approx(math.sqrt(2.0 * 0.05))  # 0.316: not 2.0
     assert over["median"] == pytest.approx((2.0 + 0.05) / 2)
     assert over["share_at_least"]["1"] == 0.5
     assert mb["over_unscheduled"]["geomean"] == pytest.approx(math.sqrt(80.0 * 2.0))
-    assert mb["families"]["dlight"]["mm"] == {"tasks": 2, "solved": 2, "geomean": pytest.approx(math.sqrt(0.1))}
+    assert mb["families"]["dlight"]["mm"] == {"tasks": 2, "verified": 2, "geomean": pytest.approx(math.sqrt(0.1))}
     c = mb["tasks"]["construction"]
-    assert c["solved"] == 2 and c["solved_within_10x"] == 1 and c["first_answer_slow"] == 1
-    assert c["first_answer_correct"] == 1.0
-    assert c["pass_at_k"] == {"1": pytest.approx(0.5), "2": pytest.approx(1.0)}  # 1 of 2 verified per task
+    assert c["solved"] == 1 and c["verified"] == 2 and c["first_answer_slow"] == 1
+    assert c["first_answer_correct"] == 0.5 and c["first_answer_verified"] == 1.0
+    # only ok counts: w1 1 of 2 (pass@1 0.5, pass@2 1), w2 0 of 2 (its one verified sample is slow)
+    assert c["pass_at_k"] == {"1": pytest.approx(0.25), "2": pytest.approx(0.5)}
     assert mb["roofline_fraction"]["per_task"] == {}  # no roofline in these workloads
     v = s["methods"]["vendor"]
     assert v["over_dlight"]["per_task"] == {"w1": pytest.approx(10 / 150)}
     assert v["tasks"]["construction"]["first_answer_slow"] == 1 and v["taxonomy"]["slow"] == 1
     un = s["methods"]["unscheduled"]
     assert un["tasks"]["construction"]["first_answer_slow"] == 0 and un["tasks"]["construction"]["solved"] == 2
+    assert un["tasks"]["construction"]["first_answer_correct"] == 1.0  # a baseline is never slow
     assert un["over_dlight"]["geomean"] == pytest.approx(1 / 40)
+
+
+def test_a_task_whose_only_verified_answer_is_slow_is_verified_but_not_solved():
+    """w's only verified answer is 30x slower than dlight: a failure in every success figure (not
+    solved, no correct first answer, no correct sample in pass@k), but verified, and in the speed-up
+    figures at its 1/30x; the model's own samples (the same candidates here) follow the same rules."""
+    results = {
+        "workloads": [{"name": "w", "family": "mm"}],
+        "measurements": [
+            _row("w", "dlight", _cand("ok", 10.0)),
+            _row("w", "model-best-of-2", _from("model", "ok", 300.0), _from("model", "build_error")),
+        ],
+    }
+    mb = M.summarize(results)["methods"]["model-best-of-2"]
+    for e in (mb, mb["own_samples"]):
+        c = e["tasks"]["construction"]
+        assert c["n"] == 1 and c["solved"] == 0 and c["verified"] == 1
+        assert c["first_answer_correct"] == 0.0 and c["first_answer_verified"] == 1.0 and c["first_answer_slow"] == 1
+        assert c["pass_at_k"] == {"1": 0.0, "2": 0.0}
+        assert e["over_dlight"]["verified"] == 1 and e["over_dlight"]["geomean"] == pytest.approx(1 / 30)
+        assert e["over_dlight"]["share_at_least"]["1"] == 0.0
+        assert e["families"]["dlight"]["mm"] == {"tasks": 1, "verified": 1, "geomean": pytest.approx(1 / 30)}
+        assert e["taxonomy"]["slow"] == 1 and e["taxonomy"]["build"] == 1
 
 
 def test_improvement_speedup_over_existing():
