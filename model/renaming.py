@@ -115,7 +115,7 @@ def canonical_workload(text: str, target, slower_body: str | None = None, scope=
         from dragon_model.names import canonical
 
         renamed_text, mapping = canonical(workload_text(load_workload(text)))
-        slower = _renamed_strings(slower_body, mapping) if slower_body else slower_body
+        slower = positional_lambdas(_renamed_strings(slower_body, mapping)) if slower_body else slower_body
     else:
         mapping = canonical_mapping(prompt_text(text, target, slower_body), scope)
         renamed_text = renamed_words(text, mapping)
@@ -125,6 +125,74 @@ def canonical_workload(text: str, target, slower_body: str | None = None, scope=
     except Exception:
         return text, slower_body, {}
     return renamed_text, slower, mapping
+
+
+_LAMBDA = re.compile(r"\blambda\b")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def positional_lambdas(script: str) -> str:
+    """SCRIPT with the parameters of every lambda (index map) named by position: `i0, i1, ...`
+    untyped, `(iters_0: int64, ...)` typed, as the decoder's grammar offers them (`decoder_settings.
+    block_layouts`). A lambda's parameters are bound: TVM compares maps by position, so the
+    script means what it meant. dlight names them after the workload's iteration variables
+    (`lambda v_i, v_k: (v_i, v_k)`), names a model reading canonical names never sees in its
+    prompt: without this, its training labels named what its prompts no longer showed."""
+    out, pos = [], 0
+    for m in _LAMBDA.finditer(script):
+        if m.start() < pos:  # inside a lambda already rewritten (none nests, but be safe)
+            continue
+        rewritten = _positional_lambda(script, m.end())
+        if rewritten is None:
+            continue
+        text, end = rewritten
+        out.append(script[pos : m.start()] + text)
+        pos = end
+    return "".join(out) + script[pos:]
+
+
+def _positional_lambda(script: str, at: int):
+    """(the lambda starting at keyword end AT rewritten, where it ends) or None where it does not
+    read as a lambda with parameters."""
+    i = at
+    while i < len(script) and script[i] == " ":
+        i += 1
+    typed = script.startswith("(", i)
+    if typed:
+        close = script.find(")", i)
+        if close < 0 or not script.startswith(":", close + 1):
+            return None
+        params = [p.split(":")[0].strip() for p in script[i + 1 : close].split(",")]
+        dtypes = [p.split(":")[1].strip() if ":" in p else None for p in script[i + 1 : close].split(",")]
+        body_at = close + 2
+    else:
+        colon = script.find(":", i)
+        if colon < 0:
+            return None
+        params = [p.strip() for p in script[i:colon].split(",")]
+        body_at = colon + 1
+    if not params or not all(_IDENT.fullmatch(p) for p in params):
+        return None
+    depth, j = 0, body_at
+    while j < len(script) and script[j] != "\n":
+        ch = script[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == "," and depth == 0:
+            break
+        j += 1
+    names = {p: (f"iters_{k}" if typed else f"i{k}") for k, p in enumerate(params)}
+    if typed:
+        head = "(" + ", ".join(f"{names[p]}: {d}" if d else names[p] for p, d in zip(params, dtypes)) + ")"
+    else:
+        head = ", ".join(names[p] for p in params)
+    words = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, params)) + r")(?![A-Za-z0-9_])")
+    body = words.sub(lambda w: names[w.group(1)], script[body_at:j])
+    return f"lambda {head}:{body}", j
 
 
 def _renamed_strings(script: str, mapping: dict) -> str:
@@ -143,14 +211,17 @@ def canonical_example(ex: dict) -> dict:
 def canonical_row_example(row: dict) -> dict:
     """The (prompt, completion) pair of ROW (`example`) with every name its workload's author chose
     replaced (`canonical_workload(..., scope="all")`): the prompt rendered from the renamed workload,
-    the block names of the completion and of the script an improvement starts from renamed with it."""
+    the block names of the completion and of the script an improvement starts from renamed with it,
+    and the lambdas of both named by position (`positional_lambdas`)."""
     ex = example(row)
     target = row_target(row)
     text, _, mapping = canonical_workload(row["workload_text"], target, scope="all")
     slower = None
     if IMPROVE in ex["prompt"]:
         slower = _renamed_strings(ex["prompt"].split(IMPROVE, 1)[1].rsplit(SCRIPT, 1)[0], mapping)
-    return dict(ex, prompt=prompt_text(text, target, slower), completion=_renamed_strings(ex["completion"], mapping))
+        slower = positional_lambdas(slower)
+    completion = positional_lambdas(_renamed_strings(ex["completion"], mapping))
+    return dict(ex, prompt=prompt_text(text, target, slower), completion=completion)
 
 
 PARALLEL_FROM = 512  # rows from which canonical_row_examples starts processes
