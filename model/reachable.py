@@ -110,7 +110,10 @@ def pick(rows: list, per_family: int, seed: int = 0) -> list:
 
 
 def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dict]:
-    """One verdict per row: family, task, source, ok, statements, total, refused, why."""
+    """One verdict per row: family, task, source, ok, statements, total, refused, why. A model that
+    reads canonical names (FACTS' `canonical_names` "all") is judged on what it is trained on and
+    asked: the workload, the label and the script an improvement starts from under canonical names
+    (`as_canonical`)."""
     from dragon_model.data import _target, body_of_text, example
     from dragon_model.generate import DEFAULT_MAX_STATEMENTS, Generator
     from dragon_model.tokenizer import EOS, build_tokenizer
@@ -132,7 +135,10 @@ def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dic
             body = ex["completion"][: -len(EOS)] if ex["completion"].endswith(EOS) else ex["completion"]
         slower = body_of_text(r["prompt_script"]) if r.get("task") == "improvement" and r.get("prompt_script") else None
         try:
-            reach = reachable(gen, r["workload_text"], _target(r) or target, body, slower)
+            workload = r["workload_text"]
+            if facts.get("canonical_names") == "all":
+                workload, body, slower = as_canonical(r, _target(r) or target, body, slower)
+            reach = reachable(gen, workload, _target(r) or target, body, slower)
             verdict = {
                 "ok": reach.ok,
                 "statements": reach.statements,
@@ -152,6 +158,20 @@ def judge_rows(rows: list, target: str, facts: dict, tokenizer=None) -> list[dic
             }
         )
     return out
+
+
+def as_canonical(row: dict, target, body: str, slower: str | None) -> tuple:
+    """(workload, BODY, SLOWER) of ROW as a model trained under canonical names reads and writes them
+    (`renaming.canonical_row_example`): every name the author chose replaced, the scripts' block
+    names with them and their lambdas' parameters named by position. An evaluation's answer is
+    already positional (the model wrote it so): renaming its blocks changes nothing else."""
+    from dragon_model.renaming import canonical_workload, positional_lambdas, renamed_strings
+
+    text, _, mapping = canonical_workload(row["workload_text"], target, scope="all")
+    body = renamed_strings(body, mapping)
+    body = body if "answer" in row else positional_lambdas(body)
+    slower = positional_lambdas(renamed_strings(slower, mapping)) if slower else slower
+    return text, body, slower
 
 
 def with_answers(rows: list, files) -> list:
@@ -222,6 +242,12 @@ def main(argv=None) -> int:
         metavar="FILE",
         help="evaluations' answer files: their answers judged in place of their rows' labels",
     )
+    p.add_argument(
+        "--canonical-names",
+        choices=["all"],
+        help="judge as a model trained under canonical names (`train --canonical-names all`) reads them "
+        "(a --model says so itself)",
+    )
     p.add_argument("--json", action="store_true", help="print the verdicts and the summary as JSON")
     args = p.parse_args(argv)
 
@@ -235,6 +261,8 @@ def main(argv=None) -> int:
         facts = json.loads((Path(args.model) / "dragon_model.json").read_text(encoding="utf-8"))
     else:
         facts = grammar_facts([r for r in rows if r.get("split") == "train"] or rows)
+    if args.canonical_names:
+        facts = dict(facts, canonical_names=args.canonical_names)
     families = set(args.families.split(",")) if args.families else None
     chosen = [r for r in rows if r.get("split") == args.split and (families is None or r.get("family") in families)]
     if args.answers:

@@ -115,7 +115,7 @@ def canonical_workload(text: str, target, slower_body: str | None = None, scope=
         from dragon_model.names import canonical
 
         renamed_text, mapping = canonical(workload_text(load_workload(text)))
-        slower = positional_lambdas(_renamed_strings(slower_body, mapping)) if slower_body else slower_body
+        slower = positional_lambdas(renamed_strings(slower_body, mapping)) if slower_body else slower_body
     else:
         mapping = canonical_mapping(prompt_text(text, target, slower_body), scope)
         renamed_text = renamed_words(text, mapping)
@@ -134,7 +134,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def positional_lambdas(script: str) -> str:
     """SCRIPT with the parameters of every lambda (index map) named by position: `i0, i1, ...`
     untyped, `(iters_0: int64, ...)` typed, as the decoder's grammar offers them (`decoder_settings.
-    block_layouts`). A lambda's parameters are bound: TVM compares maps by position, so the
+    block_layouts`); a lambda named by position already (`(i0: int64, ...)`: dlight's GEMM layouts,
+    which the decoder offers in that spelling) stays as it is. A lambda's parameters are bound: TVM compares maps by position, so the
     script means what it meant. dlight names them after the workload's iteration variables
     (`lambda v_i, v_k: (v_i, v_k)`), names a model reading canonical names never sees in its
     prompt: without this, its training labels named what its prompts no longer showed."""
@@ -185,6 +186,8 @@ def _positional_lambda(script: str, at: int):
         elif ch == "," and depth == 0:
             break
         j += 1
+    if params in ([f"i{k}" for k in range(len(params))], [f"iters_{k}" for k in range(len(params))]):
+        return script[at - len("lambda") : j], j  # positional already (dlight's GEMM maps, MetaSchedule's)
     names = {p: (f"iters_{k}" if typed else f"i{k}") for k, p in enumerate(params)}
     if typed:
         head = "(" + ", ".join(f"{names[p]}: {d}" if d else names[p] for p, d in zip(params, dtypes)) + ")"
@@ -195,7 +198,7 @@ def _positional_lambda(script: str, at: int):
     return f"lambda {head}:{body}", j
 
 
-def _renamed_strings(script: str, mapping: dict) -> str:
+def renamed_strings(script: str, mapping: dict) -> str:
     """SCRIPT with MAPPING's names replaced inside its string literals alone (`get_sblock("C")`),
     where a script names blocks; its own result names (`b0`, `l1`) are never touched."""
     return re.sub(r'"([^"\\]*)"', lambda m: '"' + renamed_words(m.group(1), mapping) + '"', script)
@@ -218,9 +221,9 @@ def canonical_row_example(row: dict) -> dict:
     text, _, mapping = canonical_workload(row["workload_text"], target, scope="all")
     slower = None
     if IMPROVE in ex["prompt"]:
-        slower = _renamed_strings(ex["prompt"].split(IMPROVE, 1)[1].rsplit(SCRIPT, 1)[0], mapping)
+        slower = renamed_strings(ex["prompt"].split(IMPROVE, 1)[1].rsplit(SCRIPT, 1)[0], mapping)
         slower = positional_lambdas(slower)
-    completion = positional_lambdas(_renamed_strings(ex["completion"], mapping))
+    completion = positional_lambdas(renamed_strings(ex["completion"], mapping))
     return dict(ex, prompt=prompt_text(text, target, slower), completion=completion)
 
 

@@ -33,6 +33,11 @@ TEXTS = [
     ),
     ("transform_block_layout(b1, lambda i1, i0: (i0, i1))\n", "transform_block_layout(b1, lambda i0, i1: (i1, i0))\n"),
     ('b0 = get_sblock("lambda")\nl1 = get_loops(b0)\n', 'b0 = get_sblock("lambda")\nl1 = get_loops(b0)\n'),
+    # positional already: dlight's GEMM layouts, as the decoder offers them (`gemm_layouts`)
+    (
+        "transform_layout(b3, write(0), lambda (i0: int64, i1: int64): (int64(0), i0, i1))\n",
+        "transform_layout(b3, write(0), lambda (i0: int64, i1: int64): (int64(0), i0, i1))\n",
+    ),
 ]
 
 
@@ -88,3 +93,34 @@ def test_a_canonical_training_example_names_its_lambdas_by_position():
     ex = canonical_row_example(dict(row, completion=script))
     assert ex["completion"].endswith("transform_block_layout(b1, lambda i0, i1: (i0, i1))\n")
     assert "lambda i0, i1: (i0, i1)" in ex["prompt"].split(IMPROVE)[1] and "v_i" not in ex["prompt"].split(IMPROVE)[1]
+
+
+@pytest.mark.slow
+def test_the_decoder_can_write_a_canonical_models_label_of_a_real_networks_gemv(monkeypatch):
+    """`reachable` judges a canonical model's label as it is trained (`as_canonical`): dlight's
+    typed lambda, named after iteration variables the canonical prompt renames, is refused unless its
+    parameters are named by position."""
+    import json
+
+    from dragon_dsl.engine import resolve_target
+    from dragon_model import renaming
+    from dragon_model.api import dlight_script
+    from dragon_model.candidates import WEIGHTS
+    from dragon_model.data import body_of_text
+    from dragon_model.reachable import judge_rows
+
+    name, text = dlight_cases()[-1]
+    body = body_of_text(dlight_script(text, resolve_target("cuda").spec, name))
+    row = {
+        "workload_text": text,
+        "target": "cuda",
+        "task": "construction",
+        "family": name,
+        "prompt": "",
+        "completion": body,
+    }
+    facts = dict(json.loads((WEIGHTS / "cuda" / "dragon_model.json").read_text()), canonical_names="all")
+    assert judge_rows([row], "cuda", facts)[0]["ok"]
+    monkeypatch.setattr(renaming, "positional_lambdas", lambda s: s)  # as the first canonical model learned them
+    refused = judge_rows([row], "cuda", facts)[0]
+    assert not refused["ok"] and refused["refused"].startswith("transform_block_layout(b1, lambda (v_i0: int64")
