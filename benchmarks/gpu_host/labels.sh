@@ -10,7 +10,8 @@
 # 2. batch: every sampled script not measured before, and dlight's (`dragon_model.records --batch`;
 #    workloads up to 1e10 FLOPs and 64 MB of parameters: the verifier's CPU reference keeps them all);
 # 3. measure: `dragon measure` verifies each candidate against the unscheduled program and times it,
-#    until TOTAL_SECONDS is nearly spent (rows are written as they come);
+#    until TOTAL_SECONDS is nearly spent (rows are written as they come), in the order a cost model
+#    trained on the measurements so far ranks them (`dragon_model.cost_model --order`);
 # 4. report: the labels' speed over dlight (`dragon_model.label_report`) into $OUT/labels-summary.json.
 #
 # MIN_FLOPS=1e8 samples the tasks of at least that many FLOPs (GEMMs, convolutions: the cheapest-first
@@ -56,6 +57,10 @@ measure() {  # every candidate not measured yet, until the time left (less a mar
   python3 -m dragon_model.records $run_dirs --batch $W/batch/batch.jsonl --max-flops 1e10 \
     --max-bytes 6.4e7 --measured $W/results.jsonl
   echo "batch: $(wc -l < $W/batch/batch.jsonl) candidates"
+  # the cost model (`dragon_model.cost_model`), trained on every candidate measured so far, puts each
+  # task's likeliest winners first (ORDER=0: the batch stays smallest workload first)
+  [ "${ORDER:-1}" != 0 ] && [ -s $W/results.jsonl ] && python3 -m dragon_model.cost_model $run_dirs \
+    --measured $W/results.jsonl --order $W/batch/batch.jsonl 2>&1 | tail -2 | tee -a $OUT/measure.log
   local left=$(( ${1:-$end} - SECONDS ))
   [ $left -gt 60 ] && [ -s $W/batch/batch.jsonl ] && timeout $left python3 -m dragon_dsl.cli.main measure \
     $W/batch/batch.jsonl --target cuda --out $W/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 \
