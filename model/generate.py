@@ -216,7 +216,7 @@ class Generator:
         if mapping:  # the answer in the workload's own names
             from dragon_model.renaming import renamed_words
 
-            back = {new: old for old, new in mapping.items()}
+            back = mapping.back() if hasattr(mapping, "back") else {new: old for old, new in mapping.items()}
             out.body = renamed_words(out.body, back)
             if out.completed_from is not None:
                 out.completed_from = renamed_words(out.completed_from, back)

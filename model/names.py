@@ -140,13 +140,33 @@ def canonical_names(names: dict) -> dict:
 
 
 def canonical(text: str) -> tuple:
-    """(TEXT under canonical names, {block name as written: its canonical name}). TEXT is TVM's own
-    printing of the program (`workload_text`), so the order of appearance, and with it every
-    canonical name, follows from the program's structure alone: two programs TVM finds
+    """(TEXT under canonical names, {name as written: its canonical name} of the names a script can
+    refer to: its blocks, and its buffers, whose names schedules give the blocks they add
+    (`A_reindex_shared`). A block and a buffer of one name (`T_add`) map as the block. TEXT is
+    TVM's own printing of the program (`workload_text`), so the order of appearance, and with it
+    every canonical name, follows from the program's structure alone: two programs TVM finds
     structurally equal get the same canonical text."""
     mapping = canonical_names(user_names(text))
+    buffers = {name: new for (space, name), new in mapping.items() if space == "word" and new[0] in "pa"}
     blocks = {name: new for (space, name), new in mapping.items() if space == "block"}
-    return renamed(text, mapping), blocks
+    return renamed(text, mapping), NameMap({**buffers, **blocks}, buffers)
+
+
+class NameMap(dict):
+    """{name: canonical name} of a workload's blocks and buffers, a block's where one name is both;
+    `buffers` holds every buffer's, those too (`renaming.renamed_strings` tells which one a block
+    named after a buffer refers to)."""
+
+    def __init__(self, names: dict, buffers: dict):
+        super().__init__(names)
+        self.buffers = dict(buffers)
+
+    def __reduce__(self):  # pickled with its buffers (rows are renamed in spawned processes)
+        return (NameMap, (dict(self), self.buffers))
+
+    def back(self) -> dict:
+        """{canonical name: name}, buffers included: an answer's names given back."""
+        return {**{new: old for old, new in self.buffers.items()}, **{new: old for old, new in self.items()}}
 
 
 def renamed_workload(text: str, rng) -> tuple:

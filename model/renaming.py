@@ -107,8 +107,9 @@ def canonical_workload(text: str, target, slower_body: str | None = None, scope=
     The names as written, and no mapping, where the renamed program would not load (a block named
     like a word of TVMScript itself). With SCOPE "all" every name the author chose is replaced
     (`names.canonical`: buffers, blocks, loop and iteration variables, each role numbered on its
-    own, from TVM's printing of the program) and the mapping holds the blocks alone, the only
-    names a script uses; the slower script is renamed inside its string literals alone."""
+    own, from TVM's printing of the program) and the mapping holds the names a script can use:
+    the blocks, and the buffers whose names schedules give the blocks they add (`renamed_strings`);
+    the slower script is renamed inside its string literals alone."""
     from dragon_dsl.tvm.workload import load_workload, workload_text
 
     if scope == "all":
@@ -198,10 +199,47 @@ def _positional_lambda(script: str, at: int):
     return f"lambda {head}:{body}", j
 
 
+_GET_SBLOCK = re.compile(r'(get_sblock\(\s*)"([^"\\]*)"')
+
+
 def renamed_strings(script: str, mapping: dict) -> str:
     """SCRIPT with MAPPING's names replaced inside its string literals alone (`get_sblock("C")`),
-    where a script names blocks; its own result names (`b0`, `l1`) are never touched."""
-    return re.sub(r'"([^"\\]*)"', lambda m: '"' + renamed_words(m.group(1), mapping) + '"', script)
+    where a script names blocks; its own result names (`b0`, `l1`) are never touched. A canonical
+    MAPPING (`names.canonical`) also holds buffers (canonical names `p0`, `a0`; blocks are `q0`):
+    those rename only the block a `get_sblock` names (`A_reindex_shared` is a block named after
+    buffer A), never another literal (a buffer `x` would otherwise turn `threadIdx.x` into
+    `threadIdx.p0`)."""
+    blocks = {k: v for k, v in mapping.items() if not re.fullmatch(r"[pa]\d+", v)}
+    buffers = {**{k: v for k, v in mapping.items() if k not in blocks}, **getattr(mapping, "buffers", {})}
+    pieces = _GET_SBLOCK.split(script)  # [text, `get_sblock(`, its name, text, ...]
+    res = []
+    for i in range(0, len(pieces), 3):
+        res.append(re.sub(r'"([^"\\]*)"', lambda m: '"' + renamed_words(m.group(1), blocks) + '"', pieces[i]))
+        if i + 2 < len(pieces):
+            res.append(pieces[i + 1] + '"' + _block_name(pieces[i + 2], blocks, buffers) + '"')
+    return "".join(res)
+
+
+#: what the schedule primitives that name a block after a block append (rfactor, decompose_reduction,
+#: blockize); those that name it after a buffer (cache_read/write, reindex, pad) append a scope or
+#: `_reindex`, `_pad`
+_BLOCK_SUFFIX = re.compile(r"_(rf|init|o|update)(?![A-Za-z0-9])")
+
+
+def _block_name(name: str, blocks: dict, buffers: dict) -> str:
+    """A get_sblock NAME renamed: a block's name, or one made from a block's (`C_rf`) or a buffer's
+    (`C_reindex_shared`) name; where a block and a buffer share the name it starts with, the suffix
+    tells which (`_BLOCK_SUFFIX`)."""
+    words = sorted(set(blocks) | set(buffers), key=len, reverse=True)
+    if not words:
+        return name
+    m = re.match(r"(" + "|".join(map(re.escape, words)) + r")(?![A-Za-z0-9])", name)
+    if not m:
+        return renamed_words(name, {**buffers, **blocks})
+    head, rest = m.group(1), name[m.end() :]
+    use_block = head in blocks and (not rest or head not in buffers or _BLOCK_SUFFIX.match(rest))
+    new = blocks[head] if use_block else buffers[head]
+    return new + renamed_words(rest, {**buffers, **blocks})
 
 
 def canonical_example(ex: dict) -> dict:

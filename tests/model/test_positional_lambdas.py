@@ -124,3 +124,27 @@ def test_the_decoder_can_write_a_canonical_models_label_of_a_real_networks_gemv(
     monkeypatch.setattr(renaming, "positional_lambdas", lambda s: s)  # as the first canonical model learned them
     refused = judge_rows([row], "cuda", facts)[0]
     assert not refused["ok"] and refused["refused"].startswith("transform_block_layout(b1, lambda (v_i0: int64")
+
+
+def test_a_canonical_mapping_renames_buffers_only_in_the_blocks_get_sblock_names():
+    from dragon_model.names import NameMap
+    from dragon_model.renaming import renamed_strings
+
+    # blocks T_add and C, buffers A, x, C (as block C's output) and T_add
+    mapping = NameMap(
+        {"A": "p0", "x": "p1", "T_add": "q0", "C": "q1"}, {"A": "p0", "x": "p1", "C": "p2", "T_add": "a0"}
+    )
+    script = (
+        'b1 = get_sblock("A_reindex_pad_shared.dyn_wmma.matrix_a_o")\nbind(l2, "threadIdx.x")\n'
+        'b3 = get_sblock("T_add")\nannotate(b3, "pragma", "C")\nb4 = get_sblock("C_rf")\n'
+        'b5 = get_sblock("C_reindex_shared.dyn_wmma.accumulator_o")\nb6 = get_sblock("T_add_local")\n'
+    )
+    renamed = renamed_strings(script, mapping)
+    assert renamed == (
+        'b1 = get_sblock("p0_reindex_pad_shared.dyn_wmma.matrix_a_o")\nbind(l2, "threadIdx.x")\n'
+        'b3 = get_sblock("q0")\nannotate(b3, "pragma", "q1")\nb4 = get_sblock("q1_rf")\n'
+        'b5 = get_sblock("p2_reindex_shared.dyn_wmma.accumulator_o")\nb6 = get_sblock("a0_local")\n'
+    )
+    from dragon_model.renaming import renamed_words
+
+    assert renamed_words(renamed, mapping.back()) == script  # an answer's names given back
