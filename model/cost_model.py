@@ -60,39 +60,46 @@ def record_features(record: dict) -> dict:
     return out
 
 
-def load_records(runs) -> list:
-    """Every record (parsed JSON) of pretraining run folders RUNS, by file name."""
-    files = sorted(p for d in runs for p in (Path(d) / "records").glob("*.json"))
-    return [json.loads(p.read_text(encoding="utf-8")) for p in files]
-
-
 def candidate_ids(record: dict) -> list:
     from dragon_model.label_batch import candidate_id, label_candidates
 
     return [candidate_id(record["name"], t) for _s, t in label_candidates(record)]
 
 
-def featurize(records: list, jobs: int = 0) -> list:
-    """`record_features` of each record, over JOBS processes (0: one a core)."""
+def featurize(records: list, known: dict, jobs: int = 0) -> dict:
+    """candidate id -> `record_features` row of every candidate of RECORDS: those in KNOWN (features
+    computed before: a labelling run orders a batch more than once) as they are, the records with any
+    other computed over JOBS processes (0: one a core)."""
     from dragon_model.data import spawned_map
 
-    return spawned_map(record_features, records, jobs, parallel_from=8)
+    todo = [r for r in records if any(i not in known for i in candidate_ids(r))]
+    feats = dict(known)
+    for found in spawned_map(record_features, todo, jobs, parallel_from=8):
+        feats.update(found)
+    return feats
 
 
-def task_rows(records: list, feats: list, measured: dict) -> list:
+def read_features(path: Path) -> dict:
+    """The features a `--features` file holds (JSON lines of {"id", "row"}); {} for no file."""
+    from dragon_dsl.language.files import read_json_lines
+
+    return {x["id"]: x["row"] for x in read_json_lines(path)} if path.exists() else {}
+
+
+def task_rows(records: list, feats: dict, measured: dict) -> list:
     """Per record with a measured dlight script: (task, [(id, features, speed-up over dlight or
     None where not measured or not verified, source)])."""
     from dragon_model.label_batch import candidate_id, label_candidates
 
     out = []
-    for record, fs in zip(records, feats):
+    for record in records:
         cands = [(candidate_id(record["name"], t), s) for s, t in label_candidates(record)]
         dl = next((measured.get(i) for i, s in cands if s == "dlight"), None)
         rows = []
         for cid, source in cands:
             lat = measured.get(cid)
             speed = math.log2(dl / lat) if dl and lat else None
-            rows.append((cid, fs.get(cid), speed, source))
+            rows.append((cid, feats.get(cid), speed, source))
         out.append((record["name"], dl, rows))
     return out
 
@@ -192,6 +199,7 @@ def main(argv=None) -> int:
     import argparse
 
     from dragon_model.label_batch import read_measured
+    from dragon_model.records import merged_records
 
     ap = argparse.ArgumentParser(prog="python -m dragon_model.cost_model", description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", help="pretraining run folders (with records/)")
@@ -201,17 +209,28 @@ def main(argv=None) -> int:
     what.add_argument("--order", metavar="BATCH", help="rewrite this `dragon measure` batch in the model's order")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=0, help="processes for the features (0: one a core)")
+    ap.add_argument(
+        "--features",
+        metavar="FILE",
+        help="JSON lines of the candidates' features: those it holds are not computed again, the others are added",
+    )
     args = ap.parse_args(argv)
     for path in [*args.runs, *args.measured, *([args.order] if args.order else [])]:
         if not Path(path).exists():
             print(f"error: {path}: no such file or folder", file=sys.stderr)
             return 2
     measured = read_measured(args.measured)
-    records = load_records(args.runs)
+    records = merged_records(args.runs)  # one per workload, as `records --batch` writes its candidates
     if args.evaluate:  # only the records of measured tasks take part
         records = [r for r in records if any(i in measured for i in candidate_ids(r))]
-    tasks = task_rows(records, featurize(records, args.jobs), measured)
     try:
+        known = read_features(Path(args.features)) if args.features else {}
+        feats = featurize(records, known, args.jobs)
+        if args.features and len(feats) > len(known):
+            from dragon_dsl.language.files import write_text
+
+            write_text(args.features, "".join(json.dumps({"id": i, "row": r}) + "\n" for i, r in feats.items()))
+        tasks = task_rows(records, feats, measured)
         if args.evaluate:
             print(json.dumps(evaluate(tasks, args.folds), indent=1))
         else:

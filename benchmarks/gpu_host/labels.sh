@@ -60,7 +60,7 @@ measure() {  # every candidate not measured yet, until the time left (less a mar
   # the cost model (`dragon_model.cost_model`), trained on every candidate measured so far, puts each
   # task's likeliest winners first (ORDER=0: the batch stays smallest workload first)
   [ "${ORDER:-1}" != 0 ] && [ -s $W/results.jsonl ] && python3 -m dragon_model.cost_model $run_dirs \
-    --measured $W/results.jsonl --order $W/batch/batch.jsonl 2>&1 | tail -2 | tee -a $OUT/measure.log
+    --measured $W/results.jsonl --order $W/batch/batch.jsonl --features $W/features.jsonl 2>&1 | tail -2 | tee -a $OUT/measure.log
   local left=$(( ${1:-$end} - SECONDS ))
   [ $left -gt 60 ] && [ -s $W/batch/batch.jsonl ] && timeout $left python3 -m dragon_dsl.cli.main measure \
     $W/batch/batch.jsonl --target cuda --out $W/results.jsonl --repeat 3 --min-repeat-ms 2 --run-timeout 10 --timeout 60 \

@@ -75,6 +75,30 @@ def test_candidates_of_a_real_record_get_metaschedules_features():
     assert len({tuple(f) for f in rows}) > 1  # other schedules, other features
 
 
+def test_features_known_before_are_not_computed_again(monkeypatch, tmp_path):
+    records = [
+        {
+            "name": n,
+            "target": "nvidia/nvidia-h100",
+            "scripts": [{"space": "cuda", "text": f"{n}-a"}],
+            "dlight": {"text": f"{n}-b"},
+        }
+        for n in ("w1", "w2")
+    ]
+    computed = []
+
+    def fake(record):
+        computed.append(record["name"])
+        return {i: [1.0] for i in cm.candidate_ids(record)}
+
+    monkeypatch.setattr(cm, "record_features", fake)
+    known = {i: [0.0] for i in cm.candidate_ids(records[0])}
+    feats = cm.featurize(records, known, jobs=1)
+    assert computed == ["w2"] and len(feats) == 4
+    assert all(feats[i] == [0.0] for i in known)
+    assert cm.read_features(tmp_path / "none.jsonl") == {}
+
+
 def test_a_missing_input_is_an_error_that_names_it(tmp_path, capsys):
     assert cm.main([str(tmp_path / "nope"), "--measured", str(tmp_path), "--evaluate"]) == 2
     assert "nope: no such file or folder" in capsys.readouterr().err
