@@ -149,20 +149,20 @@ def canonical(text: str) -> tuple:
     mapping = canonical_names(user_names(text))
     buffers = {name: new for (space, name), new in mapping.items() if space == "word" and new[0] in "pa"}
     blocks = {name: new for (space, name), new in mapping.items() if space == "block"}
-    return renamed(text, mapping), NameMap({**buffers, **blocks}, buffers)
+    return renamed(text, mapping), NameMap(blocks, buffers)
 
 
 class NameMap(dict):
     """{name: canonical name} of a workload's blocks and buffers, a block's where one name is both;
-    `buffers` holds every buffer's, those too (`renaming.renamed_strings` tells which one a block
-    named after a buffer refers to)."""
+    `blocks` and `buffers` hold each kind's apart (`renaming.renamed_strings` tells which one a
+    block named after a buffer refers to)."""
 
-    def __init__(self, names: dict, buffers: dict):
-        super().__init__(names)
-        self.buffers = dict(buffers)
+    def __init__(self, blocks: dict, buffers: dict):
+        super().__init__({**buffers, **blocks})
+        self.blocks, self.buffers = dict(blocks), dict(buffers)
 
-    def __reduce__(self):  # pickled with its buffers (rows are renamed in spawned processes)
-        return (NameMap, (dict(self), self.buffers))
+    def __reduce__(self):  # pickled with both kinds (rows are renamed in spawned processes)
+        return (NameMap, (self.blocks, self.buffers))
 
     def back(self) -> dict:
         """{canonical name: name}, buffers included: an answer's names given back."""

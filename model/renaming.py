@@ -164,8 +164,9 @@ def _positional_lambda(script: str, at: int):
         close = script.find(")", i)
         if close < 0 or not script.startswith(":", close + 1):
             return None
-        params = [p.split(":")[0].strip() for p in script[i + 1 : close].split(",")]
-        dtypes = [p.split(":")[1].strip() if ":" in p else None for p in script[i + 1 : close].split(",")]
+        parts = [p.split(":") for p in script[i + 1 : close].split(",")]
+        params = [p[0].strip() for p in parts]
+        dtypes = [p[1].strip() if len(p) > 1 else None for p in parts]
         body_at = close + 2
     else:
         colon = script.find(":", i)
@@ -205,18 +206,17 @@ _GET_SBLOCK = re.compile(r'(get_sblock\(\s*)"([^"\\]*)"')
 def renamed_strings(script: str, mapping: dict) -> str:
     """SCRIPT with MAPPING's names replaced inside its string literals alone (`get_sblock("C")`),
     where a script names blocks; its own result names (`b0`, `l1`) are never touched. A canonical
-    MAPPING (`names.canonical`) also holds buffers (canonical names `p0`, `a0`; blocks are `q0`):
-    those rename only the block a `get_sblock` names (`A_reindex_shared` is a block named after
-    buffer A), never another literal (a buffer `x` would otherwise turn `threadIdx.x` into
-    `threadIdx.p0`)."""
-    blocks = {k: v for k, v in mapping.items() if not re.fullmatch(r"[pa]\d+", v)}
-    buffers = {**{k: v for k, v in mapping.items() if k not in blocks}, **getattr(mapping, "buffers", {})}
+    MAPPING (`names.NameMap`) also holds buffers: those rename only the block a `get_sblock` names
+    (`A_reindex_shared` is a block named after buffer A), never another literal (a buffer `x` would
+    otherwise turn `threadIdx.x` into `threadIdx.p0`). A plain dict holds blocks alone."""
+    blocks = getattr(mapping, "blocks", mapping)
+    buffers = getattr(mapping, "buffers", {})
     pieces = _GET_SBLOCK.split(script)  # [text, `get_sblock(`, its name, text, ...]
     res = []
     for i in range(0, len(pieces), 3):
         res.append(re.sub(r'"([^"\\]*)"', lambda m: '"' + renamed_words(m.group(1), blocks) + '"', pieces[i]))
         if i + 2 < len(pieces):
-            res.append(pieces[i + 1] + '"' + _block_name(pieces[i + 2], blocks, buffers) + '"')
+            res.append(pieces[i + 1] + '"' + _block_name(pieces[i + 2], blocks, buffers, mapping) + '"')
     return "".join(res)
 
 
@@ -226,20 +226,19 @@ def renamed_strings(script: str, mapping: dict) -> str:
 _BLOCK_SUFFIX = re.compile(r"_(rf|init|o|update)(?![A-Za-z0-9])")
 
 
-def _block_name(name: str, blocks: dict, buffers: dict) -> str:
+def _block_name(name: str, blocks: dict, buffers: dict, both: dict) -> str:
     """A get_sblock NAME renamed: a block's name, or one made from a block's (`C_rf`) or a buffer's
     (`C_reindex_shared`) name; where a block and a buffer share the name it starts with, the suffix
-    tells which (`_BLOCK_SUFFIX`)."""
-    words = sorted(set(blocks) | set(buffers), key=len, reverse=True)
-    if not words:
+    tells which (`_BLOCK_SUFFIX`). BOTH: the blocks and buffers in one mapping, a block's name first."""
+    if not both:
         return name
-    m = re.match(r"(" + "|".join(map(re.escape, words)) + r")(?![A-Za-z0-9])", name)
+    m = re.match(r"(" + "|".join(map(re.escape, sorted(both, key=len, reverse=True))) + r")(?![A-Za-z0-9])", name)
     if not m:
-        return renamed_words(name, {**buffers, **blocks})
+        return renamed_words(name, both)
     head, rest = m.group(1), name[m.end() :]
     use_block = head in blocks and (not rest or head not in buffers or _BLOCK_SUFFIX.match(rest))
     new = blocks[head] if use_block else buffers[head]
-    return new + renamed_words(rest, {**buffers, **blocks})
+    return new + renamed_words(rest, both)
 
 
 def canonical_example(ex: dict) -> dict:

@@ -131,9 +131,8 @@ def test_a_canonical_mapping_renames_buffers_only_in_the_blocks_get_sblock_names
     from dragon_model.renaming import renamed_strings
 
     # blocks T_add and C, buffers A, x, C (as block C's output) and T_add
-    mapping = NameMap(
-        {"A": "p0", "x": "p1", "T_add": "q0", "C": "q1"}, {"A": "p0", "x": "p1", "C": "p2", "T_add": "a0"}
-    )
+    mapping = NameMap({"T_add": "q0", "C": "q1"}, {"A": "p0", "x": "p1", "C": "p2", "T_add": "a0"})
+    assert mapping == {"A": "p0", "x": "p1", "T_add": "q0", "C": "q1"}  # a block's name where one is both
     script = (
         'b1 = get_sblock("A_reindex_pad_shared.dyn_wmma.matrix_a_o")\nbind(l2, "threadIdx.x")\n'
         'b3 = get_sblock("T_add")\nannotate(b3, "pragma", "C")\nb4 = get_sblock("C_rf")\n'
