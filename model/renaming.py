@@ -7,6 +7,7 @@ names to rows, prompts and scripts.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Iterable
 
@@ -252,8 +253,11 @@ def canonical_row_example(row: dict) -> dict:
     """The (prompt, completion) pair of ROW (`example`) with every name its workload's author chose
     replaced (`canonical_workload(..., scope="all")`): the prompt rendered from the renamed workload,
     the block names of the completion and of the script an improvement starts from renamed with it,
-    and the lambdas of both named by position (`positional_lambdas`)."""
+    and the lambdas of both named by position (`positional_lambdas`). A row written by
+    `canonical_rows` is that pair already."""
     ex = example(row)
+    if row.get("names") == CANONICAL:
+        return ex
     target = row_target(row)
     text, _, mapping = canonical_workload(row["workload_text"], target, scope="all")
     slower = None
@@ -266,6 +270,9 @@ def canonical_row_example(row: dict) -> dict:
 
 PARALLEL_FROM = 512  # rows from which canonical_row_examples starts processes
 
+#: a row's "names" when its prompt and completion are canonical already (`canonical_rows`)
+CANONICAL = "all"
+
 
 def canonical_row_examples(rows: Iterable[dict], jobs: int = 0) -> list[dict]:
     """`canonical_row_example` of every row, over JOBS processes (0: one per core) where there are
@@ -274,6 +281,18 @@ def canonical_row_examples(rows: Iterable[dict], jobs: int = 0) -> list[dict]:
     from dragon_model.data import spawned_map
 
     return spawned_map(canonical_row_example, list(rows), jobs, PARALLEL_FROM)
+
+
+def canonical_rows(rows: Iterable[dict], jobs: int = 0) -> list[dict]:
+    """ROWS, each with its canonical prompt and completion (`canonical_row_example`) written in and
+    marked `"names": "all"`; its other fields (split, script, latencies) kept. Training under
+    `--canonical-names all` takes such rows as they are, so a machine without TVM can train on
+    rows renamed elsewhere (TVM parses each workload twice: minutes for a fine-tuning set)."""
+    rows = list(rows)
+    pairs = canonical_row_examples(rows, jobs)
+    return [
+        dict(row, prompt=ex["prompt"], completion=ex["completion"], names=CANONICAL) for row, ex in zip(rows, pairs)
+    ]
 
 
 def with_renamed_copies(rows: Iterable[dict], seed: int = 2026, tasks: Iterable[str] = ("construction",)) -> list[dict]:
@@ -300,3 +319,35 @@ def with_renamed_copies(rows: Iterable[dict], seed: int = 2026, tasks: Iterable[
                     dict(row, prompt=copy["prompt"], completion=copy["completion"], id=f"{row.get('id', '')}:renamed")
                 )
     return out
+
+
+def main(argv=None) -> int:
+    """`python -m dragon_model.renaming ROWS -o OUT.jsonl.xz`: the training rows of ROWS (a corpus
+    folder or file, `data.load_rows`) under canonical names (`canonical_rows`)."""
+    import argparse
+    from pathlib import Path
+
+    from dragon_dsl.language.files import write_bytes
+    from dragon_model.data import load_rows
+
+    ap = argparse.ArgumentParser(prog="python -m dragon_model.renaming", description=main.__doc__.split("\n\n")[0])
+    ap.add_argument("rows", help="a corpus folder or rows file")
+    ap.add_argument("-o", "--out", required=True, help="the rows file to write (.jsonl or .jsonl.xz)")
+    ap.add_argument("--jobs", type=int, default=0, help="processes (default: one per core)")
+    args = ap.parse_args(argv)
+    rows = load_rows(args.rows)
+    if not rows:
+        ap.error(f"{args.rows}: no training rows")
+    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in canonical_rows(rows, args.jobs)).encode()
+    if args.out.endswith(".xz"):
+        import lzma
+
+        text = lzma.compress(text, preset=6)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    write_bytes(args.out, text)
+    print(f"{len(rows)} rows under canonical names: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -258,7 +258,7 @@ def _training_sets(
     the corpus' train and valid rows as encoded examples (RENAMED: (seed, tasks) of the renamed
     copies, or None), and the model to train, new or loaded from BASE."""
     from dragon_model.data import examples, grammar_facts, load_rows, merged_facts, slower_than_written
-    from dragon_model.renaming import canonical_example, canonical_row_examples, with_renamed_copies
+    from dragon_model.renaming import CANONICAL, canonical_example, canonical_row_examples, with_renamed_copies
 
     rows = load_rows(corpus, splits=["train"], target_kind=target)
     valid_rows = load_rows(corpus, splits=["valid"], target_kind=target)
@@ -276,6 +276,12 @@ def _training_sets(
     extra = grammar_facts(rows)
     if base and (Path(base) / INFO_FILE).exists():  # a fine-tune keeps its base's grammar too
         extra = merged_facts(json.loads((Path(base) / INFO_FILE).read_text(encoding="utf-8")), extra)
+    renamed_already = [r.get("id", "") for r in rows if r.get("names") == CANONICAL]
+    if renamed_already and canonical_names != "all":
+        raise ValueError(
+            f"{corpus}: {len(renamed_already)} rows are under canonical names already (first: "
+            f"{renamed_already[0]!r}): train them with --canonical-names all"
+        )
     if canonical_names == "all":  # no name the author chose is left (renaming.canonical_row_example)
         train_examples = canonical_row_examples(r for r in rows if not slower_than_written(r))
         valid_examples = canonical_row_examples(r for r in valid_rows if not slower_than_written(r))

@@ -235,15 +235,22 @@ finetune)
   # FT_LR (2e-4, the rate cap of a run from a base) over the clock; EXTRA_RECORDS="DIR ...": more
   # record folders (a `labels.sh` run's pre-net: real networks' training tasks), EXTRA_MEASURED="F ...":
   # their measured results; FT_CANONICAL=all: trained under canonical names (`train --canonical-names`);
-  # SECONDS for the whole phase; the model comes back as $OUT/model.tar.part-*
+  # SECONDS for the whole phase; the model comes back as $OUT/model.tar.part-*.
+  # FT_ROWS=F.jsonl.xz: rows rendered beforehand under canonical names (`python -m dragon_model.renaming
+  # ROWS -o F`, with FT_CANONICAL=all) instead of the records: no TVM needed, only the wheels of .whl
   setup
   secs=${2:-480}
   end=$(( SECONDS + secs - 25 ))
   base=${BASE:?BASE=a model folder}
-  timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $(record_folders) ${EXTRA_RECORDS:-} --out $W/rows-ft \
+  if [ -n "${FT_ROWS:-}" ]; then
+    [ -d /tmp/site ] || python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+    export PYTHONPATH=/tmp/site:$PYTHONPATH
+    mkdir -p $W/rows-ft/sft && cp "$FT_ROWS" $W/rows-ft/sft/
+  else timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $(record_folders) ${EXTRA_RECORDS:-} --out $W/rows-ft \
     $(measured_flags) $(for f in ${EXTRA_MEASURED:-}; do echo --measured $f; done) \
     --corpus data/corpus/cuda --jobs "$(nproc)" --sft-only ${FT_REPEAT:+--label-repeat $FT_REPEAT} ${FT_PLAIN:+--plain-labels} \
     ${FT_MEASURED_ONLY:+--measured-only} ${FT_EXCLUDE:+--exclude-families $FT_EXCLUDE} 2>&1 | tee $OUT/rows.log
+  fi
   ft=$(( end - SECONDS - 30 ))
   timeout $(( end - SECONDS )) python3 -m dragon_model.train $W/rows-ft/sft -o $W/m-ft --target cuda --base $base \
     --epochs 40 --lr ${FT_LR:-2e-4} --save-dtype float16 --max-seconds $ft --keep-best --batch-size 16 \
