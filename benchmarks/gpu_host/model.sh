@@ -181,8 +181,11 @@ eval)
     esac
   done
   # STARTS=1: the improvement task too, from the sampled starting scripts committed beside the reports
-  # (`dragon workloads ... --starting-scripts cuda`, written with the same workloads)
-  [ -n "${STARTS:-}" ] && for set in ${sets//,/ }; do cp benchmarks/results/gpu_eval/starts/$set/*.dragon $W/wl-$set/; done
+  # (`dragon workloads ... --starting-scripts cuda`, written with the same workloads; the tasks' in
+  # starts/tasks-validation and starts/tasks-test)
+  [ -n "${STARTS:-}" ] && for set in ${sets//,/ }; do
+    from=$set; [ $set = tasks ] && from=tasks-${TASK_SPLIT:-validation}
+    cp benchmarks/results/gpu_eval/starts/$from/*.dragon $W/wl-$set/; done
   # ANSWERS=DIR: answers written beforehand elsewhere (a CPU's `dragon eval --generate-only --out
   # DIR/SET`), copied into $W/eval-SET/model; those of this decoder version and model are measured as
   # they are, and any missing is generated here.
