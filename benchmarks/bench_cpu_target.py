@@ -1,5 +1,6 @@
 """What the llvm target's CPU model is worth beside a schedule: each workload as written and with a
-plain schedule (producers inlined, each remaining block's loops fused, split by 16 and vectorized),
+plain schedule (producers inlined, each remaining block's loops fused, split by 16 and vectorized;
+then the same with the outer loop parallel over the cores),
 compiled for generic x86-64 (`{"kind": "llvm"}`, no CPU model: float16 arithmetic becomes a library
 call per element) and for this machine's CPU (`mcpu` = `tvm.target.codegen.llvm_get_system_cpu()`),
 timed by TVM's time_evaluator (best of --repeat). Prints each figure and the ratios; not a timed test.
@@ -29,9 +30,9 @@ def _latency_us(mod, target, repeat: int) -> float:
     return min(timer(*args).results) * 1e6
 
 
-def _vectorized(mod):
+def _vectorized(mod, parallel: bool = False):
     """Producers inlined where TVM allows it; every remaining block's loops fused, split by 16 and
-    the inner loop vectorized."""
+    the inner loop vectorized (PARALLEL: the outer loop run over the cores)."""
     from tvm import s_tir
 
     sch = s_tir.Schedule(mod)
@@ -42,8 +43,10 @@ def _vectorized(mod):
             pass
     for block in sch.get_child_blocks(sch.get_sblock("root")):
         fused = sch.fuse(*sch.get_loops(block))
-        _outer, inner = sch.split(fused, [None, 16])
+        outer, inner = sch.split(fused, [None, 16])
         sch.vectorize(inner)
+        if parallel:
+            sch.parallel(outer)
     return sch.mod
 
 
@@ -63,21 +66,22 @@ def main(argv=None) -> int:
     generic = {"kind": "llvm", "num-cores": 2}
     host = dict(generic, mcpu=cpu)
     table = Table(title=f"microseconds; this CPU: {cpu}")
-    for col in ("workload", "written, generic", f"written, {cpu}", "vectorized, generic", f"vectorized, {cpu}"):
-        table.add_column(col, justify="left" if col == "workload" else "right")
+    columns = ["written", "vectorized", "vectorized, parallel"]
+    table.add_column("workload")
+    for col in columns:
+        for name in ("generic", cpu):
+            table.add_column(f"{col}, {name}", justify="right")
     for path in args.workloads:
         mod = load_workload(open(path, encoding="utf-8").read())
         try:
-            scheduled = _vectorized(mod)
+            variants = [mod, _vectorized(mod), _vectorized(mod, parallel=True)]
         except Exception as exc:  # a workload the plain schedule does not fit
             print(f"{path}: no plain schedule ({type(exc).__name__}); as written only", file=sys.stderr)
-            scheduled = None
-        base = _latency_us(mod, generic, args.repeat)
-        cells = [base, _latency_us(mod, host, args.repeat)]
-        if scheduled is not None:
-            cells += [_latency_us(scheduled, generic, args.repeat), _latency_us(scheduled, host, args.repeat)]
-        shown = [f"{v:.1f} ({base / v:.2f}x)" for v in cells] + ["-"] * (4 - len(cells))
-        table.add_row(path.rsplit("/", 1)[-1][:48], *shown)
+            variants = [mod]
+        cells = [_latency_us(m, t, args.repeat) for m in variants for t in (generic, host)]
+        base = cells[0]
+        shown = [f"{v:.1f} ({base / v:.2f}x)" for v in cells] + ["-"] * (2 * len(columns) - len(cells))
+        table.add_row(path.rsplit("/", 1)[-1][:40], *shown)
     Console(width=160).print(table)
     print("(x: the program as written on the generic target over each figure, same run)")
     return 0
