@@ -249,13 +249,16 @@ def script_statements(text: str) -> tuple:
     """A script's statements in canonical form, to tell identical scripts: the trace it encodes
     written back by the decoder (names renumbered, header, comments and explanations dropped:
     `body_of_text`), without the queries whose results nothing uses (`without_unused_queries`,
-    dragon-check DRG104), as the fine-tuning labels and `dragon suggest`'s answers drop them; a script that does not
+    dragon-check DRG104), as the fine-tuning labels and `dragon suggest`'s answers drop them, and
+    every lambda's parameters named by position (`positional_lambdas`: TVM compares index maps by
+    position, and a model trained under canonical names writes them so); a script that does not
     encode: its lines without whitespace, blank lines, comments and directives."""
     from dragon_dsl import DragonError
     from dragon_model.data import body_of_text, without_unused_queries
+    from dragon_model.renaming import positional_lambdas
 
     try:
-        body = without_unused_queries(body_of_text(text))
+        body = positional_lambdas(without_unused_queries(body_of_text(text)))
         return tuple(line.strip() for line in body.splitlines() if line.strip())
     except (DragonError, ValueError, KeyError, TypeError):
         lines = ("".join(line.split("#", 1)[0].split()) for line in text.splitlines())

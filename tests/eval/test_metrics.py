@@ -434,6 +434,21 @@ def test_same_script_normalises_names_comments_spacing_and_unused_queries():
     assert M.same_script("foo(a, b)", "foo(b, a)") is False
 
 
+#: dlight's layout of a block, and the same layout as a model under canonical names writes it
+DLIGHT_LAYOUT = """b0 = get_sblock("C")
+transform_block_layout(b0, lambda v_i, v_j: (v_i * 64 + v_j,))
+"""
+MODEL_LAYOUT = DLIGHT_LAYOUT.replace("v_i, v_j: (v_i * 64 + v_j,)", "i0, i1: (i0 * 64 + i1,)")
+
+
+def test_same_script_names_lambda_parameters_by_position():
+    """TVM compares index maps by position: a lambda whose parameters have other names is the same
+    schedule; one whose body differs is not."""
+    assert MODEL_LAYOUT != DLIGHT_LAYOUT
+    assert M.same_script(MODEL_LAYOUT, DLIGHT_LAYOUT) is True
+    assert M.same_script(MODEL_LAYOUT.replace("* 64", "* 32"), DLIGHT_LAYOUT) is False
+
+
 def test_first_answers_equal_to_dlights_script_are_counted():
     """w1's first answer is dlight's script written otherwise: counted; w2's differs; w3's dlight row
     records no script (results of older code): left out of n. Only the first candidate counts."""
