@@ -36,6 +36,7 @@ from dragon_model.decoder_grammar import statement_grammar, statement_phases
 from dragon_model.kv_cache import crop as _crop
 from dragon_model.kv_cache import growing as _growing
 from dragon_model.prompts import plain_prompt
+from dragon_model.renaming import canonical_template
 from dragon_model.render import target_kind
 from dragon_model.replay_state import replay_prefix
 
@@ -203,9 +204,9 @@ class Generator:
         torch = self.torch
         mapping = {}
         if self.canonical_names:
-            if template:
-                raise ValueError("a template is given in the workload's names; this model reads canonical names")
             workload, slower_body, mapping = self._canonical(workload, target, slower_body)
+            if template:  # written in the workload's names: the model reads and writes canonical ones
+                template = canonical_template(template, mapping)
         before = torch.get_num_threads()
         if self.cpu_threads is not None:
             torch.set_num_threads(self.cpu_threads)

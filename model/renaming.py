@@ -268,6 +268,14 @@ def canonical_row_example(row: dict) -> dict:
     return dict(ex, prompt=prompt_text(text, target, slower), completion=completion)
 
 
+def canonical_template(template: tuple, mapping) -> tuple:
+    """A tensor-core TEMPLATE (statements, decisions: `candidates.tensor_core_template`) under the
+    canonical names of MAPPING, as a canonical model's training labels are written (block names
+    renamed, lambdas named by position); the decisions name nothing and stay."""
+    statements, decisions = template
+    return [positional_lambdas(renamed_strings(st, mapping)) for st in statements], decisions
+
+
 PARALLEL_FROM = 512  # rows from which canonical_row_examples starts processes
 
 #: a row's "names" when its prompt and completion are canonical already (`canonical_rows`)
