@@ -288,7 +288,10 @@ def canonical_row_examples(rows: Iterable[dict], jobs: int = 0) -> list[dict]:
     one core)."""
     from dragon_model.data import spawned_map
 
-    return spawned_map(canonical_row_example, list(rows), jobs, PARALLEL_FROM)
+    rows = list(rows)  # rows renamed already (`canonical_rows`) are taken as they are, without processes
+    todo = [r for r in rows if r.get("names") != CANONICAL]
+    renamed = iter(spawned_map(canonical_row_example, todo, jobs, PARALLEL_FROM))
+    return [example(r) if r.get("names") == CANONICAL else next(renamed) for r in rows]
 
 
 def canonical_rows(rows: Iterable[dict], jobs: int = 0) -> list[dict]:

@@ -266,6 +266,12 @@ def _training_sets(
         rows, valid_rows = rows[:limit], valid_rows[: max(1, limit // 4)]
     if not rows:
         raise ValueError(f"{corpus}: no training rows for target {target}")
+    renamed_already = [r.get("id", "") for r in rows if r.get("names") == CANONICAL]
+    if renamed_already and canonical_names != "all":
+        raise ValueError(
+            f"{corpus}: {len(renamed_already)} rows are under canonical names already (first: "
+            f"{renamed_already[0]!r}): train them with --canonical-names all"
+        )
     if base:
         model, tokenizer = load_base(base, lora)
     else:
@@ -276,12 +282,6 @@ def _training_sets(
     extra = grammar_facts(rows)
     if base and (Path(base) / INFO_FILE).exists():  # a fine-tune keeps its base's grammar too
         extra = merged_facts(json.loads((Path(base) / INFO_FILE).read_text(encoding="utf-8")), extra)
-    renamed_already = [r.get("id", "") for r in rows if r.get("names") == CANONICAL]
-    if renamed_already and canonical_names != "all":
-        raise ValueError(
-            f"{corpus}: {len(renamed_already)} rows are under canonical names already (first: "
-            f"{renamed_already[0]!r}): train them with --canonical-names all"
-        )
     if canonical_names == "all":  # no name the author chose is left (renaming.canonical_row_example)
         train_examples = canonical_row_examples(r for r in rows if not slower_than_written(r))
         valid_examples = canonical_row_examples(r for r in valid_rows if not slower_than_written(r))

@@ -35,6 +35,8 @@ set -uo pipefail
 phase=${1:?phase}
 W=/tmp/gen2
 mkdir -p $W "${OUT:=/tmp/gen2-out}"
+# the pure-Python wheels the host lacks (.whl) into /tmp/site
+wheels() { python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl; }
 setup() {
   export PYTHONUNBUFFERED=1 PYTHONPATH=/opt/dragon-site
   [ -d /tmp/site ] && export PYTHONPATH=/tmp/site:$PYTHONPATH
@@ -86,7 +88,7 @@ pretrain_finetune() {  # DIR TARGET SIZE PRE_ROWS PRE GRACE SFT_ROWS LOG NAME [f
 }
 case $phase in
 env)
-  [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+  [ -d .whl ] && wheels
   setup
   python3 -m compileall -q -j "$(nproc)" /opt/dragon-site /tmp/site > /dev/null 2>&1
   python3 -c 'import tvm, xgrammar, lark, dragon_dsl, dragon_model, torch; print("env ok", tvm.__version__, torch.cuda.get_device_name())'
@@ -249,7 +251,7 @@ finetune)
   end=$(( SECONDS + secs - 25 ))
   base=${BASE:?BASE=a model folder}
   if [ -n "${FT_ROWS:-}" ]; then
-    [ -d /tmp/site ] || python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+    [ -d /tmp/site ] || wheels
     export PYTHONPATH=/tmp/site:$PYTHONPATH
     mkdir -p $W/rows-ft/sft && cp "$FT_ROWS" $W/rows-ft/sft/
   else timeout $(( end - SECONDS - 60 )) python3 -m dragon_model.records $(record_folders) ${EXTRA_RECORDS:-} --out $W/rows-ft \
