@@ -32,7 +32,7 @@ def test_the_readmes_label_figures_come_from_the_committed_files(tmp_path):
     with gzip.open(ROOT / "data" / "tasks" / "tasks.jsonl.gz", "rt", encoding="utf-8") as f:
         split = {str(t["id"]): t["split"] for t in map(json.loads, f)}
     ids = [p.stem.rsplit("-", 1)[1] for p in (tmp_path / "pre-net" / "records").glob("*.json")]
-    assert len(ids) == 708 and {split[i] for i in ids} == {"train"}
+    assert len(ids) == 2823 and {split[i] for i in ids} == {"train"}
 
 
 def test_rows_are_refused_for_a_record_of_a_held_out_networks_task(tmp_path, capsys):
