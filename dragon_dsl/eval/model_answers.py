@@ -111,7 +111,10 @@ def generate(ctx: Context, entry, n: int, task: str = "construction", script: st
 
 
 def _suggestions_key(ctx: Context, entry, n: int, task: str, script: str | None) -> str:
-    key = [ctx.whash(entry.path), task, n, ctx.model_path, script, ctx.target.key, _weights(ctx)]
+    # the model is known by its files where it has weights (a copy of the folder elsewhere finds the
+    # answers written with the original), by its path otherwise
+    model = _weights(ctx)
+    key = [ctx.whash(entry.path), task, n, None if model else ctx.model_path, script, ctx.target.key, model]
     version = ctx.generation_version if ctx.generation_version is not None else generation_version()
     return json.dumps(key + [version] if version is not None else key)
 
@@ -140,7 +143,8 @@ def generation_version() -> int | None:
 
 
 def _weights(ctx: Context) -> str | None:
-    """The digest of the model's weights (a retrained model never reuses another's scripts)."""
+    """The digest of the model's weights and decoding settings (`dragon_model.json`: a retrained or
+    otherwise decoded model never reuses another's scripts)."""
     if "weights" not in ctx.hashes:
         digest = None
         try:
@@ -152,7 +156,7 @@ def _weights(ctx: Context) -> str | None:
         files = sorted(Path(folder).glob("*.safetensors")) if folder else []
         if files:
             h = hashlib.sha256()
-            for f in files:
+            for f in files + sorted(Path(folder).glob("dragon_model.json")):
                 h.update(f.read_bytes())
             digest = h.hexdigest()[:16]
         ctx.hashes["weights"] = digest

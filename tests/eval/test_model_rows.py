@@ -95,3 +95,28 @@ def test_loading_the_model_is_start_up_not_generation(ctx_entry, monkeypatch):
     assert again["model_load_s"] < 0.3 and len(loads) == 2
     stored = model_answers._suggestions(ctx, entry, suggest, 1, "construction", None)
     assert stored[3] == first["model_load_s"] and len(loads) == 2, "a stored answer is not generated again"
+
+
+def test_answers_follow_the_weights_not_the_folder(ctx_entry, tmp_path):
+    """Answers written with a model folder are found under a copy of it elsewhere (the same weights
+    and decoding settings), and not under a model whose weights or settings differ."""
+    import shutil
+
+    ctx, entry = ctx_entry
+    first = tmp_path / "gen" / "m-ft"
+    first.mkdir(parents=True)
+    (first / "model.safetensors").write_bytes(b"weights")
+    (first / "dragon_model.json").write_text('{"canonical_names": "all"}')
+
+    def path_under(folder):
+        ctx.model_path, ctx.hashes = str(folder), {}
+        return m.suggestions_path(ctx, entry, 1, "construction", None)
+
+    written = path_under(first)
+    copy = shutil.copytree(first, tmp_path / "shipped")
+    assert path_under(copy) == written
+    (copy / "dragon_model.json").write_text('{"canonical_names": null}')
+    assert path_under(copy) != written
+    (copy / "dragon_model.json").write_text('{"canonical_names": "all"}')
+    (copy / "model.safetensors").write_bytes(b"other weights")
+    assert path_under(copy) != written
