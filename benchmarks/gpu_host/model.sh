@@ -175,8 +175,10 @@ eval)
   # a set's folders: wl-SET and eval-SET[-TAG]; the tasks' name their split (wl-tasks-test: a test
   # run after a validation run on the same machine must not find the validation workloads)
   folder() { if [ "$1" = tasks ]; then echo tasks-${TASK_SPLIT:-validation}; else echo "$1"; fi; }
+  wl_dir() { echo $W/wl-$(folder $1); }                          # a set's workloads
+  eval_dir() { echo $W/eval-$(folder $1)${EVAL_TAG:+-$EVAL_TAG}; }  # a set's answers, results, report
   for set in ${sets//,/ }; do
-    wl=$W/wl-$(folder $set)
+    wl=$(wl_dir $set)
     [ -f $wl/manifest.jsonl ] || case $set in
       operators) python3 -m dragon_dsl.cli.main workloads --held-out-operators -o $wl > /dev/null ;;
       families) python3 -m dragon_dsl.cli.main workloads --families conv1d,reduction,reduction_typed \
@@ -190,13 +192,13 @@ eval)
   # (`dragon workloads ... --starting-scripts cuda`, written with the same workloads; the tasks' in
   # starts/tasks-validation and starts/tasks-test)
   [ -n "${STARTS:-}" ] && for set in ${sets//,/ }; do
-    cp benchmarks/results/gpu_eval/starts/$(folder $set)/*.dragon $W/wl-$(folder $set)/; done
+    cp benchmarks/results/gpu_eval/starts/$(folder $set)/*.dragon $(wl_dir $set)/; done
   # ANSWERS=DIR: answers written beforehand elsewhere (a CPU's `dragon eval --generate-only --out
   # DIR/SET`), copied into $W/eval-SET/model; those of this decoder version and model are measured as
   # they are, and any missing is generated here.
   # GEN_VERSION=N: measure the stored answers of decoder version N (none generated)
   [ -n "${ANSWERS:-}" ] && for set in ${sets//,/ }; do
-    mkdir -p $W/eval-$(folder $set)${EVAL_TAG:+-$EVAL_TAG}/model && cp $ANSWERS/$set/model/*.json $W/eval-$(folder $set)${EVAL_TAG:+-$EVAL_TAG}/model/; done
+    mkdir -p $(eval_dir $set)/model && cp $ANSWERS/$set/model/*.json $(eval_dir $set)/model/; done
   common="--target cuda --methods dlight,model --k $k --model-path $model${GEN_VERSION:+ --generation-version $GEN_VERSION}"
   gen=$(( (end - SECONDS) * 45 / 100 ))
   # GEN_SHARDS processes in all, shared among the sets (two sets of 15 shards each put 30 generating
@@ -210,7 +212,7 @@ eval)
   for set in ${sets//,/ }; do
     for i in $(seq 0 $((per - 1))); do
       OMP_NUM_THREADS=1 timeout -k 10 $gen python3 -m dragon_dsl.cli.main eval \
-        --workloads $W/wl-$(folder $set) $common --out $W/eval-$(folder $set)${EVAL_TAG:+-$EVAL_TAG} --generate-only --shard $i/$per > $W/gen-$set-$i.log 2>&1 &
+        --workloads $(wl_dir $set) $common --out $(eval_dir $set) --generate-only --shard $i/$per > $W/gen-$set-$i.log 2>&1 &
     done
   done
   wait
@@ -224,9 +226,9 @@ eval)
     # of those done (a plain --stop-after run writes none, and the machine goes with its caches)
     # -k: SIGTERM waits for the Python code, which a long call into TVM (the operators' CPU references:
     # minutes) holds off; an eval call of both sets at k=4 ran past the device command's limit
-    timeout -k 10 $(( left + 5 )) python3 -m dragon_dsl.cli.main eval --workloads $W/wl-$(folder $set) $common --out $W/eval-$(folder $set)${EVAL_TAG:+-$EVAL_TAG} \
+    timeout -k 10 $(( left + 5 )) python3 -m dragon_dsl.cli.main eval --workloads $(wl_dir $set) $common --out $(eval_dir $set) \
       --stop-after $(( left - 35 )) --shard 0/1 2>&1 | tail -30 | tee $OUT/eval-$set.log
-    python3 -m dragon_dsl.cli.main eval-report $W/eval-$(folder $set)${EVAL_TAG:+-$EVAL_TAG} 2>&1 | tail -2 | tee -a $OUT/eval-$set.log
+    python3 -m dragon_dsl.cli.main eval-report $(eval_dir $set) 2>&1 | tail -2 | tee -a $OUT/eval-$set.log
   done
   # every set's report and results, and the answers themselves, in one file: a device command
   # returns a limited number of files, and copied one by one the later ones can be lost
