@@ -1,4 +1,5 @@
-"""How fast the measured labels are: each workload's fastest verified candidate against dlight's script.
+"""How fast the measured labels are: each workload's fastest verified candidate against dlight's script
+(GPU targets) or against the program as written (a CPU target's baseline).
 
     python -m dragon_model.label_report PRE_DIR... --measured RESULTS.jsonl[.xz] [--json OUT]
 
@@ -6,7 +7,9 @@ A label is the fastest verified candidate of a workload's labelling batch (`reco
 measured by `dragon measure`). Its speed over dlight is dlight's latency over the label's, on the
 workloads where dlight's script was measured and verified; the report gives the geometric mean,
 the median, the share at or above 1.0x, how many labels are dlight's own script, and which source
-(design space) wins how often. Nothing is measured here: the figures come from the results file.
+(design space) wins how often. On a CPU target the batch times the program as written instead of
+dlight's script, and the same figures are given over it (a workload whose label is the program
+itself counts 1.0x). Nothing is measured here: the figures come from the results file.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from pathlib import Path
 
 def label_speeds(records: list, measured: dict) -> list:
     """One row per workload with a verified candidate (`records.measured_label`): its name, the
-    label's source and latency, and dlight's latency (None where dlight's script was not measured
-    or did not verify)."""
+    label's source and latency, and dlight's latency and the program's as written (None where that
+    baseline was not measured or did not verify)."""
     from dragon_model.records import measured_label
 
     rows = []
@@ -34,27 +37,39 @@ def label_speeds(records: list, measured: dict) -> list:
                     "source": label["source"],
                     "label_us": label["latency_us"],
                     "dlight_us": label["dlight_us"],
+                    "unscheduled_us": label.get("unscheduled_us"),
                 }
             )
     return rows
 
 
+def _speeds(speeds: list, over: str) -> dict:
+    """Geometric mean, median, share at least 1.0x and maximum of SPEEDS, named after OVER."""
+    if not speeds:
+        return {}
+    return {
+        f"geomean_over_{over}": round(math.exp(sum(math.log(s) for s in speeds) / len(speeds)), 3),
+        f"median_over_{over}": round(statistics.median(speeds), 3),
+        f"share_at_least_{over}": round(sum(1 for s in speeds if s >= 1.0) / len(speeds), 3),
+        f"max_over_{over}": round(max(speeds), 2),
+    }
+
+
 def summary(rows: list) -> dict:
-    """The figures of `label_speeds` rows (speed-ups only where dlight was timed)."""
+    """The figures of `label_speeds` rows (speed-ups only where the baseline was timed)."""
     speeds = [r["dlight_us"] / r["label_us"] for r in rows if r["dlight_us"]]
+    plain = [r["unscheduled_us"] / r["label_us"] for r in rows if r.get("unscheduled_us")]
     out = {
         "workloads": len(rows),
         "with_dlight": len(speeds),
         "label_is_dlight": sum(1 for r in rows if r["source"] == "dlight"),
         "wins_by_source": dict(Counter(r["source"] for r in rows)),
     }
-    if speeds:
-        out.update(
-            geomean_over_dlight=round(math.exp(sum(math.log(s) for s in speeds) / len(speeds)), 3),
-            median_over_dlight=round(statistics.median(speeds), 3),
-            share_at_least_dlight=round(sum(1 for s in speeds if s >= 1.0) / len(speeds), 3),
-            max_over_dlight=round(max(speeds), 2),
-        )
+    out.update(_speeds(speeds, "dlight"))
+    if plain:
+        out["with_unscheduled"] = len(plain)
+        out.update(_speeds(plain, "unscheduled"))
+        out["share_at_least_2x_over_unscheduled"] = round(sum(1 for s in plain if s >= 2.0) / len(plain), 3)
     return out
 
 

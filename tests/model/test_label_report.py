@@ -55,3 +55,21 @@ def test_the_command_reads_records_and_results(tmp_path, capsys):
     assert main([str(tmp_path / "pre"), "--measured", str(results), "--json", str(tmp_path / "out.json")]) == 0
     assert json.loads(capsys.readouterr().out)["geomean_over_dlight"] == 3.0
     assert json.loads((tmp_path / "out.json").read_text())["rows"][0]["source"] == "cuda"
+
+
+def test_on_a_cpu_the_baseline_is_the_program_as_written():
+    """An llvm record's batch times the program as written (its header alone); the labels' speed is
+    given over it, a label that is the program itself counting 1.0x."""
+    header = 'workload "w.tvmscript"\ntarget {"kind": "llvm", "num-cores": 2}\n\n'
+    a, b = (header + f'b0 = get_sblock("{n}")\n' for n in "AB")
+    records = [
+        {"name": n, "target": {"kind": "llvm", "num-cores": 2}, "scripts": [{"space": "llvm", "text": s}]}
+        for n, s in (("w1", a), ("w2", b))
+    ]
+    measured = _measured({("w1", a): 10.0, ("w1", header): 40.0, ("w2", b): 30.0, ("w2", header): 20.0})
+    rows = label_speeds(records, measured)
+    assert [(r["source"], r["unscheduled_us"]) for r in rows] == [("llvm", 40.0), ("unscheduled", 20.0)]
+    figures = summary(rows)
+    assert figures["with_dlight"] == 0 and "geomean_over_dlight" not in figures
+    assert figures["with_unscheduled"] == 2 and figures["geomean_over_unscheduled"] == 2.0
+    assert figures["median_over_unscheduled"] == 2.5 and figures["share_at_least_2x_over_unscheduled"] == 0.5
