@@ -272,14 +272,14 @@ llvm-train)
   # the llvm model on the same plan: pretraining on the llvm records (data/pretrain/llvm), then
   # fine-tuning on the measured llvm corpus (data/corpus/llvm, its held-out families never seen)
   # and the records' measured labels (data/pretrain/llvm/labels-cpu*.jsonl.xz: large and small
-  # workloads; no schedule where no sample beats the program as written); SECONDS for the whole
+  # workloads, the real networks' training tasks; no schedule where no sample beats the program as written); SECONDS for the whole
   # phase, rows and archive included;
   # the model comes back as $OUT/llvm-model.tar.part-*
   setup
   secs=${2:-420}; size=${3:-small}
   end=$(( SECONDS + secs - 20 ))
   L=$W/llvm; mkdir -p $L/rec
-  [ -n "$(ls $L/rec)" ] || tar -C $L/rec -xJf data/pretrain/llvm/records-cpu.tar.xz
+  [ -n "$(ls $L/rec)" ] || for t in data/pretrain/llvm/records-cpu*.tar.xz; do tar -C $L/rec -xJf "$t"; done
   [ -f $L/rows/pretrain/rows.jsonl ] || python3 -m dragon_model.records $L/rec/* --out $L/rows --jobs "$(nproc)" \
     --corpus data/corpus/llvm $(ls data/pretrain/llvm/labels-cpu*.jsonl.xz 2>/dev/null | sed 's/^/--measured /') \
     | tee $OUT/llvm-rows.log

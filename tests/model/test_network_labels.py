@@ -63,3 +63,27 @@ def test_rows_are_refused_for_a_record_of_a_held_out_networks_task(tmp_path, cap
     with pytest.raises(SystemExit):
         main([str(tmp_path / "pre-net"), "--out", str(tmp_path / "rows"), "--tasks", str(tmp_path / "none.jsonl")])
     assert "no such file, and 2 record(s) are of real networks' tasks" in capsys.readouterr().err
+
+
+def test_the_llvm_labels_of_the_networks_come_from_the_committed_files(tmp_path):
+    """data/pretrain/llvm/*-networks: the llvm design space's samples of the networks' training
+    tasks, timed on a 2-core CPU against the program as written; the README's figures are the label
+    report's, and every record is of a training task."""
+    from dragon_model.label_report import label_speeds, summary
+    from dragon_model.records import merged_records, read_measured
+
+    llvm = ROOT / "data" / "pretrain" / "llvm"
+    with tarfile.open(llvm / "records-cpu-networks.tar.xz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    run = tmp_path / "pre-llvm-net"
+    figures = summary(label_speeds(merged_records([str(run)]), read_measured([str(llvm / "labels-cpu-networks.jsonl.xz")])))
+    assert (figures["workloads"], figures["with_unscheduled"]) == (1327, 1323)
+    assert figures["wins_by_source"] == {"llvm": 983, "unscheduled": 344}
+    assert (figures["geomean_over_unscheduled"], figures["median_over_unscheduled"]) == (2.001, 1.864)
+    readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
+    assert "geometric mean **2.00x**, median 1.86x" in readme
+
+    with gzip.open(ROOT / "data" / "tasks" / "tasks.jsonl.gz", "rt", encoding="utf-8") as f:
+        split = {str(t["id"]): t["split"] for t in map(json.loads, f)}
+    ids = [p.stem.rsplit("-", 1)[1] for p in (run / "records").glob("*.json")]
+    assert len(ids) == 1598 and {split[i] for i in ids} == {"train"}
