@@ -272,8 +272,8 @@ llvm-train)
   # the llvm model on the same plan: pretraining on the llvm records (data/pretrain/llvm), then
   # fine-tuning on the measured llvm corpus (data/corpus/llvm, its held-out families never seen)
   # and the records' measured labels (data/pretrain/llvm/labels-cpu*.jsonl.xz: large and small
-  # workloads, the real networks' training tasks; no schedule where no sample beats the program as written); SECONDS for the whole
-  # phase, rows and archive included;
+  # workloads, the real networks' training tasks; no schedule where no sample beats the program as
+  # written); SECONDS for the whole phase, rows and archive included;
   # the model comes back as $OUT/llvm-model.tar.part-*
   setup
   secs=${2:-420}; size=${3:-small}
