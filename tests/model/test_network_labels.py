@@ -76,7 +76,9 @@ def test_the_llvm_labels_of_the_networks_come_from_the_committed_files(tmp_path)
     with tarfile.open(llvm / "records-cpu-networks.tar.xz") as tar:
         tar.extractall(tmp_path, filter="data")
     run = tmp_path / "pre-llvm-net"
-    figures = summary(label_speeds(merged_records([str(run)]), read_measured([str(llvm / "labels-cpu-networks.jsonl.xz")])))
+    figures = summary(
+        label_speeds(merged_records([str(run)]), read_measured([str(llvm / "labels-cpu-networks.jsonl.xz")]))
+    )
     assert (figures["workloads"], figures["with_unscheduled"]) == (1327, 1323)
     assert figures["wins_by_source"] == {"llvm": 983, "unscheduled": 344}
     assert (figures["geomean_over_unscheduled"], figures["median_over_unscheduled"]) == (2.001, 1.864)
