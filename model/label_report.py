@@ -37,7 +37,7 @@ def label_speeds(records: list, measured: dict) -> list:
                     "source": label["source"],
                     "label_us": label["latency_us"],
                     "dlight_us": label["dlight_us"],
-                    "unscheduled_us": label.get("unscheduled_us"),
+                    "unscheduled_us": label["unscheduled_us"],
                 }
             )
     return rows

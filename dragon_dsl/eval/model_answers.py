@@ -155,8 +155,9 @@ def _weights(ctx: Context) -> str | None:
             folder = None
         files = sorted(Path(folder).glob("*.safetensors")) if folder else []
         if files:
+            settings = Path(folder) / "dragon_model.json"
             h = hashlib.sha256()
-            for f in files + sorted(Path(folder).glob("dragon_model.json")):
+            for f in files + ([settings] if settings.is_file() else []):
                 h.update(f.read_bytes())
             digest = h.hexdigest()[:16]
         ctx.hashes["weights"] = digest

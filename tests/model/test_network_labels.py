@@ -13,26 +13,33 @@ ROOT = Path(__file__).resolve().parents[2]
 CUDA = ROOT / "data" / "pretrain" / "cuda"
 
 
-def test_the_readmes_label_figures_come_from_the_committed_files(tmp_path):
+def _figures(archive: Path, run: Path, labels: Path) -> dict:
+    """The label report's figures of a committed records archive (unpacked to RUN's parent) and its
+    measured labels."""
     from dragon_model.label_report import label_speeds, summary
     from dragon_model.records import merged_records, read_measured
 
-    with tarfile.open(CUDA / "records-networks.tar.xz") as tar:
-        tar.extractall(tmp_path, filter="data")
-    rows = label_speeds(
-        merged_records([str(tmp_path / "pre-net")]), read_measured([str(CUDA / "labels-networks-h100.jsonl.xz")])
-    )
-    figures = summary(rows)
+    with tarfile.open(archive) as tar:
+        tar.extractall(run.parent, filter="data")
+    return summary(label_speeds(merged_records([str(run)]), read_measured([str(labels)])))
+
+
+def _splits_of(run: Path) -> tuple:
+    """(how many records RUN holds, the set of the committed manifest's splits of their tasks)."""
+    with gzip.open(ROOT / "data" / "tasks" / "tasks.jsonl.gz", "rt", encoding="utf-8") as f:
+        split = {str(t["id"]): t["split"] for t in map(json.loads, f)}
+    ids = [p.stem.rsplit("-", 1)[1] for p in (run / "records").glob("*.json")]
+    return len(ids), {split[i] for i in ids}
+
+
+def test_the_readmes_label_figures_come_from_the_committed_files(tmp_path):
+    figures = _figures(CUDA / "records-networks.tar.xz", tmp_path / "pre-net", CUDA / "labels-networks-h100.jsonl.xz")
     assert (figures["workloads"], figures["with_dlight"], figures["label_is_dlight"]) == (506, 505, 117)
     assert figures["geomean_over_dlight"] == 1.172 and figures["median_over_dlight"] == 1.048
     assert figures["wins_by_source"] == {"dlight": 117, "cuda": 388, "cuda-tensorcore": 1}
     readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
     assert "**1.17x as fast as dlight**" in readme and "median 1.05x" in readme
-
-    with gzip.open(ROOT / "data" / "tasks" / "tasks.jsonl.gz", "rt", encoding="utf-8") as f:
-        split = {str(t["id"]): t["split"] for t in map(json.loads, f)}
-    ids = [p.stem.rsplit("-", 1)[1] for p in (tmp_path / "pre-net" / "records").glob("*.json")]
-    assert len(ids) == 2823 and {split[i] for i in ids} == {"train"}
+    assert _splits_of(tmp_path / "pre-net") == (2823, {"train"})
 
 
 def test_rows_are_refused_for_a_record_of_a_held_out_networks_task(tmp_path, capsys):
@@ -69,23 +76,12 @@ def test_the_llvm_labels_of_the_networks_come_from_the_committed_files(tmp_path)
     """data/pretrain/llvm/*-networks: the llvm design space's samples of the networks' training
     tasks, timed on a 2-core CPU against the program as written; the README's figures are the label
     report's, and every record is of a training task."""
-    from dragon_model.label_report import label_speeds, summary
-    from dragon_model.records import merged_records, read_measured
-
     llvm = ROOT / "data" / "pretrain" / "llvm"
-    with tarfile.open(llvm / "records-cpu-networks.tar.xz") as tar:
-        tar.extractall(tmp_path, filter="data")
     run = tmp_path / "pre-llvm-net"
-    figures = summary(
-        label_speeds(merged_records([str(run)]), read_measured([str(llvm / "labels-cpu-networks.jsonl.xz")]))
-    )
+    figures = _figures(llvm / "records-cpu-networks.tar.xz", run, llvm / "labels-cpu-networks.jsonl.xz")
     assert (figures["workloads"], figures["with_unscheduled"]) == (1327, 1323)
     assert figures["wins_by_source"] == {"llvm": 983, "unscheduled": 344}
     assert (figures["geomean_over_unscheduled"], figures["median_over_unscheduled"]) == (2.001, 1.864)
     readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
     assert "geometric mean **2.00x**, median 1.86x" in readme
-
-    with gzip.open(ROOT / "data" / "tasks" / "tasks.jsonl.gz", "rt", encoding="utf-8") as f:
-        split = {str(t["id"]): t["split"] for t in map(json.loads, f)}
-    ids = [p.stem.rsplit("-", 1)[1] for p in (run / "records").glob("*.json")]
-    assert len(ids) == 1598 and {split[i] for i in ids} == {"train"}
+    assert _splits_of(run) == (1598, {"train"})
