@@ -13,15 +13,15 @@ ROOT = Path(__file__).resolve().parents[2]
 CUDA = ROOT / "data" / "pretrain" / "cuda"
 
 
-def _figures(archive: Path, run: Path, labels: Path) -> dict:
+def _figures(archive: Path, run: Path, *labels: Path) -> dict:
     """The label report's figures of a committed records archive (unpacked to RUN's parent) and its
-    measured labels."""
+    measured labels (one file or several)."""
     from dragon_model.label_report import label_speeds, summary
     from dragon_model.records import merged_records, read_measured
 
     with tarfile.open(archive) as tar:
         tar.extractall(run.parent, filter="data")
-    return summary(label_speeds(merged_records([str(run)]), read_measured([str(labels)])))
+    return summary(label_speeds(merged_records([str(run)]), read_measured([str(p) for p in labels])))
 
 
 def _splits_of(run: Path) -> tuple:
@@ -40,6 +40,21 @@ def test_the_readmes_label_figures_come_from_the_committed_files(tmp_path):
     readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
     assert "**1.17x as fast as dlight**" in readme and "median 1.05x" in readme
     assert _splits_of(tmp_path / "pre-net") == (2823, {"train"})
+
+
+def test_the_second_label_run_adds_its_measurements_to_the_first(tmp_path):
+    """labels-networks-h100-2: 5,600 more candidates of the same records, measured in a later run;
+    the README's figures are those of both files together."""
+    figures = _figures(
+        CUDA / "records-networks.tar.xz",
+        tmp_path / "pre-net",
+        CUDA / "labels-networks-h100.jsonl.xz",
+        CUDA / "labels-networks-h100-2.jsonl.xz",
+    )
+    assert (figures["workloads"], figures["with_dlight"], figures["label_is_dlight"]) == (1460, 1456, 303)
+    assert (figures["geomean_over_dlight"], figures["median_over_dlight"]) == (1.184, 1.039)
+    readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
+    assert "**1.18x as fast as dlight**" in readme and "median 1.04x" in readme
 
 
 def test_rows_are_refused_for_a_record_of_a_held_out_networks_task(tmp_path, capsys):
