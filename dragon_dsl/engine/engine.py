@@ -80,9 +80,11 @@ class Engine(ModulesMixin):
     ):
         from dragon_dsl.engine.pool import start_fork_server
 
-        self.target = resolve_target(target)  # no TVM import for "llvm", "cuda", nvidia tags, dicts
+        if target == "llvm":  # resolving it asks TVM for this machine's CPU: the fork server first
+            start_fork_server()
+        self.target = resolve_target(target)  # no TVM import for "cuda", nvidia tags, dicts
         if not self.target.is_gpu:
-            start_fork_server()  # its import of TVM runs beside this process's own
+            start_fork_server()  # its import of TVM runs beside this process's own (started once)
         import tvm
 
         try:

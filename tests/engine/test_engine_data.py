@@ -37,8 +37,16 @@ def test_trace_hash_is_canonical_json():
     assert trace_hash({"a": 1, "b": 2}) == trace_hash({"b": 2, "a": 1})
 
 
+def test_llvm_means_this_machines_cpu_as_llvm_names_it():
+    """`"llvm"` builds for the CPU it runs on (its vector units), as LLVM itself detects it."""
+    from tvm.target import codegen
+
+    cpu = str(codegen.llvm_get_system_cpu())
+    expected = {"kind": "llvm", "num-cores": os.cpu_count()}
+    assert resolve_target("llvm").spec == (expected if cpu == "generic" else dict(expected, mcpu=cpu))
+
+
 def test_targets_and_devices():
-    assert resolve_target("llvm").spec == {"kind": "llvm", "num-cores": os.cpu_count()}
     assert resolve_target({"kind": "llvm", "num-cores": 2}).key == '{"kind":"llvm","num-cores":2}'
     h100 = resolve_target("nvidia/nvidia-h100")
     assert h100.is_gpu and h100.device_type == "cuda" and h100.key == '"nvidia/nvidia-h100"'
