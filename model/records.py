@@ -401,7 +401,12 @@ def _parser() -> argparse.ArgumentParser:
         "(repeatable); with --batch, the candidates they hold are left out",
     )
     ap.add_argument("--sft-only", action="store_true", help="write only the fine-tuning rows (sft/)")
-    ap.add_argument("--jobs", type=int, default=1, help="processes rendering records (default 1)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes rendering records, or with --batch parsing their workloads (default 1)",
+    )
     ap.add_argument("--corpus", help="a measured corpus (e.g. data/corpus/cuda) whose rows join the sft rows")
     ap.add_argument("--improvements", type=int, default=2, help="improvement rows per workload (default 2)")
     ap.add_argument(
@@ -465,6 +470,7 @@ def main(argv=None) -> int:
             skip=frozenset(read_measured(args.measured)),
             max_bytes=args.max_bytes,
             families=families,
+            jobs=args.jobs,
         )
         print(json.dumps({"batch": args.batch, "candidates": n}), file=sys.stderr)
         return 0

@@ -54,11 +54,15 @@ run_dirs=$(for r in $runs; do echo $W/$r; done)
 touch $W/results.jsonl
 measure() {  # every candidate not measured yet, until the time left (less a margin) is spent
   rm -rf $W/batch
-  python3 -m dragon_model.records $run_dirs --batch $W/batch/batch.jsonl --max-flops 1e10 \
-    --max-bytes 6.4e7 --measured $W/results.jsonl
+  # --jobs: every core parses the workloads (one process took 5 minutes over 3,384 records)
+  timeout $(( ${1:-$end} - SECONDS > 10 ? ${1:-$end} - SECONDS : 10 )) \
+    python3 -m dragon_model.records $run_dirs --batch $W/batch/batch.jsonl --max-flops 1e10 \
+    --max-bytes 6.4e7 --measured $W/results.jsonl --jobs $n
   echo "batch: $(wc -l < $W/batch/batch.jsonl) candidates"
   # the cost model (`dragon_model.cost_model`), trained on every candidate measured so far, puts each
-  # task's likeliest winners first (ORDER=0: the batch stays smallest workload first)
+  # task's likeliest winners first (ORDER=0, or a host without xgboost: the batch stays smallest
+  # workload first)
+  python3 -c "import xgboost" 2>/dev/null || { ORDER=0; echo "no xgboost: the batch is measured smallest workload first" | tee -a $OUT/measure.log; }
   [ "${ORDER:-1}" != 0 ] && [ -s $W/results.jsonl ] && python3 -m dragon_model.cost_model $run_dirs \
     --measured $W/results.jsonl --order $W/batch/batch.jsonl --features $W/features.jsonl 2>&1 | tail -2 | tee -a $OUT/measure.log
   local left=$(( ${1:-$end} - SECONDS ))
@@ -70,7 +74,9 @@ if [ -n "${MUTATE:-}" ]; then
   # MUTATE=1: a mutation round after the samples, in the second half of the time left: each task's
   # two fastest measured scripts with one sampled decision changed (`dragon_model.mutation`)
   measure $(( SECONDS + (end - SECONDS) / 2 ))
-  python3 -m dragon_model.mutation $run_dirs --measured $W/results.jsonl | tee $OUT/mutation.json
+  # bounded like every step: a device command that runs past its limit loses the machine and the state
+  left=$(( end - SECONDS - 90 ))
+  [ $left -gt 30 ] && timeout $left python3 -m dragon_model.mutation $run_dirs --measured $W/results.jsonl | tee $OUT/mutation.json
 fi
 measure
 python3 -m dragon_model.label_report $run_dirs --measured $W/results.jsonl --json $OUT/labels-summary.json

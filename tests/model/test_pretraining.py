@@ -195,6 +195,9 @@ def test_measured_labels_are_the_fastest_verified_scripts(records, tmp_path, cap
     from dragon_model.records import main as records_main
 
     assert records_main([str(out), "--batch", str(batch)]) == 0
+    parallel = tmp_path / "b2" / "batch.jsonl"  # workloads parsed by two processes: the same batch
+    assert records_main([str(out), "--batch", str(parallel), "--jobs", "2"]) == 0
+    assert parallel.read_text() == batch.read_text()
     recs = merged_records([out])
     assert len(batch.read_text().splitlines()) == sum(len(label_candidates(r)) for r in recs)
     # on a CPU the program as written is a candidate too: the header alone, the floor a label must beat
