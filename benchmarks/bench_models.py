@@ -32,6 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dragon_dsl.cli.check import parse_target  # noqa: E402
+from dragon_dsl.engine.targets import resolve_target  # noqa: E402
+
 LLVM_HELD_OUT = "conv2d_dilated,rms_norm,softmax"
 
 
@@ -70,16 +73,16 @@ def generation_times(models: dict, files: list, warm, target: str) -> dict:
     return out
 
 
-def suggest_times(models: dict, files: list) -> dict:
+def suggest_times(models: dict, files: list, targets: dict) -> dict:
     """name -> [(seconds, source, verified, speed-up over the unscheduled program)] of `dragon
-    suggest`; the models take turns going first."""
+    suggest` on each name's target; the models take turns going first."""
     from dragon_model.api import recommend
 
     out: dict = {name: [] for name in models}
     for i, f in enumerate(files):
         for name in list(models) if i % 2 == 0 else list(models)[::-1]:
             t0 = time.perf_counter()
-            rec = recommend(str(f), target="llvm", k=4, model_path=models[name])
+            rec = recommend(str(f), target=targets[name], k=4, model_path=models[name])
             out[name].append((time.perf_counter() - t0, rec.source, rec.verified, rec.speedup_vs_baseline))
     return out
 
@@ -112,6 +115,14 @@ def main(argv=None) -> int:
         "the llvm corpus' held-out families",
     )
     p.add_argument("--cuda-target", default="nvidia/nvidia-h100")
+    for side in ("current", "new"):
+        p.add_argument(
+            f"--llvm-{side}-target",
+            default="llvm",
+            type=parse_target,
+            help=f"the target `dragon suggest` builds the {side} model's answers for (default llvm: this machine's "
+            'CPU; {"kind": "llvm", "num-cores": 2}: any x86-64)',
+        )
     p.add_argument("--out", help="also write every figure here as JSON")
     args = p.parse_args(argv)
     if not (args.cuda_new or args.llvm_new):
@@ -176,7 +187,8 @@ def main(argv=None) -> int:
             "generation_median_s": medians,
         }
         if side == "llvm" and args.suggest_count:
-            sug = suggest_times(models, files[: args.suggest_count])
+            targets = {"current": args.llvm_current_target, "new": args.llvm_new_target}
+            sug = suggest_times(models, files[: args.suggest_count], targets)
             table = Table(title="llvm: dragon suggest, request to answer (seconds)")
             for col in ("workload", "current s", "new s", "current source", "new source", "new speed-up"):
                 table.add_column(col, justify="left" if col == "workload" else "right")
@@ -197,6 +209,7 @@ def main(argv=None) -> int:
             report["llvm"]["suggest"] = {k: [list(r) for r in v] for k, v in sug.items()}
             report["llvm"]["suggest_median_s"] = sm
             report["llvm"]["suggest_median_speedup"] = up
+            report["llvm"]["suggest_targets"] = {k: resolve_target(t).spec for k, t in targets.items()}
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return 0
