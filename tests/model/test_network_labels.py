@@ -100,3 +100,15 @@ def test_the_llvm_labels_of_the_networks_come_from_the_committed_files(tmp_path)
     readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
     assert "geometric mean **2.00x**, median 1.86x" in readme
     assert _splits_of(run) == (1598, {"train"})
+
+
+def test_the_llvm_labels_for_this_machines_cpu_come_from_the_committed_files(tmp_path):
+    """labels-cpu-networks-host: the same candidates built for the CPU that timed them ("mcpu")."""
+    llvm = ROOT / "data" / "pretrain" / "llvm"
+    run = tmp_path / "pre-llvm-net"
+    figures = _figures(llvm / "records-cpu-networks.tar.xz", run, llvm / "labels-cpu-networks-host.jsonl.xz")
+    assert figures["workloads"] == figures["with_unscheduled"] == 1372
+    assert figures["wins_by_source"] == {"llvm": 1001, "unscheduled": 371}
+    assert (figures["geomean_over_unscheduled"], figures["median_over_unscheduled"]) == (2.587, 1.978)
+    readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
+    assert "geometric mean **2.59x**, median 1.98x" in readme
