@@ -67,6 +67,7 @@ def write_batch(
     in SKIP (measured before) are left out. JOBS processes parse the workloads (`workload_size`:
     3,384 records took 5 minutes in one)."""
     from dragon_dsl.language.files import write_text
+    from dragon_model.data import spawned_map
 
     path = Path(path)
     wl_dir = path.parent / "workloads"
@@ -77,14 +78,7 @@ def write_batch(
     if families is not None:
         families = set(families)
         records = [r for r in records if r.get("family") in families]
-    texts = [r["workload"] for r in records]
-    if jobs > 1 and len(texts) > 1:
-        from multiprocessing import get_context
-
-        with get_context("spawn").Pool(jobs) as pool:
-            sizes = pool.map(workload_size, texts, chunksize=16)
-    else:
-        sizes = [workload_size(t) for t in texts]
+    sizes = spawned_map(workload_size, [r["workload"] for r in records], jobs, parallel_from=2)
     sized = sorted(((f, r["name"], r, b) for (f, b), r in zip(sizes, records)), key=lambda x: x[:2])
     for flops, _name, r, nbytes in sized:
         if (max_flops is not None and flops > max_flops) or (min_flops is not None and flops < min_flops):
