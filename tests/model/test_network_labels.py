@@ -11,6 +11,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CUDA = ROOT / "data" / "pretrain" / "cuda"
+LLVM = ROOT / "data" / "pretrain" / "llvm"
+README = ROOT / "data" / "pretrain" / "README.md"
 
 
 def _figures(archive: Path, run: Path, *labels: Path) -> dict:
@@ -37,7 +39,7 @@ def test_the_readmes_label_figures_come_from_the_committed_files(tmp_path):
     assert (figures["workloads"], figures["with_dlight"], figures["label_is_dlight"]) == (506, 505, 117)
     assert figures["geomean_over_dlight"] == 1.172 and figures["median_over_dlight"] == 1.048
     assert figures["wins_by_source"] == {"dlight": 117, "cuda": 388, "cuda-tensorcore": 1}
-    readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
     assert "**1.17x as fast as dlight**" in readme and "median 1.05x" in readme
     assert _splits_of(tmp_path / "pre-net") == (2823, {"train"})
 
@@ -53,7 +55,7 @@ def test_the_second_label_run_adds_its_measurements_to_the_first(tmp_path):
     )
     assert (figures["workloads"], figures["with_dlight"], figures["label_is_dlight"]) == (1460, 1456, 303)
     assert (figures["geomean_over_dlight"], figures["median_over_dlight"]) == (1.184, 1.039)
-    readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
     assert "**1.18x as fast as dlight**" in readme and "median 1.04x" in readme
 
 
@@ -91,24 +93,22 @@ def test_the_llvm_labels_of_the_networks_come_from_the_committed_files(tmp_path)
     """data/pretrain/llvm/*-networks: the llvm design space's samples of the networks' training
     tasks, timed on a 2-core CPU against the program as written; the README's figures are the label
     report's, and every record is of a training task."""
-    llvm = ROOT / "data" / "pretrain" / "llvm"
     run = tmp_path / "pre-llvm-net"
-    figures = _figures(llvm / "records-cpu-networks.tar.xz", run, llvm / "labels-cpu-networks.jsonl.xz")
+    figures = _figures(LLVM / "records-cpu-networks.tar.xz", run, LLVM / "labels-cpu-networks.jsonl.xz")
     assert (figures["workloads"], figures["with_unscheduled"]) == (1327, 1323)
     assert figures["wins_by_source"] == {"llvm": 983, "unscheduled": 344}
     assert (figures["geomean_over_unscheduled"], figures["median_over_unscheduled"]) == (2.001, 1.864)
-    readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
     assert "geometric mean **2.00x**, median 1.86x" in readme
     assert _splits_of(run) == (1598, {"train"})
 
 
 def test_the_llvm_labels_for_this_machines_cpu_come_from_the_committed_files(tmp_path):
     """labels-cpu-networks-host: the same candidates built for the CPU that timed them ("mcpu")."""
-    llvm = ROOT / "data" / "pretrain" / "llvm"
     run = tmp_path / "pre-llvm-net"
-    figures = _figures(llvm / "records-cpu-networks.tar.xz", run, llvm / "labels-cpu-networks-host.jsonl.xz")
+    figures = _figures(LLVM / "records-cpu-networks.tar.xz", run, LLVM / "labels-cpu-networks-host.jsonl.xz")
     assert figures["workloads"] == figures["with_unscheduled"] == 1372
     assert figures["wins_by_source"] == {"llvm": 1001, "unscheduled": 371}
     assert (figures["geomean_over_unscheduled"], figures["median_over_unscheduled"]) == (2.587, 1.978)
-    readme = (ROOT / "data" / "pretrain" / "README.md").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
     assert "geometric mean **2.59x**, median 1.98x" in readme
